@@ -1,0 +1,1 @@
+//! Live MCP server loader (rmcp).

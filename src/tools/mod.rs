@@ -1,0 +1,2 @@
+//! Tool model, canonical JSON, loaders.
+pub mod live;
