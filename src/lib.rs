@@ -3,7 +3,11 @@
 //! Data flows one way: `tools` → `diff` → `embed` → `route` → `replay` + `stats` → `gate` →
 //! `report` → `github`. `cli` only parses and dispatches.
 
+pub mod cli;
+pub mod diff;
 pub mod error;
+pub mod gate;
+pub mod report;
 pub mod stats;
 pub mod tools;
 

@@ -1,0 +1,305 @@
+//! The severity law: every kind of change driftgate detects, with its severity, in one table.
+//!
+//! Principle (as oasdiff's): a change that narrows what a caller may send breaks callers; a
+//! change that widens it does not; what cannot be decided statically is a warning. Text an agent
+//! reads to choose a tool is `unknown` until the replay measures it. Safety annotations flipping
+//! is `high`: an agent may now run a destructive tool it believed read-only.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Info,
+    Unknown,
+    Warning,
+    High,
+    Breaking,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Unknown => "unknown",
+            Severity::Warning => "warning",
+            Severity::High => "high",
+            Severity::Breaking => "breaking",
+        }
+    }
+}
+
+/// What part of a tool a change touches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Kind {
+    Added,
+    Removed,
+    Renamed,
+    Description,
+    Title,
+    ParamDescription,
+    InputSchema,
+    OutputSchema,
+    Annotations,
+    Other,
+}
+
+impl Kind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Added => "added",
+            Kind::Removed => "removed",
+            Kind::Renamed => "renamed",
+            Kind::Description => "description",
+            Kind::Title => "title",
+            Kind::ParamDescription => "param-description",
+            Kind::InputSchema => "input-schema",
+            Kind::OutputSchema => "output-schema",
+            Kind::Annotations => "annotations",
+            Kind::Other => "other",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Rule {
+    pub id: &'static str,
+    pub kind: Kind,
+    pub severity: Severity,
+    pub summary: &'static str,
+}
+
+const fn r(id: &'static str, kind: Kind, severity: Severity, summary: &'static str) -> Rule {
+    Rule {
+        id,
+        kind,
+        severity,
+        summary,
+    }
+}
+
+use Kind as K;
+use Severity as S;
+
+/// The law. Each row is tested on an old/new pair in `tests/law.rs`.
+pub const LAW: &[Rule] = &[
+    r("tool-added", K::Added, S::Info, "a tool was added"),
+    r(
+        "tool-removed",
+        K::Removed,
+        S::Breaking,
+        "a tool was removed: callers of it fail",
+    ),
+    r(
+        "tool-renamed",
+        K::Renamed,
+        S::Breaking,
+        "a tool was renamed: callers of the old name fail",
+    ),
+    r(
+        "description-changed",
+        K::Description,
+        S::Unknown,
+        "the description changed; routing impact is measured by replay",
+    ),
+    r(
+        "description-whitespace",
+        K::Description,
+        S::Info,
+        "the description changed in whitespace only",
+    ),
+    r(
+        "title-changed",
+        K::Title,
+        S::Info,
+        "the display title changed",
+    ),
+    r(
+        "param-description-changed",
+        K::ParamDescription,
+        S::Unknown,
+        "a parameter description changed; the model reads it",
+    ),
+    r(
+        "property-added-optional",
+        K::InputSchema,
+        S::Info,
+        "an optional property was added (widening)",
+    ),
+    r(
+        "property-added-required",
+        K::InputSchema,
+        S::Breaking,
+        "a required property was added: old calls lack it",
+    ),
+    r(
+        "property-removed",
+        K::InputSchema,
+        S::Breaking,
+        "a property was removed: old calls that send it may be rejected",
+    ),
+    r(
+        "property-became-required",
+        K::InputSchema,
+        S::Breaking,
+        "an optional property became required",
+    ),
+    r(
+        "property-became-optional",
+        K::InputSchema,
+        S::Info,
+        "a required property became optional (widening)",
+    ),
+    r(
+        "type-narrowed",
+        K::InputSchema,
+        S::Breaking,
+        "the accepted types were narrowed",
+    ),
+    r(
+        "type-widened",
+        K::InputSchema,
+        S::Info,
+        "the accepted types were widened",
+    ),
+    r(
+        "type-changed",
+        K::InputSchema,
+        S::Breaking,
+        "the type changed to one the old did not accept",
+    ),
+    r(
+        "enum-narrowed",
+        K::InputSchema,
+        S::Breaking,
+        "enum values were removed",
+    ),
+    r(
+        "enum-widened",
+        K::InputSchema,
+        S::Info,
+        "enum values were added",
+    ),
+    r(
+        "enum-added",
+        K::InputSchema,
+        S::Breaking,
+        "an enum now restricts a free value",
+    ),
+    r(
+        "enum-removed",
+        K::InputSchema,
+        S::Info,
+        "an enum restriction was lifted",
+    ),
+    r(
+        "bound-tightened",
+        K::InputSchema,
+        S::Breaking,
+        "a bound (min/max/length/items/pattern/uniqueItems) was tightened or added",
+    ),
+    r(
+        "bound-loosened",
+        K::InputSchema,
+        S::Info,
+        "a bound was loosened or removed",
+    ),
+    r(
+        "additional-properties-closed",
+        K::InputSchema,
+        S::Breaking,
+        "additionalProperties:false now rejects extra keys",
+    ),
+    r(
+        "additional-properties-opened",
+        K::InputSchema,
+        S::Info,
+        "extra keys are now allowed",
+    ),
+    r(
+        "default-changed",
+        K::InputSchema,
+        S::Warning,
+        "a default changed: calls that omit it behave differently",
+    ),
+    r(
+        "schema-dialect-changed",
+        K::InputSchema,
+        S::Info,
+        "only the $schema dialect URI changed",
+    ),
+    r(
+        "schema-changed",
+        K::InputSchema,
+        S::Warning,
+        "the schema changed in a way that cannot be decided statically",
+    ),
+    r(
+        "output-schema-added",
+        K::OutputSchema,
+        S::Info,
+        "an output schema was declared",
+    ),
+    r(
+        "output-schema-removed",
+        K::OutputSchema,
+        S::Warning,
+        "the output schema was removed",
+    ),
+    r(
+        "output-schema-changed",
+        K::OutputSchema,
+        S::Warning,
+        "the output schema changed",
+    ),
+    r(
+        "annotation-safety-flipped",
+        K::Annotations,
+        S::High,
+        "readOnlyHint or destructiveHint flipped",
+    ),
+    r(
+        "annotation-hint-changed",
+        K::Annotations,
+        S::Warning,
+        "idempotentHint or openWorldHint changed",
+    ),
+    r(
+        "annotations-declared",
+        K::Annotations,
+        S::Info,
+        "annotations were declared where none were",
+    ),
+    r(
+        "annotation-added",
+        K::Annotations,
+        S::Info,
+        "an annotation key was added",
+    ),
+    r(
+        "annotation-removed",
+        K::Annotations,
+        S::Warning,
+        "an annotation was removed; clients fall back to defaults",
+    ),
+    r(
+        "annotation-other-changed",
+        K::Annotations,
+        S::Info,
+        "a non-hint annotation (title, vendor key) changed",
+    ),
+    r(
+        "other-field-changed",
+        K::Other,
+        S::Info,
+        "a non-standard field (_meta, vendor key) changed",
+    ),
+];
+
+/// Look a rule up by id. Panics on an unknown id: that is a programming error caught by tests.
+pub fn rule(id: &str) -> &'static Rule {
+    LAW.iter()
+        .find(|r| r.id == id)
+        .unwrap_or_else(|| panic!("no rule {id:?} in the severity law"))
+}

@@ -1,0 +1,487 @@
+//! Pair the tools of base and head, detect renames, classify every change by the law.
+
+pub mod law;
+pub mod schema;
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+pub use law::{Kind, LAW, Rule, Severity, rule};
+
+use crate::tools::{Tool, ToolSet};
+
+/// One classified change of one tool.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Change {
+    pub rule: &'static str,
+    pub kind: Kind,
+    pub severity: Severity,
+    /// JSON pointer inside the tool definition ("" for whole-tool changes).
+    pub pointer: String,
+    pub message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<Value>,
+}
+
+impl Change {
+    fn new(
+        rule_id: &'static str,
+        pointer: &str,
+        message: String,
+        before: Option<Value>,
+        after: Option<Value>,
+    ) -> Change {
+        let r = rule(rule_id);
+        Change {
+            rule: r.id,
+            kind: r.kind,
+            severity: r.severity,
+            pointer: pointer.to_string(),
+            message,
+            before,
+            after,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Added,
+    Removed,
+    Renamed,
+    Changed,
+}
+
+/// Everything that changed about one tool (paired by name or by rename detection).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolDiff {
+    /// The name at head, or at base for a removed tool.
+    pub name: String,
+    pub status: Status,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head_name: Option<String>,
+    /// Rename evidence in [0, 1] for renamed tools.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rename_score: Option<f64>,
+    pub changes: Vec<Change>,
+}
+
+impl ToolDiff {
+    pub fn max_severity(&self) -> Severity {
+        self.changes
+            .iter()
+            .map(|c| c.severity)
+            .max()
+            .unwrap_or(Severity::Info)
+    }
+
+    pub fn has_kind(&self, kind: Kind) -> bool {
+        self.changes.iter().any(|c| c.kind == kind)
+    }
+
+    /// True when the text an agent reads to choose this tool changed (name, description, params).
+    pub fn routing_text_changed(&self) -> bool {
+        self.changes.iter().any(|c| {
+            matches!(
+                c.kind,
+                Kind::Description | Kind::ParamDescription | Kind::Renamed | Kind::Title
+            ) && c.rule != "description-whitespace"
+        }) || self.changes.iter().any(|c| {
+            matches!(
+                c.rule,
+                "property-added-optional" | "property-added-required" | "property-removed"
+            )
+        })
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Diff {
+    pub tools: Vec<ToolDiff>,
+    pub unchanged: usize,
+}
+
+impl Diff {
+    pub fn max_severity(&self) -> Option<Severity> {
+        self.tools.iter().map(ToolDiff::max_severity).max()
+    }
+
+    pub fn changes(&self) -> impl Iterator<Item = (&ToolDiff, &Change)> {
+        self.tools
+            .iter()
+            .flat_map(|t| t.changes.iter().map(move |c| (t, c)))
+    }
+}
+
+/// Minimum evidence for pairing a removed and an added tool as a rename.
+pub const RENAME_THRESHOLD: f64 = 0.5;
+
+pub fn diff(base: &ToolSet, head: &ToolSet) -> Diff {
+    let mut tools = Vec::new();
+    let mut unchanged = 0;
+    for b in &base.tools {
+        if let Some(h) = head.get(&b.name) {
+            let changes = compare_tools(b, h);
+            if changes.is_empty() {
+                unchanged += 1;
+            } else {
+                tools.push(ToolDiff {
+                    name: h.name.clone(),
+                    status: Status::Changed,
+                    base_name: None,
+                    head_name: None,
+                    rename_score: None,
+                    changes,
+                });
+            }
+        }
+    }
+    let removed: Vec<&Tool> = base
+        .tools
+        .iter()
+        .filter(|t| head.get(&t.name).is_none())
+        .collect();
+    let added: Vec<&Tool> = head
+        .tools
+        .iter()
+        .filter(|t| base.get(&t.name).is_none())
+        .collect();
+    let renames = match_renames(&removed, &added);
+    let renamed_from: BTreeSet<&str> = renames
+        .iter()
+        .map(|(r, _, _)| removed[*r].name.as_str())
+        .collect();
+    let renamed_to: BTreeSet<&str> = renames
+        .iter()
+        .map(|(_, a, _)| added[*a].name.as_str())
+        .collect();
+    for (ri, ai, score) in &renames {
+        let (b, h) = (removed[*ri], added[*ai]);
+        let mut changes = vec![Change::new(
+            "tool-renamed",
+            "/name",
+            format!("renamed `{}` → `{}`", b.name, h.name),
+            Some(Value::String(b.name.clone())),
+            Some(Value::String(h.name.clone())),
+        )];
+        changes.extend(compare_tools(b, h));
+        tools.push(ToolDiff {
+            name: h.name.clone(),
+            status: Status::Renamed,
+            base_name: Some(b.name.clone()),
+            head_name: Some(h.name.clone()),
+            rename_score: Some(round3(*score)),
+            changes,
+        });
+    }
+    for b in removed
+        .iter()
+        .filter(|t| !renamed_from.contains(t.name.as_str()))
+    {
+        tools.push(ToolDiff {
+            name: b.name.clone(),
+            status: Status::Removed,
+            base_name: None,
+            head_name: None,
+            rename_score: None,
+            changes: vec![Change::new(
+                "tool-removed",
+                "",
+                format!("tool `{}` removed", b.name),
+                None,
+                None,
+            )],
+        });
+    }
+    for h in added
+        .iter()
+        .filter(|t| !renamed_to.contains(t.name.as_str()))
+    {
+        tools.push(ToolDiff {
+            name: h.name.clone(),
+            status: Status::Added,
+            base_name: None,
+            head_name: None,
+            rename_score: None,
+            changes: vec![Change::new(
+                "tool-added",
+                "",
+                format!("tool `{}` added", h.name),
+                None,
+                None,
+            )],
+        });
+    }
+    // Most severe first, then by name: the order every renderer shows.
+    tools.sort_by(|a, b| {
+        b.max_severity()
+            .cmp(&a.max_severity())
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    Diff { tools, unchanged }
+}
+
+fn round3(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
+}
+
+/// All changes between two definitions of the same tool (name differences excluded).
+pub fn compare_tools(b: &Tool, h: &Tool) -> Vec<Change> {
+    let mut out = Vec::new();
+    if b.description != h.description {
+        let ws = normalise_ws(b.description_text()) == normalise_ws(h.description_text());
+        out.push(Change::new(
+            if ws {
+                "description-whitespace"
+            } else {
+                "description-changed"
+            },
+            "/description",
+            if ws {
+                "description changed in whitespace only".into()
+            } else {
+                "description changed".into()
+            },
+            b.description.clone().map(Value::String),
+            h.description.clone().map(Value::String),
+        ));
+    }
+    if b.title != h.title {
+        out.push(Change::new(
+            "title-changed",
+            "/title",
+            "title changed".into(),
+            b.title.clone().map(Value::String),
+            h.title.clone().map(Value::String),
+        ));
+    }
+    for finding in schema::compare(&b.input_schema, &h.input_schema, "/inputSchema") {
+        out.push(Change::new(
+            finding.rule,
+            &finding.pointer,
+            finding.message,
+            finding.before,
+            finding.after,
+        ));
+    }
+    match (&b.output_schema, &h.output_schema) {
+        (None, Some(s)) => out.push(Change::new(
+            "output-schema-added",
+            "/outputSchema",
+            "output schema declared".into(),
+            None,
+            Some(s.clone()),
+        )),
+        (Some(s), None) => out.push(Change::new(
+            "output-schema-removed",
+            "/outputSchema",
+            "output schema removed".into(),
+            Some(s.clone()),
+            None,
+        )),
+        (Some(x), Some(y)) if x != y => out.push(Change::new(
+            "output-schema-changed",
+            "/outputSchema",
+            "output schema changed".into(),
+            Some(x.clone()),
+            Some(y.clone()),
+        )),
+        _ => {}
+    }
+    annotations(b.annotations.as_ref(), h.annotations.as_ref(), &mut out);
+    let keys: BTreeSet<&String> = b.extra.keys().chain(h.extra.keys()).collect();
+    for k in keys {
+        if b.extra.get(k) != h.extra.get(k) {
+            out.push(Change::new(
+                "other-field-changed",
+                &format!("/{}", schema::escape(k)),
+                format!("field `{k}` changed"),
+                b.extra.get(k).cloned(),
+                h.extra.get(k).cloned(),
+            ));
+        }
+    }
+    out
+}
+
+/// Hints whose flip changes what an agent believes about safety.
+const SAFETY_HINTS: [&str; 2] = ["readOnlyHint", "destructiveHint"];
+const OTHER_HINTS: [&str; 2] = ["idempotentHint", "openWorldHint"];
+
+fn annotations(
+    b: Option<&Map<String, Value>>,
+    h: Option<&Map<String, Value>>,
+    out: &mut Vec<Change>,
+) {
+    if b == h {
+        return;
+    }
+    let empty = Map::new();
+    if b.is_none_or(Map::is_empty) {
+        // Declaring annotations where none were is information, not a flip.
+        out.push(Change::new(
+            "annotations-declared",
+            "/annotations",
+            "annotations declared".into(),
+            None,
+            h.map(|m| Value::Object(m.clone())),
+        ));
+        return;
+    }
+    let (b, h) = (b.unwrap_or(&empty), h.unwrap_or(&empty));
+    let keys: BTreeSet<&String> = b.keys().chain(h.keys()).collect();
+    for k in keys {
+        let (x, y) = (b.get(k), h.get(k));
+        if x == y {
+            continue;
+        }
+        let id = match (x, y) {
+            (None, Some(_)) => "annotation-added",
+            (Some(_), None) => "annotation-removed",
+            _ if SAFETY_HINTS.contains(&k.as_str()) => "annotation-safety-flipped",
+            _ if OTHER_HINTS.contains(&k.as_str()) => "annotation-hint-changed",
+            _ => "annotation-other-changed",
+        };
+        let msg = match (x, y) {
+            (Some(x), Some(y)) => format!("`{k}` {x} → {y}"),
+            (None, Some(y)) => format!("`{k}` added ({y})"),
+            (Some(x), None) => format!("`{k}` removed (was {x})"),
+            _ => unreachable!(),
+        };
+        out.push(Change::new(
+            id,
+            &format!("/annotations/{}", schema::escape(k)),
+            msg,
+            x.cloned(),
+            y.cloned(),
+        ));
+    }
+}
+
+fn normalise_ws(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// Greedy one-to-one matching of removed and added tools by rename evidence, best first.
+fn match_renames(removed: &[&Tool], added: &[&Tool]) -> Vec<(usize, usize, f64)> {
+    let mut cands = Vec::new();
+    for (i, r) in removed.iter().enumerate() {
+        for (j, a) in added.iter().enumerate() {
+            let s = rename_score(r, a);
+            if s >= RENAME_THRESHOLD {
+                cands.push((i, j, s));
+            }
+        }
+    }
+    cands.sort_by(|x, y| y.2.total_cmp(&x.2).then(x.0.cmp(&y.0)).then(x.1.cmp(&y.1)));
+    let (mut used_r, mut used_a) = (BTreeSet::new(), BTreeSet::new());
+    let mut out = Vec::new();
+    for (i, j, s) in cands {
+        if !used_r.contains(&i) && !used_a.contains(&j) {
+            used_r.insert(i);
+            used_a.insert(j);
+            out.push((i, j, s));
+        }
+    }
+    out
+}
+
+/// Evidence that `a` is `r` under a new name, in [0, 1]: name tokens, the words of the
+/// description and parameter texts, and how well each parameter finds a counterpart (by name
+/// tokens or by an unchanged description, since renames often rename parameters too).
+pub fn rename_score(r: &Tool, a: &Tool) -> f64 {
+    let name = name_similarity(&r.name, &a.name);
+    let text = text_similarity(&body_text(r), &body_text(a));
+    let params = param_similarity(&r.params(), &a.params());
+    0.3 * name + 0.5 * text + 0.2 * params
+}
+
+/// Description and parameter texts, without the tool name (the name is scored on its own).
+fn body_text(t: &Tool) -> String {
+    let mut s = t.description_text().to_string();
+    for (p, d) in t.params() {
+        s.push('\n');
+        s.push_str(&p);
+        if let Some(d) = d {
+            s.push_str(": ");
+            s.push_str(&d);
+        }
+    }
+    s
+}
+
+fn param_similarity(a: &[(String, Option<String>)], b: &[(String, Option<String>)]) -> f64 {
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    let one = |x: &(String, Option<String>), y: &(String, Option<String>)| -> f64 {
+        let by_name = name_similarity(&x.0, &y.0);
+        let by_desc = match (&x.1, &y.1) {
+            (Some(d), Some(e)) => text_similarity(d, e),
+            _ => 0.0,
+        };
+        by_name.max(by_desc)
+    };
+    let best = |from: &[(String, Option<String>)], to: &[(String, Option<String>)]| -> f64 {
+        from.iter()
+            .map(|x| to.iter().map(|y| one(x, y)).fold(0.0, f64::max))
+            .sum()
+    };
+    (best(a, b) + best(b, a)) / (a.len() + b.len()) as f64
+}
+
+/// Split `getLibraryDocs`, `get-library-docs`, `get_library_docs` into the same tokens.
+pub fn name_tokens(name: &str) -> Vec<String> {
+    let mut tokens = Vec::new();
+    let mut cur = String::new();
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if !c.is_alphanumeric() {
+            if !cur.is_empty() {
+                tokens.push(std::mem::take(&mut cur));
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower && !cur.is_empty() {
+            tokens.push(std::mem::take(&mut cur));
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        cur.extend(c.to_lowercase());
+    }
+    if !cur.is_empty() {
+        tokens.push(cur);
+    }
+    tokens
+}
+
+fn name_similarity(a: &str, b: &str) -> f64 {
+    let (ta, tb) = (name_tokens(a), name_tokens(b));
+    if ta == tb {
+        return 1.0;
+    }
+    let sa: BTreeSet<String> = ta.into_iter().collect();
+    let sb: BTreeSet<String> = tb.into_iter().collect();
+    jaccard(&sa, &sb)
+}
+
+fn jaccard(a: &BTreeSet<String>, b: &BTreeSet<String>) -> f64 {
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    a.intersection(b).count() as f64 / a.union(b).count() as f64
+}
+
+fn text_similarity(a: &str, b: &str) -> f64 {
+    if a.is_empty() && b.is_empty() {
+        return 1.0;
+    }
+    f64::from(similar::TextDiff::from_words(a, b).ratio())
+}

@@ -1,0 +1,407 @@
+//! Structural comparison of JSON Schemas, emitting findings named by rules of the law.
+//!
+//! The walk understands the keywords whose direction (narrowing vs widening) can be decided:
+//! properties/required, type, enum, numeric/length/item bounds, pattern, additionalProperties,
+//! items. Composition and references (`anyOf`, `$ref`, …) are compared whole and reported as
+//! undecidable, because judging them needs a schema-subsumption solver we do not pretend to have.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Map, Value};
+
+/// One schema finding: rule id, JSON pointer (inside the tool definition), message, values.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Finding {
+    pub rule: &'static str,
+    pub pointer: String,
+    pub message: String,
+    pub before: Option<Value>,
+    pub after: Option<Value>,
+}
+
+fn f(
+    rule: &'static str,
+    pointer: &str,
+    message: String,
+    before: Option<&Value>,
+    after: Option<&Value>,
+) -> Finding {
+    Finding {
+        rule,
+        pointer: pointer.to_string(),
+        message,
+        before: before.cloned(),
+        after: after.cloned(),
+    }
+}
+
+/// Lower bounds: raising or adding them narrows. Upper bounds: lowering or adding them narrows.
+const LOWER: [&str; 5] = [
+    "minimum",
+    "exclusiveMinimum",
+    "minLength",
+    "minItems",
+    "minProperties",
+];
+const UPPER: [&str; 5] = [
+    "maximum",
+    "exclusiveMaximum",
+    "maxLength",
+    "maxItems",
+    "maxProperties",
+];
+/// Compared whole; any change is undecidable.
+const OPAQUE: [&str; 13] = [
+    "anyOf",
+    "oneOf",
+    "allOf",
+    "not",
+    "$ref",
+    "$defs",
+    "definitions",
+    "if",
+    "then",
+    "else",
+    "const",
+    "format",
+    "multipleOf",
+];
+/// Text the model reads, reported as parameter description changes.
+const TEXT: [&str; 2] = ["description", "title"];
+/// Keywords handled explicitly (everything else falls into the generic "schema-changed").
+const HANDLED: [&str; 10] = [
+    "type",
+    "properties",
+    "required",
+    "enum",
+    "additionalProperties",
+    "items",
+    "pattern",
+    "uniqueItems",
+    "default",
+    "$schema",
+];
+
+/// Compare two schemas rooted at `ptr` (e.g. `/inputSchema`).
+pub fn compare(old: &Value, new: &Value, ptr: &str) -> Vec<Finding> {
+    let mut out = Vec::new();
+    walk(old, new, ptr, &mut out);
+    out
+}
+
+fn walk(old: &Value, new: &Value, ptr: &str, out: &mut Vec<Finding>) {
+    if old == new {
+        return;
+    }
+    let (Some(o), Some(n)) = (old.as_object(), new.as_object()) else {
+        // Boolean schemas or junk: `true` accepts everything, `false` nothing.
+        let rule = match (old, new) {
+            (Value::Bool(true), _) => "type-narrowed",
+            (_, Value::Bool(true)) => "type-widened",
+            _ => "schema-changed",
+        };
+        out.push(f(rule, ptr, "schema replaced".into(), Some(old), Some(new)));
+        return;
+    };
+    for key in TEXT {
+        if o.get(key) != n.get(key) {
+            out.push(f(
+                "param-description-changed",
+                &format!("{ptr}/{key}"),
+                format!("{key} changed"),
+                o.get(key),
+                n.get(key),
+            ));
+        }
+    }
+    if o.get("$schema") != n.get("$schema") {
+        out.push(f(
+            "schema-dialect-changed",
+            &format!("{ptr}/$schema"),
+            "$schema dialect changed".into(),
+            o.get("$schema"),
+            n.get("$schema"),
+        ));
+    }
+    types(o, n, ptr, out);
+    properties(o, n, ptr, out);
+    enums(o, n, ptr, out);
+    bounds(o, n, ptr, out);
+    additional(o, n, ptr, out);
+    if let (Some(a), Some(b)) = (o.get("items"), n.get("items")) {
+        walk(a, b, &format!("{ptr}/items"), out);
+    } else if o.get("items") != n.get("items") {
+        let rule = if n.get("items").is_some() {
+            "type-narrowed"
+        } else {
+            "type-widened"
+        };
+        out.push(f(
+            rule,
+            &format!("{ptr}/items"),
+            "items schema added or removed".into(),
+            o.get("items"),
+            n.get("items"),
+        ));
+    }
+    if o.get("default") != n.get("default") {
+        out.push(f(
+            "default-changed",
+            &format!("{ptr}/default"),
+            "default changed".into(),
+            o.get("default"),
+            n.get("default"),
+        ));
+    }
+    let keys: BTreeSet<&String> = o.keys().chain(n.keys()).collect();
+    for key in keys {
+        let k = key.as_str();
+        let handled =
+            HANDLED.contains(&k) || TEXT.contains(&k) || LOWER.contains(&k) || UPPER.contains(&k);
+        if !handled && o.get(k) != n.get(k) {
+            let why = if OPAQUE.contains(&k) {
+                "cannot be decided statically"
+            } else {
+                "unrecognised keyword"
+            };
+            out.push(f(
+                "schema-changed",
+                &format!("{ptr}/{}", escape(k)),
+                format!("`{k}` changed ({why})"),
+                o.get(k),
+                n.get(k),
+            ));
+        }
+    }
+}
+
+/// RFC 6901 escaping of a pointer segment.
+pub fn escape(seg: &str) -> String {
+    seg.replace('~', "~0").replace('/', "~1")
+}
+
+fn type_set(m: &Map<String, Value>) -> Option<BTreeSet<String>> {
+    let mut s: BTreeSet<String> = match m.get("type")? {
+        Value::String(t) => [t.clone()].into(),
+        Value::Array(a) => a
+            .iter()
+            .filter_map(Value::as_str)
+            .map(String::from)
+            .collect(),
+        _ => return None,
+    };
+    // "number" accepts every integer.
+    if s.contains("number") {
+        s.insert("integer".into());
+    }
+    Some(s)
+}
+
+fn types(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &mut Vec<Finding>) {
+    if o.get("type") == n.get("type") {
+        return;
+    }
+    let rule = match (type_set(o), type_set(n)) {
+        (None, Some(_)) => "type-narrowed",
+        (Some(_), None) => "type-widened",
+        (Some(a), Some(b)) if a == b => return, // e.g. "string" vs ["string"]
+        (Some(a), Some(b)) if b.is_subset(&a) => "type-narrowed",
+        (Some(a), Some(b)) if a.is_subset(&b) => "type-widened",
+        _ => "type-changed",
+    };
+    out.push(f(
+        rule,
+        &format!("{ptr}/type"),
+        "type changed".into(),
+        o.get("type"),
+        n.get("type"),
+    ));
+}
+
+fn required(m: &Map<String, Value>) -> BTreeSet<String> {
+    m.get("required")
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn properties(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &mut Vec<Finding>) {
+    let empty = Map::new();
+    let op = o
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let np = n
+        .get("properties")
+        .and_then(Value::as_object)
+        .unwrap_or(&empty);
+    let (or, nr) = (required(o), required(n));
+    for (name, schema) in op {
+        let p = format!("{ptr}/properties/{}", escape(name));
+        match np.get(name) {
+            None => out.push(f(
+                "property-removed",
+                &p,
+                format!("property `{name}` removed"),
+                Some(schema),
+                None,
+            )),
+            Some(ns) => walk(schema, ns, &p, out),
+        }
+    }
+    for (name, schema) in np {
+        if op.contains_key(name) {
+            continue;
+        }
+        let p = format!("{ptr}/properties/{}", escape(name));
+        if nr.contains(name) {
+            out.push(f(
+                "property-added-required",
+                &p,
+                format!("required property `{name}` added"),
+                None,
+                Some(schema),
+            ));
+        } else {
+            out.push(f(
+                "property-added-optional",
+                &p,
+                format!("optional property `{name}` added"),
+                None,
+                Some(schema),
+            ));
+        }
+    }
+    // Required-ness of properties that exist on both sides (new ones were judged above).
+    for name in nr.difference(&or) {
+        if op.contains_key(name) || !np.contains_key(name) {
+            out.push(f(
+                "property-became-required",
+                &format!("{ptr}/required"),
+                format!("`{name}` became required"),
+                None,
+                Some(&Value::String(name.clone())),
+            ));
+        }
+    }
+    for name in or.difference(&nr) {
+        if np.contains_key(name) || !op.contains_key(name) {
+            out.push(f(
+                "property-became-optional",
+                &format!("{ptr}/required"),
+                format!("`{name}` is no longer required"),
+                Some(&Value::String(name.clone())),
+                None,
+            ));
+        }
+    }
+}
+
+fn enums(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &mut Vec<Finding>) {
+    let p = format!("{ptr}/enum");
+    let (a, b) = (o.get("enum"), n.get("enum"));
+    if a == b {
+        return;
+    }
+    let rule = match (a.and_then(Value::as_array), b.and_then(Value::as_array)) {
+        (None, Some(_)) => "enum-added",
+        (Some(_), None) => "enum-removed",
+        (Some(x), Some(y)) => {
+            let removed = x.iter().any(|v| !y.contains(v));
+            let added = y.iter().any(|v| !x.contains(v));
+            match (removed, added) {
+                (true, _) => "enum-narrowed",
+                (false, true) => "enum-widened",
+                (false, false) => return, // reordered only
+            }
+        }
+        (None, None) => "schema-changed",
+    };
+    out.push(f(rule, &p, "enum changed".into(), a, b));
+}
+
+fn bounds(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &mut Vec<Finding>) {
+    let num = |m: &Map<String, Value>, k: &str| m.get(k).and_then(Value::as_f64);
+    for (keys, lower) in [(LOWER, true), (UPPER, false)] {
+        for k in keys {
+            let (a, b) = (num(o, k), num(n, k));
+            let rule = match (a, b) {
+                (None, None) => continue,
+                (None, Some(_)) => "bound-tightened",
+                (Some(_), None) => "bound-loosened",
+                (Some(x), Some(y)) if x == y => continue,
+                (Some(x), Some(y)) => {
+                    if (y > x) == lower {
+                        "bound-tightened"
+                    } else {
+                        "bound-loosened"
+                    }
+                }
+            };
+            out.push(f(
+                rule,
+                &format!("{ptr}/{k}"),
+                format!("`{k}` changed"),
+                o.get(k),
+                n.get(k),
+            ));
+        }
+    }
+    let (a, b) = (o.get("pattern"), n.get("pattern"));
+    if a != b {
+        let rule = match (a, b) {
+            (None, Some(_)) => "bound-tightened",
+            (Some(_), None) => "bound-loosened",
+            _ => "schema-changed",
+        };
+        out.push(f(
+            rule,
+            &format!("{ptr}/pattern"),
+            "`pattern` changed".into(),
+            a,
+            b,
+        ));
+    }
+    let uniq = |m: &Map<String, Value>| m.get("uniqueItems") == Some(&Value::Bool(true));
+    if uniq(o) != uniq(n) {
+        let rule = if uniq(n) {
+            "bound-tightened"
+        } else {
+            "bound-loosened"
+        };
+        out.push(f(
+            rule,
+            &format!("{ptr}/uniqueItems"),
+            "`uniqueItems` changed".into(),
+            o.get("uniqueItems"),
+            n.get("uniqueItems"),
+        ));
+    }
+}
+
+fn additional(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &mut Vec<Finding>) {
+    let (a, b) = (o.get("additionalProperties"), n.get("additionalProperties"));
+    if a == b {
+        return;
+    }
+    let p = format!("{ptr}/additionalProperties");
+    let closed = |v: Option<&Value>| v == Some(&Value::Bool(false));
+    let open = |v: Option<&Value>| v.is_none() || v == Some(&Value::Bool(true));
+    let rule = if closed(b) && !closed(a) {
+        "additional-properties-closed"
+    } else if closed(a) && !closed(b) || open(b) {
+        "additional-properties-opened"
+    } else if let (Some(x), Some(y)) = (a, b) {
+        // Both are schemas for the extra keys: compare them like any schema.
+        walk(x, y, &p, out);
+        return;
+    } else {
+        "schema-changed"
+    };
+    out.push(f(rule, &p, "additionalProperties changed".into(), a, b));
+}
