@@ -8,6 +8,7 @@ pub mod diff;
 pub mod error;
 pub mod gate;
 pub mod report;
+pub mod route;
 pub mod stats;
 pub mod tools;
 
