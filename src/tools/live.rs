@@ -80,7 +80,7 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 const STDERR_TAIL: usize = 4096;
 /// Env and header values shorter than this are not scrubbed from messages: a port or a
 /// flag like `1` is no secret, and scrubbing it would garble every message it occurs in.
-const MIN_SECRET_LEN: usize = 4;
+const MIN_SECRET_LEN: usize = 6;
 
 /// Spawns `cmd` (split with shell-word rules, run without a shell), lists its tools over
 /// stdio, then closes its stdin and kills it (and its process group) if it lingers.
