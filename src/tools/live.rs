@@ -24,7 +24,7 @@ use rmcp::model::{
     Implementation, JsonRpcMessage, ListToolsRequest, PaginatedRequestParams, ProtocolVersion,
     RequestId, ServerJsonRpcMessage,
 };
-use rmcp::service::{RoleClient, RunningService, ServiceError};
+use rmcp::service::{ClientInitializeError, RoleClient, RunningService, ServiceError};
 use rmcp::transport::async_rw::{AsyncRwTransport, DEFAULT_MAX_LINE_LENGTH};
 use rmcp::transport::common::http_header::{
     EVENT_STREAM_MIME_TYPE, HEADER_SESSION_ID, JSON_MIME_TYPE,
@@ -135,11 +135,11 @@ pub async fn list_tools_stdio(cmd: &str, opts: &LiveOptions) -> Result<LiveCaptu
             let _ = client.close_with_timeout(SHUTDOWN_GRACE).await;
             Ok(capture)
         }
-        Ok(Err(failure)) => Err(Some(failure)),
-        Err(_elapsed) => Err(None),
+        Ok(Err(failure)) => Err(failure),
+        Err(_elapsed) => Err(Failure::TimedOut),
     };
     // A server that missed the deadline gets no grace; one that failed may be exiting.
-    let grace = if matches!(outcome, Err(None)) {
+    let grace = if matches!(outcome, Err(Failure::TimedOut)) {
         Duration::ZERO
     } else {
         SHUTDOWN_GRACE
@@ -158,19 +158,19 @@ pub async fn list_tools_stdio(cmd: &str, opts: &LiveOptions) -> Result<LiveCaptu
         format!("; stderr:\n{tail}")
     };
     let message = match (failure, status) {
-        (None, _) => format!(
+        (Failure::TimedOut, _) => format!(
             "server command `{shown}` did not answer {phase} within {}{stderr_note}",
             seconds(opts.timeout)
         ),
-        (Some(Failure::Broken(_)), Some(status)) => format!(
+        (Failure::Broken(_), Some(status)) => format!(
             "server command `{shown}` {} before answering {phase}{stderr_note}",
             describe_exit(status)
         ),
-        (Some(Failure::Broken(detail)), None) => format!(
+        (Failure::Broken(detail), None) => format!(
             "server command `{shown}` failed during {phase}: {}{stderr_note}",
             secrets.scrub(&detail)
         ),
-        (Some(Failure::Answer(detail)), _) => format!(
+        (Failure::Answer(detail), _) => format!(
             "server command `{shown}` {}{stderr_note}",
             secrets.scrub(&detail)
         ),
@@ -223,24 +223,26 @@ pub async fn list_tools_http(url: &str, opts: &LiveOptions) -> Result<LiveCaptur
     };
     let phase = Mutex::new(Phase::Initialize);
     let outcome = tokio::time::timeout(opts.timeout, exchange(transport, &tap, &phase)).await;
-    let phase = *phase.lock().expect("phase lock");
-    let message = match outcome {
+    let failure = match outcome {
         Ok(Ok((capture, mut client))) => {
             // Ends the HTTP session (DELETE) so the server can free it; failure is harmless.
             let _ = client.close_with_timeout(SHUTDOWN_GRACE).await;
             return Ok(capture);
         }
-        Err(_elapsed) => format!(
+        Ok(Err(failure)) => failure,
+        Err(_elapsed) => Failure::TimedOut,
+    };
+    let phase = *phase.lock().expect("phase lock");
+    let message = match failure {
+        Failure::TimedOut => format!(
             "server at {shown} did not answer {phase} within {}",
             seconds(opts.timeout)
         ),
-        Ok(Err(Failure::Broken(detail))) => format!(
+        Failure::Broken(detail) => format!(
             "server at {shown} failed during {phase}: {}",
             secrets.scrub(&detail)
         ),
-        Ok(Err(Failure::Answer(detail))) => {
-            format!("server at {shown} {}", secrets.scrub(&detail))
-        }
+        Failure::Answer(detail) => format!("server at {shown} {}", secrets.scrub(&detail)),
     };
     Err(Error::Incomplete(message))
 }
@@ -262,6 +264,8 @@ impl fmt::Display for Phase {
 }
 
 enum Failure {
+    /// The caller's deadline passed first.
+    TimedOut,
     /// The connection or the server broke down (for stdio, usually: the server exited).
     Broken(String),
     /// The server answered, but not with something usable; phrased to follow "server … ".
@@ -281,12 +285,14 @@ where
     let client = client_info()
         .serve(transport)
         .await
-        .map_err(|e| Failure::Broken(error_chain(&e)))?;
+        .map_err(|e| Failure::Broken(describe_init_error(&e)))?;
     *phase.lock().expect("phase lock") = Phase::ListTools;
 
     let info = client.peer_info();
     let implementation = info.as_ref().and_then(|i| i.server_info.as_ref());
-    let declares_tools = info.as_ref().is_some_and(|i| i.capabilities.tools.is_some());
+    let declares_tools = info
+        .as_ref()
+        .is_some_and(|i| i.capabilities.tools.is_some());
     let mut capture = LiveCapture {
         tools: Vec::new(),
         server_name: implementation.map(|i| i.name.clone()),
@@ -324,6 +330,12 @@ where
                 return Err(Failure::Answer(format!(
                     "answered tools/list with error {}: {}",
                     e.code.0, e.message
+                )));
+            }
+            Err(ServiceError::TransportSend(e)) => {
+                return Err(Failure::Broken(format!(
+                    "send tools/list request: {}",
+                    transport_error(&*e.error)
                 )));
             }
             Err(e) => return Err(Failure::Broken(error_chain(&e))),
@@ -548,7 +560,10 @@ impl TapClient {
         let mut request = self
             .http
             .post(uri.as_ref())
-            .header(ACCEPT, format!("{JSON_MIME_TYPE}, {EVENT_STREAM_MIME_TYPE}"))
+            .header(
+                ACCEPT,
+                format!("{JSON_MIME_TYPE}, {EVENT_STREAM_MIME_TYPE}"),
+            )
             .json(&message);
         if let Some(token) = auth_token {
             request = request.bearer_auth(token);
@@ -574,7 +589,11 @@ impl TapClient {
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .map(|v| v.to_ascii_lowercase());
-        let is = |mime: &str| content_type.as_deref().is_some_and(|ct| ct.starts_with(mime));
+        let is = |mime: &str| {
+            content_type
+                .as_deref()
+                .is_some_and(|ct| ct.starts_with(mime))
+        };
 
         if !status.is_success() {
             let body = read_body(response, limits.max_error_response_size, true).await?;
@@ -628,7 +647,11 @@ impl TapClient {
 
 /// Reads a response body up to `limit` bytes: beyond it, either the prefix (`truncate`,
 /// for diagnostics) or an error.
-async fn read_body(response: reqwest::Response, limit: usize, truncate: bool) -> HttpResult<Vec<u8>> {
+async fn read_body(
+    response: reqwest::Response,
+    limit: usize,
+    truncate: bool,
+) -> HttpResult<Vec<u8>> {
     let mut body = Vec::new();
     let mut chunks = response.bytes_stream();
     while let Some(chunk) = chunks.next().await {
@@ -739,8 +762,12 @@ impl StreamableHttpClient for TapClient {
         last_event_id: Option<String>,
         auth_token: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
-    ) -> HttpResult<futures::stream::BoxStream<'static, std::result::Result<sse_stream::Sse, sse_stream::Error>>>
-    {
+    ) -> HttpResult<
+        futures::stream::BoxStream<
+            'static,
+            std::result::Result<sse_stream::Sse, sse_stream::Error>,
+        >,
+    > {
         self.http
             .get_stream(uri, session_id, last_event_id, auth_token, custom_headers)
             .await
@@ -754,8 +781,12 @@ impl StreamableHttpClient for TapClient {
         auth_token: Option<String>,
         custom_headers: HashMap<HeaderName, HeaderValue>,
         max_sse_event_size: usize,
-    ) -> HttpResult<futures::stream::BoxStream<'static, std::result::Result<sse_stream::Sse, sse_stream::Error>>>
-    {
+    ) -> HttpResult<
+        futures::stream::BoxStream<
+            'static,
+            std::result::Result<sse_stream::Sse, sse_stream::Error>,
+        >,
+    > {
         self.http
             .get_stream_with_max_sse_event_size(
                 uri,
@@ -808,7 +839,11 @@ impl StderrTail {
             }
         }
         let text = String::from_utf8_lossy(tail).trim_end().to_string();
-        if cut > 0 { format!("…\n{text}") } else { text }
+        if cut > 0 {
+            format!("…\n{text}")
+        } else {
+            text
+        }
     }
 }
 
@@ -852,6 +887,25 @@ fn describe_exit(status: ExitStatus) -> String {
 
 fn seconds(duration: Duration) -> String {
     format!("{}s", duration.as_secs_f64())
+}
+
+/// rmcp's transport errors name the transport by its full generic type; say only what failed.
+fn describe_init_error(error: &ClientInitializeError) -> String {
+    match error {
+        ClientInitializeError::TransportError { error, context } => {
+            format!("{context}: {}", transport_error(&*error.error))
+        }
+        other => error_chain(other),
+    }
+}
+
+/// rmcp's HTTP `Client` error variant does not expose the reqwest error as its source,
+/// which hides the useful part ("connection refused"); reach into it.
+fn transport_error(error: &(dyn std::error::Error + Send + Sync + 'static)) -> String {
+    match error.downcast_ref::<StreamableHttpError<reqwest::Error>>() {
+        Some(StreamableHttpError::Client(inner)) => error_chain(inner),
+        _ => error_chain(error),
+    }
 }
 
 /// An error with its causes, skipping causes whose text the message already includes.
@@ -912,7 +966,10 @@ mod tests {
         let mut reader = TapReader::new(tokio::io::empty(), tap.clone());
         let line = br#"{"jsonrpc":"2.0","id":7,"result":{"tools":[{"name":"a","x-v":1}]}}"#;
         reader.feed(&line[..10]);
-        assert!(tap.take().is_none(), "nothing is captured before the newline");
+        assert!(
+            tap.take().is_none(),
+            "nothing is captured before the newline"
+        );
         reader.feed(&line[10..]);
         reader.feed(b"\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}\n");
         let raw = tap.take().expect("captured");
@@ -924,7 +981,10 @@ mod tests {
         let tap = tap_expecting(2);
         tap.observe(&serde_json::json!({"id": 1, "result": {"tools": []}}));
         tap.observe(&serde_json::json!({"id": "2", "result": {"tools": []}}));
-        assert!(tap.take().is_none(), "id 1 and string id \"2\" are not request 2");
+        assert!(
+            tap.take().is_none(),
+            "id 1 and string id \"2\" are not request 2"
+        );
         tap.observe(&serde_json::json!([{"id": 2, "result": {"tools": [1]}}]));
         assert_eq!(tap.take(), Some(serde_json::json!({"tools": [1]})));
     }
@@ -932,7 +992,10 @@ mod tests {
     #[test]
     fn secrets_are_scrubbed_longest_first_and_short_values_kept() {
         let opts = LiveOptions {
-            env: vec![("A".into(), "hunter22".into()), ("DEBUG".into(), "1".into())],
+            env: vec![
+                ("A".into(), "hunter22".into()),
+                ("DEBUG".into(), "1".into()),
+            ],
             headers: vec![("Authorization".into(), "Bearer tok-123456".into())],
             ..LiveOptions::default()
         };
@@ -943,10 +1006,33 @@ mod tests {
         );
     }
 
+    /// An error whose message may or may not already include its cause, as in the wild.
+    #[derive(Debug)]
+    struct Layer(&'static str, Option<Box<Layer>>);
+
+    impl fmt::Display for Layer {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str(self.0)
+        }
+    }
+
+    impl std::error::Error for Layer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            self.1.as_deref().map(|e| e as _)
+        }
+    }
+
     #[test]
-    fn error_chain_skips_repeated_causes() {
-        let inner = io::Error::other("connection refused");
-        let outer = io::Error::new(io::ErrorKind::Other, inner);
-        assert_eq!(error_chain(&outer), "connection refused");
+    fn error_chain_appends_only_causes_not_yet_said() {
+        let refused = Layer("connection refused", None);
+        let sending = Layer(
+            "error sending request: connection refused",
+            Some(Box::new(refused)),
+        );
+        let outer = Layer("transport error", Some(Box::new(sending)));
+        assert_eq!(
+            error_chain(&outer),
+            "transport error: error sending request: connection refused"
+        );
     }
 }
