@@ -249,6 +249,8 @@ async fn stdio_follows_next_cursor_and_keeps_unknown_fields() {
     assert_eq!(capture.pages, 3);
     assert_eq!(capture.server_name.as_deref(), Some("paginated-fixture"));
     assert_eq!(capture.server_version.as_deref(), Some("1.2.3"));
+    // We offer the newest version with an `initialize` handshake; this SDK accepts it.
+    assert_eq!(capture.protocol_version, "2025-11-25");
     let alpha = &capture.tools[0];
     assert_eq!(alpha["x-vendor"], json!({"tier": "gold", "rank": 1}));
     // Key order as sent, so canonicalisation downstream sees the server's own document.

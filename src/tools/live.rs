@@ -3,9 +3,9 @@
 //! rmcp drives the protocol (handshake, request ids, HTTP sessions). The tools themselves are
 //! taken from the raw JSON of each `tools/list` result, not from rmcp's typed `Tool`: that type
 //! keeps only the fields it knows, and drift in a vendor key or a non-standard annotation is
-//! drift all the same. A tap beside the transport keeps those raw results: [`TapTransport`]
-//! notes the id of every outgoing `tools/list`, and the byte-level readers ([`TapReader`] for
-//! stdio, [`TapClient`] for HTTP) hand the matching raw response to [`RawTap`].
+//! drift all the same. A tap beside the transport keeps those raw results: `TapTransport`
+//! notes the id of every outgoing `tools/list`, and the byte-level readers (`TapReader` for
+//! stdio, `TapClient` for HTTP) hand the matching raw response to `RawTap`.
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
@@ -800,7 +800,7 @@ impl StreamableHttpClient for TapClient {
     }
 }
 
-/// The last [`STDERR_TAIL`] bytes a server wrote to stderr, read as it goes so the
+/// The last `STDERR_TAIL` bytes a server wrote to stderr, read as it goes so the
 /// server never blocks on a full pipe.
 struct StderrTail {
     buffer: Arc<Mutex<Vec<u8>>>,
