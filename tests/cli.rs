@@ -7,7 +7,9 @@ use std::process::Command;
 use assert_cmd::cargo::cargo_bin_cmd;
 
 fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
 }
 
 /// Run driftgate in `dir` with colour off; returns (exit code, stdout, stderr).
@@ -35,7 +37,11 @@ fn corpus_dir() -> PathBuf {
 fn diff_terminal_rewrite_passes_at_default_fail_on() {
     let (code, out, _) = run(
         &corpus_dir(),
-        &["diff", "server-filesystem/2025.7.1.json", "server-filesystem/2025.7.29.json"],
+        &[
+            "diff",
+            "server-filesystem/2025.7.1.json",
+            "server-filesystem/2025.7.29.json",
+        ],
     );
     assert_eq!(code, 0);
     insta::assert_snapshot!(out);
@@ -45,7 +51,11 @@ fn diff_terminal_rewrite_passes_at_default_fail_on() {
 fn diff_terminal_destructive_flip_fails() {
     let (code, out, _) = run(
         &corpus_dir(),
-        &["diff", "server-filesystem/2026.1.14.json", "server-filesystem/2026.7.4.json"],
+        &[
+            "diff",
+            "server-filesystem/2026.1.14.json",
+            "server-filesystem/2026.7.4.json",
+        ],
     );
     assert_eq!(code, 1);
     insta::assert_snapshot!(out);
@@ -53,10 +63,20 @@ fn diff_terminal_destructive_flip_fails() {
 
 #[test]
 fn diff_fail_on_threshold_moves_the_verdict() {
-    let args = ["diff", "server-filesystem/2025.7.1.json", "server-filesystem/2025.7.29.json"];
-    let (code, _, _) = run(&corpus_dir(), &[&args[..], &["--fail-on", "unknown"]].concat());
+    let args = [
+        "diff",
+        "server-filesystem/2025.7.1.json",
+        "server-filesystem/2025.7.29.json",
+    ];
+    let (code, _, _) = run(
+        &corpus_dir(),
+        &[&args[..], &["--fail-on", "unknown"]].concat(),
+    );
     assert_eq!(code, 1, "description changes are `unknown`");
-    let (code, _, _) = run(&corpus_dir(), &[&args[..], &["--fail-on", "breaking"]].concat());
+    let (code, _, _) = run(
+        &corpus_dir(),
+        &[&args[..], &["--fail-on", "breaking"]].concat(),
+    );
     assert_eq!(code, 0);
 }
 
@@ -64,7 +84,13 @@ fn diff_fail_on_threshold_moves_the_verdict() {
 fn diff_json_is_versioned_and_complete() {
     let (code, out, _) = run(
         &corpus_dir(),
-        &["diff", "context7-mcp/1.0.33.json", "context7-mcp/2.0.0.json", "--format", "json"],
+        &[
+            "diff",
+            "context7-mcp/1.0.33.json",
+            "context7-mcp/2.0.0.json",
+            "--format",
+            "json",
+        ],
     );
     assert_eq!(code, 1, "a rename is breaking");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
@@ -82,14 +108,20 @@ fn report_files_are_written_whole() {
     let (code, stdout, _) = run(
         &corpus_dir(),
         &[
-            "diff", "server-filesystem/2026.1.14.json", "server-filesystem/2026.7.4.json",
-            "-o", out.to_str().unwrap(), "--json-out", json.to_str().unwrap(),
+            "diff",
+            "server-filesystem/2026.1.14.json",
+            "server-filesystem/2026.7.4.json",
+            "-o",
+            out.to_str().unwrap(),
+            "--json-out",
+            json.to_str().unwrap(),
         ],
     );
     assert_eq!(code, 1);
     assert!(stdout.is_empty());
     assert!(std::fs::read_to_string(&out).unwrap().contains("move_file"));
-    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert_eq!(v["diff"]["tools"][0]["name"], "move_file");
     // No temporary files left behind.
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
@@ -98,14 +130,27 @@ fn report_files_are_written_whole() {
 #[test]
 fn input_errors_exit_2_with_file_and_pointer() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("bad.json"), r#"{"tools":[{"name":"a"},{"name":"b","inputSchema":[]}]}"#).unwrap();
+    std::fs::write(
+        dir.path().join("bad.json"),
+        r#"{"tools":[{"name":"a"},{"name":"b","inputSchema":[]}]}"#,
+    )
+    .unwrap();
     std::fs::write(dir.path().join("broken.json"), "{\n  \"tools\": [\n").unwrap();
     std::fs::write(dir.path().join("ok.json"), "[]").unwrap();
     let (code, _, err) = run(dir.path(), &["diff", "bad.json", "ok.json"]);
-    assert_eq!((code, err.trim()), (2, "error: bad.json: /tools/1/inputSchema: expected object, found array"));
+    assert_eq!(
+        (code, err.trim()),
+        (
+            2,
+            "error: bad.json: /tools/1/inputSchema: expected object, found array"
+        )
+    );
     let (code, _, err) = run(dir.path(), &["diff", "ok.json", "broken.json"]);
     assert_eq!(code, 2);
-    assert!(err.starts_with("error: broken.json: invalid JSON at line 3"), "{err}");
+    assert!(
+        err.starts_with("error: broken.json: invalid JSON at line 3"),
+        "{err}"
+    );
     let (code, _, err) = run(dir.path(), &["diff", "ok.json", "missing.json"]);
     assert_eq!(code, 2);
     assert!(err.contains("missing.json"), "{err}");
@@ -126,11 +171,22 @@ fn help_documents_exit_codes() {
 fn git(dir: &Path, args: &[&str]) {
     let ok = Command::new("git")
         .current_dir(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"])
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
         .args(args)
         .output()
         .unwrap();
-    assert!(ok.status.success(), "git {args:?}: {}", String::from_utf8_lossy(&ok.stderr));
+    assert!(
+        ok.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
 }
 
 #[test]
@@ -148,15 +204,33 @@ fn git_revisions_are_read_without_checkout() {
     // REV:PATH on both sides.
     let (code, out, err) = run(d, &["diff", "HEAD~1:mcp/tools.json", "HEAD:mcp/tools.json"]);
     assert_eq!(code, 1, "{err}");
-    assert!(out.contains("move_file") && out.contains("base: HEAD~1:mcp/tools.json"), "{out}");
+    assert!(
+        out.contains("move_file") && out.contains("base: HEAD~1:mcp/tools.json"),
+        "{out}"
+    );
     // --tools with --base-ref, head from the working tree, run from a subdirectory.
-    let (code, out, _) = run(&d.join("mcp"), &["diff", "--tools", "tools.json", "--base-ref", "HEAD~1"]);
+    let (code, out, _) = run(
+        &d.join("mcp"),
+        &["diff", "--tools", "tools.json", "--base-ref", "HEAD~1"],
+    );
     assert_eq!(code, 1);
     assert!(out.contains("annotation-safety-flipped"));
     // The PR base comes from the GitHub event when --base-ref is absent.
     let event = d.join("event.json");
-    let base_sha = String::from_utf8(Command::new("git").current_dir(d).args(["rev-parse", "HEAD~1"]).output().unwrap().stdout).unwrap();
-    std::fs::write(&event, serde_json::json!({"pull_request":{"base":{"sha":base_sha.trim()}}}).to_string()).unwrap();
+    let base_sha = String::from_utf8(
+        Command::new("git")
+            .current_dir(d)
+            .args(["rev-parse", "HEAD~1"])
+            .output()
+            .unwrap()
+            .stdout,
+    )
+    .unwrap();
+    std::fs::write(
+        &event,
+        serde_json::json!({"pull_request":{"base":{"sha":base_sha.trim()}}}).to_string(),
+    )
+    .unwrap();
     let out = cargo_bin_cmd!("driftgate")
         .current_dir(d)
         .env("GITHUB_EVENT_PATH", &event)
@@ -167,7 +241,10 @@ fn git_revisions_are_read_without_checkout() {
     // Unknown revision and missing path: exit 2, git's reason included.
     let (code, _, err) = run(d, &["diff", "nosuchrev:mcp/tools.json", "mcp/tools.json"]);
     assert_eq!(code, 2);
-    assert!(err.contains("nosuchrev:mcp/tools.json: git show failed"), "{err}");
+    assert!(
+        err.contains("nosuchrev:mcp/tools.json: git show failed"),
+        "{err}"
+    );
     let (code, _, err) = run(d, &["diff", "--tools", "mcp/tools.json"]);
     assert_eq!(code, 2);
     assert!(err.contains("--base-ref"), "{err}");
@@ -190,17 +267,47 @@ fn lock_is_stable_verifiable_and_diffable() {
     assert_eq!(code, 0);
     assert!(out.contains("No changes (14 tools unchanged)"), "{out}");
     // --check: up to date vs stale.
-    let (code, _, err) = run(d, &["lock", src.to_str().unwrap(), "-o", "a.lock.json", "--check"]);
+    let (code, _, err) = run(
+        d,
+        &[
+            "lock",
+            src.to_str().unwrap(),
+            "-o",
+            "a.lock.json",
+            "--check",
+        ],
+    );
     assert_eq!(code, 0, "{err}");
     let newer = corpus_dir().join("server-filesystem/2026.7.4.json");
-    let (code, _, err) = run(d, &["lock", newer.to_str().unwrap(), "-o", "a.lock.json", "--check"]);
+    let (code, _, err) = run(
+        d,
+        &[
+            "lock",
+            newer.to_str().unwrap(),
+            "-o",
+            "a.lock.json",
+            "--check",
+        ],
+    );
     assert_eq!(code, 1);
     assert!(err.contains("stale") && err.contains("move_file"), "{err}");
     // Hand-edited lockfile: exit 2 naming the pointer.
-    let text = String::from_utf8(first).unwrap().replacen("Move or rename", "Move", 1);
+    let text = String::from_utf8(first)
+        .unwrap()
+        .replacen("Move or rename", "Move", 1);
     std::fs::write(d.join("edited.lock.json"), text).unwrap();
     let (code, _, err) = run(d, &["diff", "edited.lock.json", src.to_str().unwrap()]);
     assert_eq!(code, 2);
-    assert!(err.contains("/hashes/definition: hash does not match the definition of \"move_file\""), "{err}");
-    insta::assert_snapshot!(std::fs::read_to_string(d.join("a.lock.json")).unwrap().lines().take(40).collect::<Vec<_>>().join("\n"));
+    assert!(
+        err.contains("/hashes/definition: hash does not match the definition of \"move_file\""),
+        "{err}"
+    );
+    insta::assert_snapshot!(
+        std::fs::read_to_string(d.join("a.lock.json"))
+            .unwrap()
+            .lines()
+            .take(40)
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
 }

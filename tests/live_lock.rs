@@ -1,0 +1,76 @@
+//! `driftgate lock` against a real MCP server from npm (installed by `.ci/npm-servers.sh`; the
+//! test says so and returns when DRIFTGATE_NPM_DIR is unset, keeping `cargo test` hermetic).
+
+use std::path::PathBuf;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+
+fn memory_server() -> Option<String> {
+    let Ok(dir) = std::env::var("DRIFTGATE_NPM_DIR") else {
+        eprintln!("skipped: DRIFTGATE_NPM_DIR unset (run .ci/npm-servers.sh)");
+        return None;
+    };
+    let js =
+        PathBuf::from(dir).join("node_modules/@modelcontextprotocol/server-memory/dist/index.js");
+    assert!(js.exists(), "{} missing", js.display());
+    Some(format!("node {}", js.display()))
+}
+
+#[test]
+fn locks_a_live_server_with_stable_bytes_and_diffs_it() {
+    let Some(cmd) = memory_server() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let memfile = dir.path().join("memory.jsonl");
+    let lock = |out: &str| {
+        let o = cargo_bin_cmd!("driftgate")
+            .current_dir(dir.path())
+            .args(["lock", "--server-cmd", &cmd, "--server-env"])
+            .arg(format!("MEMORY_FILE_PATH={}", memfile.display()))
+            .args(["-o", out, "--timeout", "60"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            o.status.code(),
+            Some(0),
+            "{}",
+            String::from_utf8_lossy(&o.stderr)
+        );
+        std::fs::read_to_string(dir.path().join(out)).unwrap()
+    };
+    let a = lock("a.lock.json");
+    let b = lock("b.lock.json");
+    assert_eq!(a, b, "re-locking the same server must give identical bytes");
+    let v: serde_json::Value = serde_json::from_str(&a).unwrap();
+    assert_eq!(v["tool_count"], 9);
+    assert_eq!(v["server"]["name"], "memory-server");
+    assert!(a.contains("\"name\": \"create_entities\""));
+    // The server itself, diffed live against its own lockfile: nothing changed.
+    let o = cargo_bin_cmd!("driftgate")
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .args(["diff", "a.lock.json", "--head-server-cmd", &cmd])
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(String::from_utf8_lossy(&o.stdout).contains("No changes (9 tools unchanged)"));
+}
+
+#[test]
+fn a_dead_server_is_incomplete_exit_3() {
+    let o = cargo_bin_cmd!("driftgate")
+        .args([
+            "lock",
+            "--server-cmd",
+            "sh -c 'echo cannot-start >&2; exit 7'",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("cannot-start"), "{err}");
+}
