@@ -417,7 +417,11 @@ pub(crate) fn http_error(reply: &Reply) -> RouteError {
 
 /// "HTTP 401 Unauthorized" (the reason phrase is the standard one, not the server's).
 pub(crate) fn status_text(status: StatusCode) -> String {
-    match status.canonical_reason() {
+    // 529 is Anthropic's own; no standard phrase exists for it.
+    let reason = status
+        .canonical_reason()
+        .or((status.as_u16() == 529).then_some("Overloaded"));
+    match reason {
         Some(reason) => format!("HTTP {} {reason}", status.as_u16()),
         None => format!("HTTP {}", status.as_u16()),
     }
