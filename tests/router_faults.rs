@@ -616,8 +616,17 @@ async fn client_errors_are_fatal_with_the_message_trimmed() {
 
 #[tokio::test]
 async fn llama_cpp_unparsed_output_500_is_a_malformed_answer_not_retried() {
+    // Captured from llama-server 11434.0.0 (Qwen2.5-Coder-0.5B) for "Tell me a joke about files"
+    // with 14 filesystem tools under tool_choice "auto".
     let body = fixture("llama/unparsed_500.json");
-    let fake = Fake::start(vec![reply(500, &body), reply(500, &body)]).await;
+    let quirk = || {
+        reply_with(
+            500,
+            &[("Server", "llama.cpp"), ("Connection", "close")],
+            &body,
+        )
+    };
+    let fake = Fake::start(vec![quirk(), quirk()]).await;
     let router = openai(&fake, None);
     let req = request("s", ToolChoice::Auto);
     let out = with_retry(&fast(), || router.route(&req)).await;
@@ -626,7 +635,7 @@ async fn llama_cpp_unparsed_output_500_is_a_malformed_answer_not_retried() {
     let answer = out.result.unwrap().answer;
     assert!(
         matches!(&answer, Answer::Malformed { detail }
-            if detail.contains("does not match the expected Generic format")),
+            if detail.contains("does not match the expected peg-native format")),
         "{answer:?}"
     );
 }
