@@ -4,6 +4,11 @@
 //! report what came back; judging the answer (correct, wrong, hallucinated, …) is `replay`'s job,
 //! retrying is `retry`'s, caching is `cache`'s.
 
+pub mod anthropic;
+pub mod keys;
+pub mod openai;
+pub mod retry;
+
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
