@@ -7,9 +7,11 @@ pub mod cli;
 pub mod diff;
 pub mod error;
 pub mod gate;
+pub mod replay;
 pub mod report;
 pub mod route;
 pub mod stats;
+pub mod suite;
 pub mod tools;
 
 pub use error::{Error, Result};

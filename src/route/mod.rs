@@ -5,6 +5,7 @@
 //! retrying is `retry`'s, caching is `cache`'s.
 
 pub mod anthropic;
+pub mod cache;
 pub mod keys;
 pub mod openai;
 pub mod retry;
