@@ -50,7 +50,11 @@ impl Error {
     pub fn shape(source: &str, pointer: &str, expected: impl Into<String>) -> Self {
         Error::Shape {
             source_name: source.to_string(),
-            pointer: if pointer.is_empty() { "/".into() } else { pointer.into() },
+            pointer: if pointer.is_empty() {
+                "/".into()
+            } else {
+                pointer.into()
+            },
             expected: expected.into(),
         }
     }
