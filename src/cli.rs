@@ -36,6 +36,8 @@ pub enum Command {
     /// Write a lockfile (canonical definitions + hashes) from a live server or a tools file.
     #[command(after_help = EXIT_CODES)]
     Lock(LockArgs),
+    /// Embed stdin, one text per line; prints one JSON array of vectors (one per line).
+    Embed(crate::embed::EmbedArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -165,6 +167,11 @@ pub async fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Diff(a) => run_diff(a).await,
         Command::Lock(a) => run_lock(a).await,
+        Command::Embed(a) => {
+            let out = crate::embed::run_embed_cli(a.kind()?, std::io::stdin().lock()).await?;
+            println!("{out}");
+            Ok(crate::error::exit::PASS)
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 
 pub mod cli;
 pub mod diff;
+pub mod embed;
 pub mod error;
 pub mod gate;
 pub mod replay;

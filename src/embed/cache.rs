@@ -1,0 +1,331 @@
+//! On-disk embedding cache: one small file per (model id, text).
+//!
+//! File layout (little-endian): `DGE1` magic, u32 dimension, dimension × f32, then sha256 over the
+//! cache key and everything before it. Any file that fails those checks is treated as a miss and
+//! rewritten, so a truncated or hand-edited entry can never leak into a measurement.
+//! Writes go to a temporary file renamed into place, so concurrent runs never see half an entry.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use ndarray::Array2;
+use sha2::{Digest, Sha256};
+
+use super::Embedder;
+use crate::{Error, Result};
+
+/// Default cache directory, relative to the working directory.
+pub const DEFAULT_CACHE_DIR: &str = ".driftgate/cache/embed";
+
+const MAGIC: &[u8; 4] = b"DGE1";
+
+/// Counters since construction.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CacheStats {
+    pub hits: u64,
+    pub misses: u64,
+    /// Entries that could not be written (the cache is best-effort; results are unaffected).
+    pub write_errors: u64,
+}
+
+/// Wraps an embedder with a persistent cache keyed by sha256(model id, text).
+pub struct CachedEmbedder {
+    inner: Box<dyn Embedder>,
+    dir: PathBuf,
+    hits: AtomicU64,
+    misses: AtomicU64,
+    write_errors: AtomicU64,
+}
+
+impl CachedEmbedder {
+    pub fn new(inner: Box<dyn Embedder>, dir: impl Into<PathBuf>) -> Self {
+        Self {
+            inner,
+            dir: dir.into(),
+            hits: AtomicU64::new(0),
+            misses: AtomicU64::new(0),
+            write_errors: AtomicU64::new(0),
+        }
+    }
+
+    /// Cache under [`DEFAULT_CACHE_DIR`].
+    pub fn with_default_dir(inner: Box<dyn Embedder>) -> Self {
+        Self::new(inner, DEFAULT_CACHE_DIR)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn stats(&self) -> CacheStats {
+        CacheStats {
+            hits: self.hits.load(Ordering::Relaxed),
+            misses: self.misses.load(Ordering::Relaxed),
+            write_errors: self.write_errors.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Path of the entry for `text` (exposed so tests and tools can inspect or corrupt it).
+    pub fn entry_path(&self, text: &str) -> PathBuf {
+        entry_path(&self.dir, &key(self.inner.id(), text))
+    }
+}
+
+/// Length-prefix the id so ("ab", "c") and ("a", "bc") never collide.
+fn key(model_id: &str, text: &str) -> String {
+    let mut h = Sha256::new();
+    h.update((model_id.len() as u64).to_le_bytes());
+    h.update(model_id.as_bytes());
+    h.update(text.as_bytes());
+    hex::encode(h.finalize())
+}
+
+/// Two-level fan-out keeps directories small on big corpora.
+fn entry_path(dir: &Path, key: &str) -> PathBuf {
+    dir.join(&key[..2]).join(&key[2..])
+}
+
+fn checksum(key: &str, body: &[u8]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(key.as_bytes());
+    h.update(body);
+    h.finalize().into()
+}
+
+fn encode(key: &str, v: &[f32]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(8 + 4 * v.len() + 32);
+    b.extend_from_slice(MAGIC);
+    b.extend_from_slice(&(v.len() as u32).to_le_bytes());
+    for x in v {
+        b.extend_from_slice(&x.to_le_bytes());
+    }
+    let sum = checksum(key, &b);
+    b.extend_from_slice(&sum);
+    b
+}
+
+fn decode(key: &str, b: &[u8]) -> Option<Vec<f32>> {
+    if b.len() < 8 + 32 || &b[..4] != MAGIC {
+        return None;
+    }
+    let dim = u32::from_le_bytes(b[4..8].try_into().ok()?) as usize;
+    if dim == 0 || b.len() != 8 + 4 * dim + 32 {
+        return None;
+    }
+    let (body, sum) = b.split_at(b.len() - 32);
+    if checksum(key, body) != sum {
+        return None;
+    }
+    let v: Vec<f32> = body[8..]
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().expect("chunk of 4")))
+        .collect();
+    v.iter().all(|x| x.is_finite()).then_some(v)
+}
+
+fn write_entry(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let parent = path.parent().expect("entry paths have a parent");
+    std::fs::create_dir_all(parent)?;
+    let tmp = parent.join(format!(
+        ".tmp-{}-{:016x}",
+        std::process::id(),
+        rand::random::<u64>()
+    ));
+    std::fs::write(&tmp, bytes)?;
+    std::fs::rename(&tmp, path).inspect_err(|_| {
+        let _ = std::fs::remove_file(&tmp);
+    })
+}
+
+#[async_trait::async_trait]
+impl Embedder for CachedEmbedder {
+    fn id(&self) -> &str {
+        self.inner.id()
+    }
+
+    async fn embed(&self, texts: &[String]) -> Result<Array2<f32>> {
+        let keys: Vec<String> = texts.iter().map(|t| key(self.inner.id(), t)).collect();
+        let dir = self.dir.clone();
+        let read_keys = keys.clone();
+        let cached: Vec<Option<Vec<f32>>> = tokio::task::spawn_blocking(move || {
+            read_keys
+                .iter()
+                .map(|k| {
+                    let bytes = std::fs::read(entry_path(&dir, k)).ok()?;
+                    decode(k, &bytes)
+                })
+                .collect()
+        })
+        .await
+        .map_err(|e| Error::Incomplete(format!("embedding cache task failed: {e}")))?;
+
+        // Embed each distinct missing text once.
+        let mut miss_texts: Vec<String> = Vec::new();
+        let mut miss_slot: std::collections::HashMap<&str, usize> = Default::default();
+        for (i, c) in cached.iter().enumerate() {
+            if c.is_none() && !miss_slot.contains_key(keys[i].as_str()) {
+                miss_slot.insert(keys[i].as_str(), miss_texts.len());
+                miss_texts.push(texts[i].clone());
+            }
+        }
+        let hits = cached.iter().filter(|c| c.is_some()).count();
+        self.hits.fetch_add(hits as u64, Ordering::Relaxed);
+        self.misses
+            .fetch_add(miss_texts.len() as u64, Ordering::Relaxed);
+
+        let fresh = if miss_texts.is_empty() {
+            None
+        } else {
+            Some(self.inner.embed(&miss_texts).await?)
+        };
+
+        let dim = cached
+            .iter()
+            .flatten()
+            .map(Vec::len)
+            .chain(fresh.as_ref().map(|f| f.ncols()))
+            .next()
+            .unwrap_or(0);
+        let mut out = Array2::<f32>::zeros((texts.len(), dim));
+        for (i, c) in cached.iter().enumerate() {
+            let row: &[f32] = match c {
+                Some(v) => v,
+                None => {
+                    let f = fresh.as_ref().expect("misses were embedded");
+                    f.row(miss_slot[keys[i].as_str()])
+                        .to_slice()
+                        .expect("standard layout")
+                }
+            };
+            if row.len() != dim {
+                return Err(Error::Incomplete(format!(
+                    "embedder {} returned vectors of dimension {} and {dim}",
+                    self.inner.id(),
+                    row.len()
+                )));
+            }
+            out.row_mut(i).assign(&ndarray::ArrayView1::from(row));
+        }
+
+        if let Some(f) = fresh {
+            let entries: Vec<(PathBuf, Vec<u8>)> = miss_slot
+                .iter()
+                .map(|(k, &j)| {
+                    let row = f.row(j);
+                    (
+                        entry_path(&self.dir, k),
+                        encode(k, row.as_slice().expect("standard layout")),
+                    )
+                })
+                .collect();
+            let failed = tokio::task::spawn_blocking(move || {
+                entries
+                    .iter()
+                    .filter(|(p, b)| write_entry(p, b).is_err())
+                    .count()
+            })
+            .await
+            .unwrap_or(0);
+            self.write_errors
+                .fetch_add(failed as u64, Ordering::Relaxed);
+        }
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    type Calls = Arc<Mutex<Vec<Vec<String>>>>;
+
+    /// Deterministic fake that records what it was asked to embed.
+    struct Fake {
+        calls: Calls,
+    }
+
+    #[async_trait::async_trait]
+    impl Embedder for Fake {
+        fn id(&self) -> &str {
+            "fake:v1"
+        }
+        async fn embed(&self, texts: &[String]) -> Result<Array2<f32>> {
+            self.calls.lock().unwrap().push(texts.to_vec());
+            let mut m = Array2::zeros((texts.len(), 3));
+            for (i, t) in texts.iter().enumerate() {
+                m[[i, 0]] = t.len() as f32;
+                m[[i, 1]] = 1.0;
+            }
+            Ok(m)
+        }
+    }
+
+    fn fake() -> (Box<Fake>, Calls) {
+        let calls = Calls::default();
+        (
+            Box::new(Fake {
+                calls: calls.clone(),
+            }),
+            calls,
+        )
+    }
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn encode_decode_roundtrip_and_rejects() {
+        let k = key("m", "t");
+        let b = encode(&k, &[1.0, -2.5]);
+        assert_eq!(decode(&k, &b), Some(vec![1.0, -2.5]));
+        assert_eq!(
+            decode(&key("m", "other"), &b),
+            None,
+            "entry bound to its key"
+        );
+        let mut flipped = b.clone();
+        flipped[9] ^= 1;
+        assert_eq!(decode(&k, &flipped), None);
+        assert_eq!(decode(&k, &b[..b.len() - 1]), None);
+        assert_eq!(decode(&k, b""), None);
+        assert_ne!(key("ab", "c"), key("a", "bc"));
+    }
+
+    #[tokio::test]
+    async fn hits_misses_dedup_and_corruption() {
+        let dir = tempfile::tempdir().unwrap();
+        let (inner, calls) = fake();
+        let c = CachedEmbedder::new(inner, dir.path());
+
+        let first = c.embed(&s(&["aa", "b", "aa"])).await.unwrap();
+        assert_eq!(first.row(0), first.row(2));
+        assert_eq!(calls.lock().unwrap().clone(), vec![s(&["aa", "b"])]);
+        assert_eq!(c.stats().misses, 2);
+
+        let again = c.embed(&s(&["b", "aa"])).await.unwrap();
+        assert_eq!(again.row(0), first.row(1));
+        assert_eq!(calls.lock().unwrap().len(), 1, "all hits: inner not called");
+        assert_eq!(c.stats().hits, 2);
+
+        std::fs::write(c.entry_path("b"), b"garbage").unwrap();
+        let fixed = c.embed(&s(&["b", "aa"])).await.unwrap();
+        assert_eq!(fixed, again);
+        assert_eq!(calls.lock().unwrap().last().unwrap(), &s(&["b"]));
+        let rewritten = std::fs::read(c.entry_path("b")).unwrap();
+        assert!(decode(&key("fake:v1", "b"), &rewritten).is_some());
+        assert_eq!(c.stats().write_errors, 0);
+    }
+
+    #[tokio::test]
+    async fn unwritable_dir_still_returns_vectors() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("not-a-dir");
+        std::fs::write(&file, b"").unwrap();
+        let c = CachedEmbedder::new(fake().0, &file);
+        let v = c.embed(&s(&["x"])).await.unwrap();
+        assert_eq!(v.row(0).to_vec(), vec![1.0, 1.0, 0.0]);
+        assert_eq!(c.stats().write_errors, 1);
+    }
+}
