@@ -3,8 +3,11 @@
 //! Data flows one way: `tools` → `diff` → `embed` → `route` → `replay` + `stats` → `gate` →
 //! `report` → `github`. `cli` only parses and dispatches.
 
+pub mod check;
 pub mod cli;
+pub mod config;
 pub mod diff;
+pub mod drift;
 pub mod embed;
 pub mod error;
 pub mod gate;

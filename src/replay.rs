@@ -15,7 +15,9 @@ use sha2::{Digest, Sha256};
 
 use crate::route::cache::{self, RouteCache};
 use crate::route::retry::{RetryPolicy, with_retry};
-use crate::route::{Answer, Message, RouteRequest, RouteResponse, Router, Sampling, ToolChoice, Usage};
+use crate::route::{
+    Answer, Message, RouteRequest, RouteResponse, Router, Sampling, ToolChoice, Usage,
+};
 use crate::stats::{self, CaseOutcome, Confusion, PairedSummary, ToolMetrics};
 use crate::suite::{Case, Expect, Suite};
 use crate::tools::{Tool, ToolSet};
@@ -40,16 +42,29 @@ pub struct ReplayConfig {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Outcome {
-    Correct { chosen: Option<String> },
-    WrongTool { chosen: String },
+    Correct {
+        chosen: Option<String>,
+    },
+    WrongTool {
+        chosen: String,
+    },
     NoCall,
     /// A tool the case forbids: a hard failure.
-    MustNotCall { chosen: String },
+    MustNotCall {
+        chosen: String,
+    },
     /// Called a name that was not offered; `nearest` is the closest offered name.
-    Hallucinated { name: String, nearest: Option<String> },
-    Malformed { detail: String },
+    Hallucinated {
+        name: String,
+        nearest: Option<String>,
+    },
+    Malformed {
+        detail: String,
+    },
     /// No answer after retries: the measurement is incomplete.
-    Error { message: String },
+    Error {
+        message: String,
+    },
 }
 
 impl Outcome {
@@ -62,7 +77,9 @@ impl Outcome {
     /// What was called, for flip lists and confusion tables ("(none)" for no call).
     pub fn choice(&self) -> String {
         match self {
-            Outcome::Correct { chosen: Some(c) } | Outcome::WrongTool { chosen: c } | Outcome::MustNotCall { chosen: c } => c.clone(),
+            Outcome::Correct { chosen: Some(c) }
+            | Outcome::WrongTool { chosen: c }
+            | Outcome::MustNotCall { chosen: c } => c.clone(),
             Outcome::Correct { chosen: None } | Outcome::NoCall => stats::NO_CALL.into(),
             Outcome::Hallucinated { name, .. } => format!("{name} (not offered)"),
             Outcome::Malformed { .. } => "(malformed)".into(),
@@ -85,26 +102,46 @@ impl Outcome {
 /// Judge one answer against a case and the names that were offered.
 pub fn classify(case: &Case, offered: &[&str], answer: &Answer) -> Outcome {
     match answer {
-        Answer::Malformed { detail } => Outcome::Malformed { detail: detail.clone() },
+        Answer::Malformed { detail } => Outcome::Malformed {
+            detail: detail.clone(),
+        },
         Answer::NoCall { .. } => match case.expect {
             Expect::None => Outcome::Correct { chosen: None },
             Expect::Tools(_) => Outcome::NoCall,
         },
-        Answer::Call { name, arguments, raw_arguments } => {
+        Answer::Call {
+            name,
+            arguments,
+            raw_arguments,
+        } => {
             if !offered.contains(&name.as_str()) {
-                let nearest = offered.iter().min_by_key(|o| strsim::levenshtein(o, name)).map(|s| s.to_string());
-                return Outcome::Hallucinated { name: name.clone(), nearest };
+                let nearest = offered
+                    .iter()
+                    .min_by_key(|o| strsim::levenshtein(o, name))
+                    .map(|s| s.to_string());
+                return Outcome::Hallucinated {
+                    name: name.clone(),
+                    nearest,
+                };
             }
             if case.must_not_call.contains(name) {
-                return Outcome::MustNotCall { chosen: name.clone() };
+                return Outcome::MustNotCall {
+                    chosen: name.clone(),
+                };
             }
             if arguments.is_none() && !raw_arguments.trim().is_empty() {
-                return Outcome::Malformed { detail: format!("arguments for `{name}` are not a JSON object") };
+                return Outcome::Malformed {
+                    detail: format!("arguments for `{name}` are not a JSON object"),
+                };
             }
             if case.expect.names().contains(name) {
-                Outcome::Correct { chosen: Some(name.clone()) }
+                Outcome::Correct {
+                    chosen: Some(name.clone()),
+                }
             } else {
-                Outcome::WrongTool { chosen: name.clone() }
+                Outcome::WrongTool {
+                    chosen: name.clone(),
+                }
             }
         }
     }
@@ -127,7 +164,10 @@ pub struct CaseRun {
 
 impl CaseRun {
     pub fn correct(&self) -> u32 {
-        self.samples.iter().filter(|s| s.outcome.is_correct()).count() as u32
+        self.samples
+            .iter()
+            .filter(|s| s.outcome.is_correct())
+            .count() as u32
     }
     /// The most frequent outcome, for flip lists.
     pub fn typical(&self) -> &Outcome {
@@ -138,7 +178,11 @@ impl CaseRun {
                 None => counts.push((&s.outcome, 1)),
             }
         }
-        counts.iter().max_by_key(|(_, n)| *n).map(|(o, _)| *o).expect("at least one sample")
+        counts
+            .iter()
+            .max_by_key(|(_, n)| *n)
+            .map(|(o, _)| *o)
+            .expect("at least one sample")
     }
 }
 
@@ -186,41 +230,55 @@ pub fn offered_tools(case: &Case, tools: &ToolSet, packs: &[Tool], seed: u64) ->
     all
 }
 
+/// One request's fate, shared by identical requests: the response or error text, and whether it
+/// came from the disk cache.
+type Answered = (Result<RouteResponse, String>, bool);
+
 /// Shared state of one run: de-duplication of identical in-flight requests and counters.
 pub struct Replayer<'a> {
     pub router: &'a dyn Router,
     pub cache: &'a RouteCache,
     pub cfg: &'a ReplayConfig,
-    memo: Mutex<HashMap<String, Arc<tokio::sync::OnceCell<Result<RouteResponse, String>>>>>,
+    memo: Mutex<HashMap<String, Arc<tokio::sync::OnceCell<Answered>>>>,
 }
 
 impl<'a> Replayer<'a> {
     pub fn new(router: &'a dyn Router, cache: &'a RouteCache, cfg: &'a ReplayConfig) -> Self {
-        Replayer { router, cache, cfg, memo: Mutex::new(HashMap::new()) }
+        Replayer {
+            router,
+            cache,
+            cfg,
+            memo: Mutex::new(HashMap::new()),
+        }
     }
 
     /// Ask one question, through the in-run memo, the disk cache, then the router with retries.
-    /// Returns the response (or error text), whether it came from a cache, and retries spent.
-    async fn ask(&self, req: &RouteRequest, stats: &Mutex<RunStats>) -> (Result<RouteResponse, String>, bool) {
+    /// Returns the response (or error text) and whether it was answered without a request.
+    async fn ask(
+        &self,
+        req: &RouteRequest,
+        stats: &Mutex<RunStats>,
+    ) -> (Result<RouteResponse, String>, bool) {
         let key = cache::key(self.router, req);
         let cell = {
             let mut memo = self.memo.lock().expect("memo lock");
             memo.entry(key.clone()).or_default().clone()
         };
         let mut first = false;
-        let result = cell
+        let (result, from_disk) = cell
             .get_or_init(|| async {
                 first = true;
                 if let Some(hit) = self.cache.get(&key) {
                     stats.lock().expect("stats").cache_hits += 1;
-                    return Ok(hit);
+                    return (Ok(hit), true);
                 }
                 let started = Instant::now();
                 let r = with_retry(&self.cfg.retry, || self.router.route(req)).await;
                 let mut s = stats.lock().expect("stats");
                 s.requests_sent += u64::from(r.attempts);
                 s.retries += u64::from(r.attempts.saturating_sub(1));
-                s.request_latency_ms_sum += started.elapsed().as_millis() as u64 - r.waited.as_millis() as u64;
+                s.request_latency_ms_sum +=
+                    (started.elapsed().saturating_sub(r.waited)).as_millis() as u64;
                 match r.result {
                     Ok(resp) => {
                         if let Some(u) = &resp.usage {
@@ -228,11 +286,11 @@ impl<'a> Replayer<'a> {
                             s.output_tokens += u.output_tokens;
                         }
                         self.cache.put(&key, &resp);
-                        Ok(resp)
+                        (Ok(resp), false)
                     }
                     Err(e) => {
                         s.errors += 1;
-                        Err(format!("after {} attempt(s): {e}", r.attempts))
+                        (Err(format!("after {} attempt(s): {e}", r.attempts)), false)
                     }
                 }
             })
@@ -241,18 +299,26 @@ impl<'a> Replayer<'a> {
         if !first {
             stats.lock().expect("stats").reused += 1;
         }
-        let cached = !first || matches!(&result, Ok(r) if r.latency_ms == 0);
-        (result, cached)
+        (result, !first || from_disk)
     }
 
     /// Run every case of the suite against one side's tools.
-    pub async fn run_side(&self, label: &str, suite: &Suite, tools: &ToolSet, packs: &[Tool]) -> SideRun {
+    pub async fn run_side(
+        &self,
+        label: &str,
+        suite: &Suite,
+        tools: &ToolSet,
+        packs: &[Tool],
+    ) -> SideRun {
         let started = Instant::now();
         let stats = Mutex::new(RunStats::default());
         let total = suite.cases.len() as u64 * u64::from(self.cfg.repeats);
         let bar = progress(label, total, self.cfg.progress_bar);
         let done = std::sync::atomic::AtomicU64::new(0);
-        let jobs = suite.cases.iter().flat_map(|c| (0..self.cfg.repeats).map(move |r| (c, r)));
+        let jobs = suite
+            .cases
+            .iter()
+            .flat_map(|c| (0..self.cfg.repeats).map(move |r| (c, r)));
         let results: Vec<(String, u32, Sample, String)> = futures::stream::iter(jobs)
             .map(|(case, repeat)| {
                 let stats = &stats;
@@ -261,9 +327,14 @@ impl<'a> Replayer<'a> {
                 async move {
                     let tools = offered_tools(case, tools, packs, self.cfg.seed);
                     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-                    let offered_hash = crate::tools::canon::hash(&serde_json::Value::Array(tools.iter().map(Tool::to_value).collect()));
+                    let offered_hash = crate::tools::canon::hash(&serde_json::Value::Array(
+                        tools.iter().map(Tool::to_value).collect(),
+                    ));
                     let mut messages: Vec<Message> = case.history.clone();
-                    messages.push(Message { role: "user".into(), content: case.prompt.clone() });
+                    messages.push(Message {
+                        role: "user".into(),
+                        content: case.prompt.clone(),
+                    });
                     let req = RouteRequest {
                         system: self.cfg.system_prompt.clone(),
                         messages,
@@ -283,7 +354,12 @@ impl<'a> Replayer<'a> {
                     } else if self.cfg.progress_lines && (n % 25 == 0 || n == total) {
                         eprintln!("driftgate: {label}: {n}/{total} answers");
                     }
-                    (case.id.clone(), repeat, Sample { outcome, cached }, offered_hash)
+                    (
+                        case.id.clone(),
+                        repeat,
+                        Sample { outcome, cached },
+                        offered_hash,
+                    )
                 }
             })
             .buffer_unordered(self.cfg.concurrency.max(1))
@@ -295,7 +371,10 @@ impl<'a> Replayer<'a> {
         let mut by_case: BTreeMap<&str, Vec<(u32, Sample)>> = BTreeMap::new();
         let mut hashes: HashMap<&str, String> = HashMap::new();
         for (id, repeat, sample, h) in &results {
-            by_case.entry(id).or_default().push((*repeat, sample.clone()));
+            by_case
+                .entry(id)
+                .or_default()
+                .push((*repeat, sample.clone()));
             hashes.insert(id, h.clone());
         }
         let cases = suite
@@ -427,14 +506,17 @@ pub fn compare(suite: &Suite, base: &SideRun, head: &SideRun, seed: u64) -> Rout
             .iter()
             .zip(&run.cases)
             .flat_map(|(c, r)| {
-                r.samples.iter().filter(|s| !s.outcome.is_error()).map(move |s| {
-                    let chosen = match &s.outcome {
-                        Outcome::Correct { chosen } => chosen.clone(),
-                        Outcome::NoCall => None,
-                        o => Some(o.choice()),
-                    };
-                    (c.expect.names().to_vec(), chosen)
-                })
+                r.samples
+                    .iter()
+                    .filter(|s| !s.outcome.is_error())
+                    .map(move |s| {
+                        let chosen = match &s.outcome {
+                            Outcome::Correct { chosen } => chosen.clone(),
+                            Outcome::NoCall => None,
+                            o => Some(o.choice()),
+                        };
+                        (c.expect.names().to_vec(), chosen)
+                    })
             })
             .collect()
     };
@@ -447,7 +529,13 @@ pub fn compare(suite: &Suite, base: &SideRun, head: &SideRun, seed: u64) -> Rout
     let per_tool = tools
         .into_iter()
         .map(|tool| {
-            let idx: Vec<usize> = suite.cases.iter().enumerate().filter(|(_, c)| c.expect.names().iter().any(|n| n == tool)).map(|(i, _)| i).collect();
+            let idx: Vec<usize> = suite
+                .cases
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.expect.names().iter().any(|n| n == tool))
+                .map(|(i, _)| i)
+                .collect();
             let sub: Vec<CaseOutcome> = idx.iter().map(|&i| outcomes[i].clone()).collect();
             let s = stats::paired_summary(&sub, seed);
             ToolRouting {

@@ -81,7 +81,10 @@ pub fn parse(text: &str, source: &str, base_dir: &Path) -> Result<Suite> {
             .collect::<Result<_>>()?
     } else {
         let doc: Value = serde_yaml::from_str(text).map_err(|e| {
-            let (line, column) = e.location().map(|l| (l.line(), l.column())).unwrap_or((0, 0));
+            let (line, column) = e
+                .location()
+                .map(|l| (l.line(), l.column()))
+                .unwrap_or((0, 0));
             Error::Json {
                 source_name: source.into(),
                 line,
@@ -95,16 +98,31 @@ pub fn parse(text: &str, source: &str, base_dir: &Path) -> Result<Suite> {
                 Some(Value::Array(a)) => a.clone(),
                 _ => return Err(Error::shape(source, "/cases", "expected a list of cases")),
             },
-            v => return Err(Error::shape(source, "", format!("expected a list of cases or {{cases: […]}}, found {}", json_kind(v)))),
+            v => {
+                return Err(Error::shape(
+                    source,
+                    "",
+                    format!(
+                        "expected a list of cases or {{cases: […]}}, found {}",
+                        json_kind(v)
+                    ),
+                ));
+            }
         };
-        list.into_iter().enumerate().map(|(i, v)| (format!("/cases/{i}"), v)).collect()
+        list.into_iter()
+            .enumerate()
+            .map(|(i, v)| (format!("/cases/{i}"), v))
+            .collect()
     };
     let mut cases: Vec<Case> = Vec::with_capacity(raw.len());
     let mut seen = BTreeSet::new();
     for (where_, v) in &raw {
         let case = parse_case(v, source, where_, base_dir)?;
         if !seen.insert(case.id.clone()) {
-            return Err(Error::Usage(format!("{source}: case {:?} ({where_}): duplicate id; ids must be unique and stable", case.id)));
+            return Err(Error::Usage(format!(
+                "{source}: case {:?} ({where_}): duplicate id; ids must be unique and stable",
+                case.id
+            )));
         }
         cases.push(case);
     }
@@ -126,7 +144,11 @@ fn looks_like_jsonl(text: &str) -> bool {
 
 pub fn load(path: &Path) -> Result<Suite> {
     let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-    parse(&text, &path.display().to_string(), path.parent().unwrap_or(Path::new(".")))
+    parse(
+        &text,
+        &path.display().to_string(),
+        path.parent().unwrap_or(Path::new(".")),
+    )
 }
 
 fn field_err(source: &str, id: &str, field: &str, what: impl std::fmt::Display) -> Error {
@@ -138,45 +160,124 @@ fn string_list(v: &Value, source: &str, id: &str, field: &str) -> Result<Vec<Str
         Value::String(s) => Ok(vec![s.clone()]),
         Value::Array(a) => a
             .iter()
-            .map(|x| x.as_str().map(String::from).ok_or_else(|| field_err(source, id, field, format!("expected strings, found {}", json_kind(x)))))
+            .map(|x| {
+                x.as_str().map(String::from).ok_or_else(|| {
+                    field_err(
+                        source,
+                        id,
+                        field,
+                        format!("expected strings, found {}", json_kind(x)),
+                    )
+                })
+            })
             .collect(),
-        other => Err(field_err(source, id, field, format!("expected a string or a list of strings, found {}", json_kind(other)))),
+        other => Err(field_err(
+            source,
+            id,
+            field,
+            format!(
+                "expected a string or a list of strings, found {}",
+                json_kind(other)
+            ),
+        )),
     }
 }
 
 fn parse_case(v: &Value, source: &str, where_: &str, base_dir: &Path) -> Result<Case> {
-    let o = v.as_object().ok_or_else(|| Error::Usage(format!("{source}: {where_}: expected a case object, found {}", json_kind(v))))?;
-    const KNOWN: [&str; 8] = ["id", "prompt", "history", "expect", "must_not_call", "distractors", "tags", "note"];
+    let o = v.as_object().ok_or_else(|| {
+        Error::Usage(format!(
+            "{source}: {where_}: expected a case object, found {}",
+            json_kind(v)
+        ))
+    })?;
+    const KNOWN: [&str; 8] = [
+        "id",
+        "prompt",
+        "history",
+        "expect",
+        "must_not_call",
+        "distractors",
+        "tags",
+        "note",
+    ];
     let id = match o.get("id") {
         Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
         Some(Value::Number(n)) => n.to_string(),
-        _ => return Err(Error::Usage(format!("{source}: {where_}: `id`: expected a non-empty string"))),
+        _ => {
+            return Err(Error::Usage(format!(
+                "{source}: {where_}: `id`: expected a non-empty string"
+            )));
+        }
     };
     if let Some(k) = o.keys().find(|k| !KNOWN.contains(&k.as_str())) {
-        return Err(field_err(source, &id, k, format!("unknown field (known: {})", KNOWN.join(", "))));
+        return Err(field_err(
+            source,
+            &id,
+            k,
+            format!("unknown field (known: {})", KNOWN.join(", ")),
+        ));
     }
     let prompt = match o.get("prompt") {
         Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
-        Some(other) if !other.is_string() => return Err(field_err(source, &id, "prompt", format!("expected a string, found {}", json_kind(other)))),
-        _ => return Err(field_err(source, &id, "prompt", "expected a non-empty user message")),
+        Some(other) if !other.is_string() => {
+            return Err(field_err(
+                source,
+                &id,
+                "prompt",
+                format!("expected a string, found {}", json_kind(other)),
+            ));
+        }
+        _ => {
+            return Err(field_err(
+                source,
+                &id,
+                "prompt",
+                "expected a non-empty user message",
+            ));
+        }
     };
     let expect = match o.get("expect") {
-        None => return Err(field_err(source, &id, "expect", "missing: give a tool name, a list of acceptable names, or `none`")),
+        None => {
+            return Err(field_err(
+                source,
+                &id,
+                "expect",
+                "missing: give a tool name, a list of acceptable names, or `none`",
+            ));
+        }
         Some(Value::Null) => Expect::None,
         Some(Value::String(s)) if s == "none" => Expect::None,
         Some(v) => {
             let names = string_list(v, source, &id, "expect")?;
             if names.is_empty() {
-                return Err(field_err(source, &id, "expect", "empty list: use `none` when no tool should be called"));
+                return Err(field_err(
+                    source,
+                    &id,
+                    "expect",
+                    "empty list: use `none` when no tool should be called",
+                ));
             }
             Expect::Tools(names)
         }
     };
-    let must_not_call = o.get("must_not_call").map(|v| string_list(v, source, &id, "must_not_call")).transpose()?.unwrap_or_default();
+    let must_not_call = o
+        .get("must_not_call")
+        .map(|v| string_list(v, source, &id, "must_not_call"))
+        .transpose()?
+        .unwrap_or_default();
     if let Some(clash) = must_not_call.iter().find(|n| expect.names().contains(n)) {
-        return Err(field_err(source, &id, "must_not_call", format!("{clash:?} is also expected")));
+        return Err(field_err(
+            source,
+            &id,
+            "must_not_call",
+            format!("{clash:?} is also expected"),
+        ));
     }
-    let tags = o.get("tags").map(|v| string_list(v, source, &id, "tags")).transpose()?.unwrap_or_default();
+    let tags = o
+        .get("tags")
+        .map(|v| string_list(v, source, &id, "tags"))
+        .transpose()?
+        .unwrap_or_default();
     let history = match o.get("history") {
         None => Vec::new(),
         Some(Value::Array(a)) => a
@@ -186,12 +287,27 @@ fn parse_case(v: &Value, source: &str, where_: &str, base_dir: &Path) -> Result<
                 let role = m.get("role").and_then(Value::as_str).unwrap_or("");
                 let content = m.get("content").and_then(Value::as_str);
                 match (role, content) {
-                    ("user" | "assistant", Some(c)) => Ok(Message { role: role.into(), content: c.into() }),
-                    _ => Err(field_err(source, &id, &format!("history/{i}"), "expected {role: user|assistant, content: string}")),
+                    ("user" | "assistant", Some(c)) => Ok(Message {
+                        role: role.into(),
+                        content: c.into(),
+                    }),
+                    _ => Err(field_err(
+                        source,
+                        &id,
+                        &format!("history/{i}"),
+                        "expected {role: user|assistant, content: string}",
+                    )),
                 }
             })
             .collect::<Result<_>>()?,
-        Some(other) => return Err(field_err(source, &id, "history", format!("expected a list of messages, found {}", json_kind(other)))),
+        Some(other) => {
+            return Err(field_err(
+                source,
+                &id,
+                "history",
+                format!("expected a list of messages, found {}", json_kind(other)),
+            ));
+        }
     };
     let distractors = match o.get("distractors") {
         None => Vec::new(),
@@ -203,43 +319,98 @@ fn parse_case(v: &Value, source: &str, where_: &str, base_dir: &Path) -> Result<
             .into_iter()
             .flatten()
             .collect(),
-        Some(other) => return Err(field_err(source, &id, "distractors", format!("expected a list, found {}", json_kind(other)))),
+        Some(other) => {
+            return Err(field_err(
+                source,
+                &id,
+                "distractors",
+                format!("expected a list, found {}", json_kind(other)),
+            ));
+        }
     };
-    Ok(Case { id, history, prompt, expect, must_not_call, distractors, tags })
+    Ok(Case {
+        id,
+        history,
+        prompt,
+        expect,
+        must_not_call,
+        distractors,
+        tags,
+    })
 }
 
 /// A distractor is an inline tool definition, or `{ref: "FILE"}` (all tools of a tools file) or
 /// `{ref: "FILE#name"}` (one of them), relative to the suite file.
 fn distractor(d: &Value, source: &str, id: &str, i: usize, base_dir: &Path) -> Result<Vec<Tool>> {
     if let Some(r) = d.get("ref") {
-        let r = r.as_str().ok_or_else(|| field_err(source, id, &format!("distractors/{i}/ref"), "expected \"FILE\" or \"FILE#tool\""))?;
+        let r = r.as_str().ok_or_else(|| {
+            field_err(
+                source,
+                id,
+                &format!("distractors/{i}/ref"),
+                "expected \"FILE\" or \"FILE#tool\"",
+            )
+        })?;
         let (file, name) = match r.split_once('#') {
             Some((f, n)) => (f, Some(n)),
             None => (r, None),
         };
         let path: PathBuf = base_dir.join(file);
-        let text = std::fs::read_to_string(&path).map_err(|e| field_err(source, id, &format!("distractors/{i}/ref"), format!("{}: {e}", path.display())))?;
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            field_err(
+                source,
+                id,
+                &format!("distractors/{i}/ref"),
+                format!("{}: {e}", path.display()),
+            )
+        })?;
         let (set, _) = crate::tools::load::parse_text(&text, &path.display().to_string())?;
         return match name {
             None => Ok(set.tools),
-            Some(n) => set
-                .get(n)
-                .cloned()
-                .map(|t| vec![t])
-                .ok_or_else(|| field_err(source, id, &format!("distractors/{i}/ref"), format!("no tool {n:?} in {}", path.display()))),
+            Some(n) => set.get(n).cloned().map(|t| vec![t]).ok_or_else(|| {
+                field_err(
+                    source,
+                    id,
+                    &format!("distractors/{i}/ref"),
+                    format!("no tool {n:?} in {}", path.display()),
+                )
+            }),
         };
     }
-    Tool::from_value(d, &format!("{source}: case {id:?}"), &format!("/distractors/{i}")).map(|t| vec![t])
+    Tool::from_value(
+        d,
+        &format!("{source}: case {id:?}"),
+        &format!("/distractors/{i}"),
+    )
+    .map(|t| vec![t])
 }
 
 /// Problems that make a suite unable to measure a tool set (used by `check` and `suite check`).
 pub fn validate_against(suite: &Suite, tools: &ToolSet) -> Vec<String> {
     let mut out = Vec::new();
     for c in &suite.cases {
-        let offered: BTreeSet<&str> = tools.tools.iter().chain(&c.distractors).map(|t| t.name.as_str()).collect();
-        let unknown: Vec<&String> = c.expect.names().iter().filter(|n| !offered.contains(n.as_str())).collect();
+        let offered: BTreeSet<&str> = tools
+            .tools
+            .iter()
+            .chain(&c.distractors)
+            .map(|t| t.name.as_str())
+            .collect();
+        let unknown: Vec<&String> = c
+            .expect
+            .names()
+            .iter()
+            .filter(|n| !offered.contains(n.as_str()))
+            .collect();
         if !unknown.is_empty() && unknown.len() == c.expect.names().len() {
-            out.push(format!("case {:?}: no expected tool is offered ({})", c.id, unknown.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", ")));
+            out.push(format!(
+                "case {:?}: no expected tool is offered ({})",
+                c.id,
+                unknown
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
         }
     }
     out
@@ -264,20 +435,50 @@ mod tests {
 
     #[test]
     fn validation_errors_name_case_and_field() {
-        let e = p("- id: a\n  prompt: x\n", "s.yaml").unwrap_err().to_string();
-        assert_eq!(e, "s.yaml: case \"a\": `expect`: missing: give a tool name, a list of acceptable names, or `none`");
-        let e = p("- id: a\n  prompt: x\n  expect: t\n- id: a\n  prompt: y\n  expect: t\n", "s.yaml").unwrap_err().to_string();
+        let e = p("- id: a\n  prompt: x\n", "s.yaml")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "s.yaml: case \"a\": `expect`: missing: give a tool name, a list of acceptable names, or `none`"
+        );
+        let e = p(
+            "- id: a\n  prompt: x\n  expect: t\n- id: a\n  prompt: y\n  expect: t\n",
+            "s.yaml",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("case \"a\" (/cases/1): duplicate id"), "{e}");
-        let e = p("- id: a\n  prompt: x\n  expect: t\n  must_not_call: [t]\n", "s.yaml").unwrap_err().to_string();
+        let e = p(
+            "- id: a\n  prompt: x\n  expect: t\n  must_not_call: [t]\n",
+            "s.yaml",
+        )
+        .unwrap_err()
+        .to_string();
         assert!(e.contains("`must_not_call`: \"t\" is also expected"), "{e}");
-        let e = p("- id: a\n  prompt: x\n  expect: t\n  expct: u\n", "s.yaml").unwrap_err().to_string();
+        let e = p("- id: a\n  prompt: x\n  expect: t\n  expct: u\n", "s.yaml")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("`expct`: unknown field"), "{e}");
-        let e = p("- id: a\n  prompt: 3\n  expect: t\n", "s.yaml").unwrap_err().to_string();
-        assert!(e.contains("`prompt`: expected a string, found number"), "{e}");
+        let e = p("- id: a\n  prompt: 3\n  expect: t\n", "s.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`prompt`: expected a string, found number"),
+            "{e}"
+        );
         let e = p("{\"id\":\"a\"\n", "s.jsonl").unwrap_err().to_string();
         assert!(e.starts_with("s.jsonl: invalid JSON at line 1"), "{e}");
-        let e = p("- id: a\n  prompt: x\n  expect: t\n  distractors: [{name: 5}]\n", "s.yaml").unwrap_err().to_string();
-        assert!(e.contains("case \"a\"") && e.contains("/distractors/0/name: expected string"), "{e}");
+        let e = p(
+            "- id: a\n  prompt: x\n  expect: t\n  distractors: [{name: 5}]\n",
+            "s.yaml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("case \"a\"") && e.contains("/distractors/0/name: expected string"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -17,6 +17,7 @@ fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
     let out = cargo_bin_cmd!("driftgate")
         .current_dir(dir)
         .env("NO_COLOR", "1")
+        .env("DRIFTGATE_CACHE_DIR", cache_dir())
         .env_remove("GITHUB_EVENT_PATH")
         .env_remove("GITHUB_BASE_REF")
         .args(args)
@@ -29,12 +30,20 @@ fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
+/// One cache for the whole test binary, outside the source tree.
+fn cache_dir() -> PathBuf {
+    static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| tempfile::tempdir().unwrap())
+        .path()
+        .to_path_buf()
+}
+
 fn corpus_dir() -> PathBuf {
     fixture("corpus")
 }
 
 #[test]
-fn diff_terminal_rewrite_passes_at_default_fail_on() {
+fn diff_terminal_rewrite_crosses_the_cosine_floor() {
     let (code, out, _) = run(
         &corpus_dir(),
         &[
@@ -43,7 +52,8 @@ fn diff_terminal_rewrite_passes_at_default_fail_on() {
             "server-filesystem/2025.7.29.json",
         ],
     );
-    assert_eq!(code, 0);
+    assert_eq!(code, 1, "read_file's rewrite moved its meaning below 0.92");
+    assert!(out.contains("`read_file` description cosine"), "{out}");
     insta::assert_snapshot!(out);
 }
 
@@ -67,6 +77,7 @@ fn diff_fail_on_threshold_moves_the_verdict() {
         "diff",
         "server-filesystem/2025.7.1.json",
         "server-filesystem/2025.7.29.json",
+        "--no-embed",
     ];
     let (code, _, _) = run(
         &corpus_dir(),

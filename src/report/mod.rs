@@ -6,8 +6,11 @@ pub mod terminal;
 
 use serde::Serialize;
 
-use crate::diff::{Diff, Severity};
-use crate::gate::Verdict;
+use crate::check::{RouterInfo, SuiteInfo};
+use crate::diff::Diff;
+use crate::drift::Drift;
+use crate::gate::{CheckThresholds, Verdict};
+use crate::replay::Routing;
 use crate::tools::load::{Format, Loaded};
 
 /// Bumped only on incompatible changes; additions keep the version.
@@ -35,11 +38,6 @@ impl Side {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Thresholds {
-    pub fail_on: Severity,
-}
-
-#[derive(Debug, Clone, Serialize)]
 pub struct Report {
     pub schema_version: u32,
     pub driftgate_version: &'static str,
@@ -47,8 +45,18 @@ pub struct Report {
     pub verdict: Verdict,
     pub base: Side,
     pub head: Side,
-    pub thresholds: Thresholds,
+    pub thresholds: CheckThresholds,
     pub diff: Diff,
+    /// Meaning drift of changed tools (absent with `--no-embed`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drift: Option<Drift>,
+    /// Paired routing replay (`check` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub routing: Option<Routing>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub suite: Option<SuiteInfo>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub router: Option<RouterInfo>,
     /// Loud notes for the reader (e.g. the suite changed with the tools).
     pub notes: Vec<String>,
 }

@@ -65,6 +65,8 @@ pub fn render(report: &Report, color: bool) -> String {
             p.wrap("1;33", &format!("NOTE: {}", clean(note, false)))
         );
     }
+    routing(report, &p, &mut out);
+    drift(report, &p, &mut out);
     if report.diff.tools.is_empty() {
         let _ = writeln!(
             out,
@@ -147,6 +149,218 @@ pub fn render(report: &Report, color: bool) -> String {
         );
     }
     out
+}
+
+/// A simple left-aligned table; the last column is not padded.
+fn table(header: &[&str], rows: &[Vec<String>]) -> Vec<String> {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| -> String {
+        let mut s = String::new();
+        let last = cells.len().saturating_sub(1);
+        for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
+            s.push_str(c);
+            if i < last {
+                s.push_str(&" ".repeat(w - c.chars().count() + 2));
+            }
+        }
+        s.trim_end().to_string()
+    };
+    let mut out = vec![line(
+        &header.iter().map(|h| h.to_string()).collect::<Vec<_>>(),
+    )];
+    out.extend(rows.iter().map(|r| line(r)));
+    out
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+fn routing(report: &Report, p: &Paint, out: &mut String) {
+    let Some(r) = &report.routing else { return };
+    let s = &r.summary;
+    if let (Some(router), Some(suite)) = (&report.router, &report.suite) {
+        let _ = writeln!(
+            out,
+            "router: {} {} · suite {} ({} cases, {}, measured with the {} suite) · repeats {}",
+            router.kind,
+            cell(&router.model, 60),
+            cell(&suite.source, 60),
+            suite.cases,
+            &suite.sha256[..19.min(suite.sha256.len())],
+            suite.measured_with,
+            router.repeats
+        );
+    }
+    if !r.errors.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            p.wrap(
+                "1;33",
+                &format!(
+                    "INCOMPLETE: {} answer(s) missing after retries",
+                    r.errors.len()
+                )
+            )
+        );
+        for e in r.errors.iter().take(10) {
+            let _ = writeln!(out, "  {}", cell(e, 160));
+        }
+    }
+    let regressed: Vec<_> = r
+        .flips
+        .iter()
+        .filter(|f| f.direction == "regressed")
+        .collect();
+    let fixed: Vec<_> = r.flips.iter().filter(|f| f.direction == "fixed").collect();
+    for (title, flips, code) in [("Regressed", &regressed, "1;31"), ("Fixed", &fixed, "1;32")] {
+        if flips.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "\n{}",
+            p.wrap(code, &format!("{title} cases ({}):", flips.len()))
+        );
+        let rows: Vec<Vec<String>> = flips
+            .iter()
+            .map(|f| {
+                vec![
+                    cell(&f.id, 24),
+                    cell(&f.expect, 40),
+                    format!("{} → {}", cell(&f.base, 32), cell(&f.head, 32)),
+                    cell(&f.prompt, 70),
+                ]
+            })
+            .collect();
+        for l in table(&["CASE", "EXPECTED", "BASE → HEAD", "PROMPT"], &rows) {
+            let _ = writeln!(out, "  {l}");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nRouting accuracy: base {} [{}, {}] → head {} [{}, {}] (Wilson 95%), {} cases",
+        pct(s.base_accuracy),
+        pct(s.base_ci.lo),
+        pct(s.base_ci.hi),
+        pct(s.head_accuracy),
+        pct(s.head_ci.lo),
+        pct(s.head_ci.hi),
+        s.n_cases
+    );
+    let _ = writeln!(
+        out,
+        "Paired delta {:+.1} pts, bootstrap 95% CI [{:+.1}, {:+.1}]; {} regressed, {} fixed; exact one-sided p = {:.4}",
+        s.delta * 100.0,
+        s.delta_ci.lo * 100.0,
+        s.delta_ci.hi * 100.0,
+        s.discordant_right_to_wrong,
+        s.discordant_wrong_to_right,
+        s.p_value_worse
+    );
+    if !s.unstable_cases.is_empty() {
+        let _ = writeln!(
+            out,
+            "Unstable at base (repeats disagree): {}",
+            cell(&s.unstable_cases.join(", "), 200)
+        );
+    }
+    let rows: Vec<Vec<String>> = r
+        .per_tool
+        .iter()
+        .filter(|t| t.delta != 0.0 || t.regressed + t.fixed > 0)
+        .map(|t| {
+            vec![
+                cell(&t.tool, 40),
+                t.cases.to_string(),
+                pct(t.base_accuracy),
+                pct(t.head_accuracy),
+                format!("{:+.1}", t.delta * 100.0),
+                format!("{:.4}", t.p_value_worse),
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        let _ = writeln!(out);
+        for l in table(&["TOOL", "CASES", "BASE", "HEAD", "Δ PTS", "P"], &rows) {
+            let _ = writeln!(out, "  {l}");
+        }
+    }
+    let new_confusions: Vec<_> = r
+        .head_confusions
+        .iter()
+        .filter(|c| {
+            !r.base_confusions
+                .iter()
+                .any(|b| b.expected == c.expected && b.chosen == c.chosen && b.count >= c.count)
+        })
+        .collect();
+    for c in new_confusions.iter().take(5) {
+        let _ = writeln!(
+            out,
+            "  prompts meant for `{}` now go to `{}` ({}×)",
+            cell(&c.expected, 40),
+            cell(&c.chosen, 40),
+            c.count
+        );
+    }
+    let st = |x: &crate::replay::RunStats| {
+        format!(
+            "{} sent, {} cached, {} reused, {} retries",
+            x.requests_sent, x.cache_hits, x.reused, x.retries
+        )
+    };
+    let _ = writeln!(
+        out,
+        "Requests: base {}; head {}",
+        st(&r.base_stats),
+        st(&r.head_stats)
+    );
+    let (i, o) = (
+        r.base_stats.input_tokens + r.head_stats.input_tokens,
+        r.base_stats.output_tokens + r.head_stats.output_tokens,
+    );
+    if i + o > 0 {
+        let _ = writeln!(out, "Tokens: {i} in, {o} out");
+    }
+}
+
+fn drift(report: &Report, p: &Paint, out: &mut String) {
+    let Some(d) = &report.drift else { return };
+    if d.tools.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nMeaning drift ({}, floor {:.2}):",
+        cell(&d.model, 60),
+        d.floor
+    );
+    let rows: Vec<Vec<String>> = d
+        .tools
+        .iter()
+        .map(|t| {
+            vec![
+                cell(&t.tool, 40),
+                format!("{:.3}", t.description_cosine),
+                format!("{:.3}", t.full_text_cosine),
+                if t.below_floor {
+                    p.wrap("1;31", "below floor")
+                } else {
+                    "ok".into()
+                },
+            ]
+        })
+        .collect();
+    for l in table(&["TOOL", "DESCRIPTION COS", "FULL TEXT COS", ""], &rows) {
+        let _ = writeln!(out, "  {l}");
+    }
 }
 
 /// Word-level diff: deletions red and struck through, insertions green; without colour the

@@ -39,11 +39,15 @@ pub struct RouteCache {
 impl RouteCache {
     /// `None` disables the disk cache (requests are still de-duplicated within a run).
     pub fn new(dir: Option<PathBuf>) -> Self {
-        RouteCache { dir: dir.map(|d| d.join("route")) }
+        RouteCache {
+            dir: dir.map(|d| d.join("route")),
+        }
     }
 
     fn path(&self, key: &str) -> Option<PathBuf> {
-        self.dir.as_ref().map(|d| d.join(&key[..2]).join(format!("{key}.json")))
+        self.dir
+            .as_ref()
+            .map(|d| d.join(&key[..2]).join(format!("{key}.json")))
     }
 
     pub fn get(&self, key: &str) -> Option<RouteResponse> {
@@ -54,14 +58,21 @@ impl RouteCache {
     /// Best effort: a cache that cannot be written only costs requests next time.
     pub fn put(&self, key: &str, resp: &RouteResponse) {
         let Some(path) = self.path(key) else { return };
-        let _ = write_entry(&path, &to_canonical(&serde_json::to_value(resp).unwrap_or_default()));
+        let _ = write_entry(
+            &path,
+            &to_canonical(&serde_json::to_value(resp).unwrap_or_default()),
+        );
     }
 }
 
 fn write_entry(path: &Path, text: &str) -> std::io::Result<()> {
     let dir = path.parent().expect("entry has a parent");
     std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".{}.{}.tmp", std::process::id(), rand::random::<u64>()));
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        std::process::id(),
+        rand::random::<u64>()
+    ));
     std::fs::write(&tmp, text)?;
     std::fs::rename(&tmp, path)
 }

@@ -9,6 +9,7 @@ pub mod cache;
 pub mod keys;
 pub mod openai;
 pub mod retry;
+pub mod semantic;
 
 use std::time::Duration;
 
