@@ -95,6 +95,24 @@ pub fn parse(text: &str, source: &str, base_dir: &Path) -> Result<Suite> {
         let list = match &doc {
             Value::Array(a) => a.clone(),
             Value::Object(o) => match o.get("cases") {
+                _ if o.keys().any(|k| k != "cases" && k != "version") => {
+                    let k = o
+                        .keys()
+                        .find(|k| *k != "cases" && *k != "version")
+                        .expect("checked");
+                    return Err(Error::shape(
+                        source,
+                        &format!("/{k}"),
+                        "unknown top-level key (expected `version` and `cases`)",
+                    ));
+                }
+                _ if o.get("version").is_some_and(|v| v != &Value::from(1)) => {
+                    return Err(Error::shape(
+                        source,
+                        "/version",
+                        "expected suite format version 1",
+                    ));
+                }
                 Some(Value::Array(a)) => a.clone(),
                 _ => return Err(Error::shape(source, "/cases", "expected a list of cases")),
             },

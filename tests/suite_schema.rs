@@ -1,0 +1,63 @@
+//! `docs/suite.schema.json` documents the suite format: every suite we ship validates against it,
+//! and the parser's rejections are rejected by the schema too.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+fn schema() -> jsonschema::Validator {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let s: Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("docs/suite.schema.json")).unwrap(),
+    )
+    .unwrap();
+    jsonschema::validator_for(&s).unwrap()
+}
+
+fn yaml(path: &str) -> Value {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    serde_yaml::from_str(&std::fs::read_to_string(root.join(path)).unwrap()).unwrap()
+}
+
+#[test]
+fn shipped_suites_validate() {
+    let v = schema();
+    let cal = yaml("examples/calendar/suite.yaml");
+    assert!(
+        v.is_valid(&cal),
+        "{:?}",
+        v.iter_errors(&cal)
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+    );
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text =
+        std::fs::read_to_string(root.join("tests/fixtures/server-filesystem.suite.jsonl")).unwrap();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        let case: Value = serde_json::from_str(line).unwrap();
+        assert!(v.is_valid(&case), "{line}");
+    }
+    // And the parser accepts both.
+    driftgate::suite::load(&root.join("examples/calendar/suite.yaml")).unwrap();
+    driftgate::suite::load(&root.join("tests/fixtures/server-filesystem.suite.jsonl")).unwrap();
+}
+
+#[test]
+fn schema_rejects_what_the_parser_rejects() {
+    let v = schema();
+    for bad in [
+        json!([{"id": "a", "prompt": "x"}]),
+        json!([{"id": "a", "prompt": "", "expect": "t"}]),
+        json!([{"id": "a", "prompt": "x", "expect": []}]),
+        json!([{"id": "a", "prompt": "x", "expect": "t", "expct": "u"}]),
+        json!([{"id": "a", "prompt": "x", "expect": "t", "history": [{"role": "system", "content": "c"}]}]),
+        json!({"cases": []}),
+    ] {
+        assert!(!v.is_valid(&bad), "schema accepted {bad}");
+        let text = serde_yaml::to_string(&bad).unwrap();
+        assert!(
+            driftgate::suite::parse(&text, "s.yaml", Path::new(".")).is_err(),
+            "parser accepted {bad}"
+        );
+    }
+}
