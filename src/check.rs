@@ -46,6 +46,12 @@ pub struct RouterInfo {
     pub temperature: f32,
     pub seed: Option<u64>,
     pub distractor_tools: usize,
+    /// USD per million input/output tokens, when the user gave prices (never guessed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price_per_mtok: Option<[f64; 2]>,
+    /// Tokens the provider reported × prices, both sides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimated_cost_usd: Option<f64>,
 }
 
 pub struct SuiteChoice {
@@ -119,6 +125,7 @@ pub struct ReplayInputs {
     pub cache: RouteCache,
     pub config: ReplayConfig,
     pub packs: Vec<Tool>,
+    pub price_per_mtok: Option<[f64; 2]>,
 }
 
 pub async fn run(command: &'static str, inputs: CheckInputs) -> Result<Report> {
@@ -176,6 +183,11 @@ pub async fn run(command: &'static str, inputs: CheckInputs) -> Result<Report> {
                 temperature: r.config.sampling.temperature,
                 seed: r.config.sampling.seed,
                 distractor_tools: r.packs.len(),
+                price_per_mtok: r.price_per_mtok,
+                estimated_cost_usd: r.price_per_mtok.map(|[i, o]| {
+                    let u = replay::total_usage(&routing);
+                    (u.input_tokens as f64 * i + u.output_tokens as f64 * o) / 1e6
+                }),
             };
             (Some(routing), Some(r.suite.info.clone()), Some(info))
         }

@@ -293,6 +293,12 @@ pub struct RouterArgs {
     /// Semantic router: below this cosine, `auto` answers with no call [default: 0.25].
     #[arg(long)]
     pub none_threshold: Option<f32>,
+    /// USD per million input tokens: with --price-output, the report estimates the run's cost.
+    #[arg(long, value_name = "USD", requires = "price_output")]
+    pub price_input: Option<f64>,
+    /// USD per million output tokens.
+    #[arg(long, value_name = "USD", requires = "price_input")]
+    pub price_output: Option<f64>,
 }
 
 #[derive(Debug, Args)]
@@ -623,6 +629,11 @@ async fn run_check(a: CheckArgs) -> Result<i32> {
                 cache,
                 config,
                 packs,
+                price_per_mtok: r
+                    .price_input
+                    .or(c.price_input_per_mtok)
+                    .zip(r.price_output.or(c.price_output_per_mtok))
+                    .map(|(i, o)| [i, o]),
             }),
             notes: Vec::new(),
         },

@@ -55,6 +55,10 @@ pub struct RouterConfig {
     pub timeout_secs: Option<u64>,
     pub none_threshold: Option<f32>,
     pub azure_api_version: Option<String>,
+    /// USD per million input tokens, for the cost estimate.
+    pub price_input_per_mtok: Option<f64>,
+    /// USD per million output tokens, for the cost estimate.
+    pub price_output_per_mtok: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]

@@ -327,7 +327,13 @@ fn routing(report: &Report, p: &Paint, out: &mut String) {
         r.base_stats.output_tokens + r.head_stats.output_tokens,
     );
     if i + o > 0 {
-        let _ = writeln!(out, "Tokens: {i} in, {o} out");
+        let cost = report
+            .router
+            .as_ref()
+            .and_then(|r| r.estimated_cost_usd.zip(r.price_per_mtok))
+            .map(|(c, [pi, po])| format!(" ≈ ${c:.4} at ${pi}/${po} per M tokens"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "Tokens: {i} in, {o} out{cost}");
     }
 }
 
