@@ -670,22 +670,8 @@ fn emit(report: &Report, out: &OutputArgs) -> Result<()> {
     }
 }
 
-/// Write via a temporary file in the same directory and rename, so readers never see half a file.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    std::fs::write(&tmp, text).map_err(|e| Error::io(&tmp, e))?;
-    std::fs::rename(&tmp, path).map_err(|e| {
-        let _ = std::fs::remove_file(&tmp);
-        Error::io(path, e)
-    })
+    crate::fs::write_atomic(path, text.as_bytes()).map_err(|e| Error::io(path, e))
 }
 
 async fn run_lock(a: LockArgs) -> Result<i32> {

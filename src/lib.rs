@@ -10,6 +10,7 @@ pub mod diff;
 pub mod drift;
 pub mod embed;
 pub mod error;
+pub mod fs;
 pub mod gate;
 pub mod replay;
 pub mod report;

@@ -123,20 +123,6 @@ fn decode(key: &str, b: &[u8]) -> Option<Vec<f32>> {
     v.iter().all(|x| x.is_finite()).then_some(v)
 }
 
-fn write_entry(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let parent = path.parent().expect("entry paths have a parent");
-    std::fs::create_dir_all(parent)?;
-    let tmp = parent.join(format!(
-        ".tmp-{}-{:016x}",
-        std::process::id(),
-        rand::random::<u64>()
-    ));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
-        let _ = std::fs::remove_file(&tmp);
-    })
-}
-
 #[async_trait::async_trait]
 impl Embedder for CachedEmbedder {
     fn id(&self) -> &str {
@@ -221,7 +207,7 @@ impl Embedder for CachedEmbedder {
             let failed = tokio::task::spawn_blocking(move || {
                 entries
                     .iter()
-                    .filter(|(p, b)| write_entry(p, b).is_err())
+                    .filter(|(p, b)| crate::fs::write_atomic(p, b).is_err())
                     .count()
             })
             .await

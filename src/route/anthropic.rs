@@ -129,17 +129,7 @@ impl AnthropicRouter {
     }
 
     fn with_context(&self, e: RouteError) -> RouteError {
-        let prefix = |m: String| format!("anthropic {}: {m}", self.host);
-        match e {
-            RouteError::Transient {
-                message,
-                retry_after,
-            } => RouteError::Transient {
-                message: prefix(message),
-                retry_after,
-            },
-            RouteError::Fatal(message) => RouteError::Fatal(prefix(message)),
-        }
+        e.with_prefix(&format!("anthropic {}", self.host))
     }
 }
 

@@ -4,7 +4,7 @@
 //! system prompt, the exact tools in the order offered, the messages, tool choice, sampling and
 //! the repeat index. Entries are written atomically; an unreadable entry is a miss, never an error.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::json;
 
@@ -58,21 +58,7 @@ impl RouteCache {
     /// Best effort: a cache that cannot be written only costs requests next time.
     pub fn put(&self, key: &str, resp: &RouteResponse) {
         let Some(path) = self.path(key) else { return };
-        let _ = write_entry(
-            &path,
-            &to_canonical(&serde_json::to_value(resp).unwrap_or_default()),
-        );
+        let text = to_canonical(&serde_json::to_value(resp).unwrap_or_default());
+        let _ = crate::fs::write_atomic(&path, text.as_bytes());
     }
-}
-
-fn write_entry(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path.parent().expect("entry has a parent");
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        std::process::id(),
-        rand::random::<u64>()
-    ));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
 }

@@ -109,6 +109,22 @@ pub enum RouteError {
     Fatal(String),
 }
 
+impl RouteError {
+    /// The same error with `prefix: ` before its message (which provider, which host).
+    pub fn with_prefix(self, prefix: &str) -> RouteError {
+        match self {
+            RouteError::Transient {
+                message,
+                retry_after,
+            } => RouteError::Transient {
+                message: format!("{prefix}: {message}"),
+                retry_after,
+            },
+            RouteError::Fatal(message) => RouteError::Fatal(format!("{prefix}: {message}")),
+        }
+    }
+}
+
 #[async_trait::async_trait]
 pub trait Router: Send + Sync {
     /// "semantic", "openai", "anthropic": part of the cache key and the report.

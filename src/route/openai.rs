@@ -202,17 +202,7 @@ impl OpenAiRouter {
     }
 
     fn with_context(&self, e: RouteError) -> RouteError {
-        let prefix = |m: String| format!("openai {}: {m}", self.host);
-        match e {
-            RouteError::Transient {
-                message,
-                retry_after,
-            } => RouteError::Transient {
-                message: prefix(message),
-                retry_after,
-            },
-            RouteError::Fatal(message) => RouteError::Fatal(prefix(message)),
-        }
+        e.with_prefix(&format!("openai {}", self.host))
     }
 }
 
