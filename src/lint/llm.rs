@@ -48,6 +48,9 @@ pub const MAX_ANSWER_ATTEMPTS: usize = 3;
 /// Cache entry format, part of every key: bump it when the entry shape changes.
 const CACHE_FORMAT: u32 = 1;
 
+/// The tier of a tool the model never gave a valid answer for.
+pub const UNSCORED: &str = "?";
+
 pub fn tier(score: f64) -> &'static str {
     TIERS
         .iter()
@@ -55,7 +58,8 @@ pub fn tier(score: f64) -> &'static str {
         .map_or("F", |(t, _)| t)
 }
 
-/// A validated answer: the six grades (1–5, in [`DIMENSIONS`] order) and the optional rationale.
+/// A validated answer: the six grades (1–5, in [`DIMENSIONS`] order), and a rationale when the
+/// model adds one (not asked for: small models let it run past the token limit).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Grades {
     pub purpose_clarity: u8,
@@ -252,6 +256,7 @@ pub fn cache_key(router: &dyn Router, input_hash: &str) -> String {
         "format": CACHE_FORMAT,
         "input_hash": input_hash,
         "prompt_sha256": hash_str(PROMPT),
+        "sampling": sampling(),
         "kind": router.kind(),
         "model": router.model(),
         "host": router.endpoint_host(),
@@ -271,11 +276,12 @@ struct Asked {
     output_tokens: u64,
 }
 
+/// Room for the six grades with some slack (a cut answer is unparseable and costs a retry).
 fn sampling() -> Sampling {
     Sampling {
         temperature: 0.0,
         seed: Some(0),
-        max_tokens: 300,
+        max_tokens: 600,
     }
 }
 
@@ -334,7 +340,7 @@ async fn ask(router: &dyn Router, t: &Tool, policy: &RetryPolicy) -> Asked {
         messages.push(Message {
             role: "user".into(),
             content: format!(
-                "That answer does not match the required format: {problem}. Reply with only the JSON object: the six keys, each an integer from 1 to 5, and optionally \"rationale\"."
+                "That answer does not match the required format: {problem}. Reply with only the JSON object: the six keys, each an integer from 1 to 5."
             ),
         });
     }
@@ -405,7 +411,7 @@ pub async fn score(
             tier: if grades.is_some() || gate.is_some() {
                 tier(score)
             } else {
-                "?"
+                UNSCORED
             },
             grades,
             score,

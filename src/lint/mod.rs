@@ -457,3 +457,125 @@ pub fn verdict(section: &LintSection, strict: bool) -> crate::gate::Verdict {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::Status;
+    use serde_json::json;
+
+    fn set(v: serde_json::Value) -> ToolSet {
+        ToolSet::from_array(v.as_array().unwrap(), "t", "").unwrap()
+    }
+
+    fn lint(v: serde_json::Value) -> Lint {
+        analyse_with(&set(v), None, None, &LintOptions::default())
+    }
+
+    fn pair_tools() -> serde_json::Value {
+        let p = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
+        json!([
+            {"name": "read_file", "description": "Read a file as text.", "inputSchema": p},
+            {"name": "read_text_file", "description": "Read a text file as text.", "inputSchema": p},
+            {"name": "ping"}
+        ])
+    }
+
+    #[test]
+    fn findings_are_ordered_by_level_then_score() {
+        let l = lint(pair_tools());
+        let got: Vec<(&str, Level)> = l.findings.iter().map(|f| (f.rule, f.level)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("no-description", Level::Error),
+                ("confusable-pair", Level::Warning)
+            ]
+        );
+        assert_eq!((l.count(Level::Error), l.count(Level::Warning)), (1, 1));
+        assert!(
+            l.findings[1]
+                .message
+                .starts_with("`read_file` and `read_text_file` are confusable (score ")
+        );
+    }
+
+    #[test]
+    fn verdict_passes_unless_strict_and_is_incomplete_without_model_scores() {
+        let s = LintSection::full(lint(pair_tools()));
+        let v = verdict(&s, false);
+        assert_eq!(v.status, Status::Pass);
+        assert_eq!(
+            v.reason,
+            "1 hard gate(s), 1 confusable pair(s), 0 note(s) (a heuristic: pass --strict to fail on them)"
+        );
+        assert_eq!(verdict(&s, true).status, Status::Fail);
+        let clean = LintSection::full(lint(json!([{"name": "a", "description": "Does a."}])));
+        assert_eq!(verdict(&clean, true).status, Status::Pass);
+        let mut s = s;
+        s.llm = Some(llm::LlmReport {
+            router: "openai".into(),
+            model: "m".into(),
+            host: "h".into(),
+            prompt: llm::PROMPT_FILE,
+            prompt_sha256: String::new(),
+            tools: vec![],
+            server_score: None,
+            server_tier: None,
+            requests_sent: 0,
+            cache_hits: 0,
+            retries: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            errors: vec!["`a`: HTTP 500".into()],
+        });
+        let v = verdict(&s, false);
+        assert_eq!(v.status, Status::Incomplete);
+        assert!(
+            v.reason
+                .starts_with("1 tool(s) could not be scored by the model (first: `a`: HTTP 500)")
+        );
+    }
+
+    #[test]
+    fn the_delta_says_what_the_pr_did() {
+        let base = lint(json!([{"name": "ping", "description": "Check the server answers."}]));
+        let head = lint(pair_tools());
+        let s = LintSection::delta(&base, &head, &BTreeMap::new());
+        let msgs: Vec<&str> = s
+            .introduced
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|f| f.message.as_str())
+            .collect();
+        assert_eq!(msgs[0], "this PR leaves `ping` without a description");
+        assert!(
+            msgs[1]
+                .starts_with("this PR makes `read_file` and `read_text_file` confusable (score ")
+        );
+        assert!(s.fixed.as_ref().unwrap().is_empty());
+        assert!(s.findings.is_none() && s.tools.is_none());
+        let back = LintSection::delta(&head, &base, &BTreeMap::new());
+        let msgs: Vec<&str> = back
+            .fixed
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|f| f.message.as_str())
+            .collect();
+        assert_eq!(msgs[0], "this PR gives `ping` a description");
+        assert!(
+            msgs[1].starts_with("this PR makes `read_file` and `read_text_file` distinguishable")
+        );
+        assert!(LintSection::delta(&head, &head, &BTreeMap::new()).is_empty_delta());
+    }
+
+    #[test]
+    fn every_rule_has_a_level_and_the_table_is_unique() {
+        let ids: BTreeSet<&str> = RULES.iter().map(|r| r.id).collect();
+        assert_eq!(ids.len(), RULES.len());
+        assert_eq!(rule("confusable-pair").level, Level::Warning);
+        assert_eq!(rule("scope-ambiguity").level, Level::Note);
+    }
+}

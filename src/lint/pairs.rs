@@ -69,8 +69,9 @@ pub const NAME_PARTS: NameParts = NameParts {
 
 /// A first name token shared by at least this share of a server's tools (with at least
 /// [`NAMESPACE_MIN_TOOLS`] tools) is a namespace (`git_`, `browser_`), not an action: it is set
-/// aside before names are compared.
-pub const NAMESPACE_SHARE: f64 = 0.5;
+/// aside before names are compared. A known verb is never a namespace: half of a server's tools
+/// may well start with `get_`.
+pub const NAMESPACE_SHARE: f64 = 0.8;
 pub const NAMESPACE_MIN_TOOLS: usize = 3;
 
 /// Why a pair passed or failed the schema gate.
@@ -285,7 +286,9 @@ fn namespace(names: &[Vec<String>]) -> Option<String> {
         *counts.entry(&n[0]).or_default() += 1;
     }
     let (token, k) = counts.into_iter().max_by_key(|(_, k)| *k)?;
-    (k as f64 >= NAMESPACE_SHARE * names.len() as f64).then(|| token.clone())
+    let verb = verbs::READING_VERBS.contains(&token.as_str())
+        || verbs::MUTATING_VERBS.contains(&token.as_str());
+    (!verb && k as f64 >= NAMESPACE_SHARE * names.len() as f64).then(|| token.clone())
 }
 
 fn read_only(t: &Tool) -> Option<bool> {
@@ -478,4 +481,234 @@ fn scope_extra(a: &[String], b: &[String]) -> Option<Vec<String>> {
     let ss: BTreeSet<&String> = short.iter().collect();
     let extra: Vec<String> = long.iter().filter(|t| !ss.contains(t)).cloned().collect();
     (!extra.is_empty()).then_some(extra)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn t(v: Value) -> Tool {
+        Tool::from_value(&v, "t", "").unwrap()
+    }
+
+    fn obj(props: Value, required: &[&str]) -> Value {
+        json!({"type": "object", "properties": props, "required": required})
+    }
+
+    fn set(tools: Vec<Value>) -> ToolSet {
+        ToolSet::from_array(&tools, "t", "").unwrap()
+    }
+
+    #[test]
+    fn gate_needs_each_side_to_take_the_others_required_arguments() {
+        let path = json!({"path": {"type": "string"}});
+        let a = t(json!({"name": "a", "inputSchema": obj(path.clone(), &["path"])}));
+        let b = t(
+            json!({"name": "b", "inputSchema": obj(json!({"path": {"type": "string"},
+            "head": {"type": "number"}}), &["path"])}),
+        );
+        assert!(
+            gate(&a, &b).substitutable,
+            "an extra optional argument is fine"
+        );
+        assert_eq!(gate(&a, &b).detail, "both accept the required `path`");
+        let c = t(
+            json!({"name": "c", "inputSchema": obj(json!({"path": {"type": "string"},
+            "content": {"type": "string"}}), &["path", "content"])}),
+        );
+        let g = gate(&a, &c);
+        assert!(!g.substitutable);
+        assert_eq!(g.detail, "`c` requires `content`, which `a` does not take");
+        // The other side's optional parameter is enough: arguments for `c` satisfy `d`, and `d`'s
+        // required `path` is among them.
+        let d = t(
+            json!({"name": "d", "inputSchema": obj(json!({"path": {"type": "string"},
+            "content": {"type": "string"}}), &["path"])}),
+        );
+        assert!(gate(&c, &d).substitutable);
+        let n = t(
+            json!({"name": "n", "inputSchema": obj(json!({"path": {"type": "integer"}}), &["path"])}),
+        );
+        assert_eq!(
+            gate(&a, &n).detail,
+            "`path` is string in `a` but integer in `n`"
+        );
+        let none1 = t(json!({"name": "x"}));
+        let none2 = t(json!({"name": "y"}));
+        assert_eq!(gate(&none1, &none2).detail, "neither requires a parameter");
+        assert!(!gate(&none1, &a).substitutable);
+    }
+
+    #[test]
+    fn compatible_types_are_lenient_where_the_schema_is_silent() {
+        let s = |v: Value| v;
+        assert!(compatible(
+            &s(json!({"type": "integer"})),
+            &s(json!({"type": "number"}))
+        ));
+        assert!(compatible(&s(json!({})), &s(json!({"type": "object"}))));
+        assert!(compatible(
+            &s(json!({"type": ["string", "null"]})),
+            &s(json!({"anyOf": [{"type": "string"}, {"type": "array"}]}))
+        ));
+        assert!(!compatible(
+            &s(json!({"type": "string"})),
+            &s(json!({"type": "array"}))
+        ));
+        assert!(compatible(
+            &s(json!({"anyOf": [{"type": "string"}, {}]})),
+            &s(json!({"type": "array"}))
+        ));
+    }
+
+    #[test]
+    fn namespaces_are_set_aside_before_names_are_compared() {
+        let n = |xs: &[&str]| -> Vec<Vec<String>> { xs.iter().map(|x| name_terms(x)).collect() };
+        assert_eq!(
+            namespace(&n(&["git_add", "git_log", "git_diff", "git_status"])),
+            Some("git".into())
+        );
+        assert_eq!(
+            namespace(&n(&[
+                "git_add", "git_log", "git_show", "git_diff", "status"
+            ])),
+            Some("git".into())
+        );
+        assert_eq!(namespace(&n(&["git_add", "git_log", "status"])), None);
+        assert_eq!(namespace(&n(&["get_a", "get_b", "get_c"])), None, "a verb");
+        // Two tools sharing a first word is a coincidence, not a namespace.
+        assert_eq!(
+            namespace(&n(&["brave_web_search", "brave_local_search"])),
+            None
+        );
+        let a = analyse(
+            &set(vec![
+                json!({"name": "browser_click", "description": "Click an element"}),
+                json!({"name": "browser_hover", "description": "Hover over an element"}),
+                json!({"name": "browser_close", "description": "Close the page"}),
+            ]),
+            None,
+            None,
+        );
+        assert_eq!(a.namespace.as_deref(), Some("browser"));
+        assert!(
+            a.scored.iter().all(|p| p.affinity.name_prefix == 0.0),
+            "{a:?}"
+        );
+    }
+
+    #[test]
+    fn vetoes_opposing_verbs_read_versus_write_and_read_only_hints() {
+        let ro = |name: &str, b: bool| json!({"name": name, "description": "Work on the item.", "annotations": {"readOnlyHint": b}});
+        let a = analyse(
+            &set(vec![
+                json!({"name": "read_query", "description": "Run a query."}),
+                json!({"name": "write_query", "description": "Run a query."}),
+                json!({"name": "get_issue", "description": "An issue."}),
+                json!({"name": "update_issue", "description": "An issue."}),
+                ro("item_view", true),
+                ro("item_view_full", false),
+            ]),
+            None,
+            Some(0.0),
+        );
+        let veto = |x: &str, y: &str| {
+            a.scored
+                .iter()
+                .find(|p| (p.a == x && p.b == y) || (p.a == y && p.b == x))
+                .and_then(|p| p.veto.clone())
+        };
+        assert_eq!(
+            veto("read_query", "write_query"),
+            Some(Veto::OpposingVerbs {
+                verbs: ["read".into(), "write".into()]
+            })
+        );
+        assert_eq!(
+            veto("get_issue", "update_issue"),
+            Some(Veto::ReadVersusWrite {
+                verbs: ["get".into(), "update".into()]
+            })
+        );
+        assert_eq!(
+            veto("item_view", "item_view_full"),
+            Some(Veto::ReadOnlyHint {
+                read_only: "item_view".into()
+            })
+        );
+        // Threshold 0 flags everything that is not vetoed, and nothing that is.
+        assert!(a.scored.iter().all(|p| p.flagged == p.veto.is_none()));
+        assert_eq!(
+            a.vetoed,
+            a.scored.iter().filter(|p| p.veto.is_some()).count()
+        );
+    }
+
+    #[test]
+    fn scope_notes_need_the_same_action_and_a_separating_gate() {
+        let one = |name: &str, param: &str| {
+            json!({"name": name, "description": "Read.", "inputSchema":
+                {"type": "object", "properties": {param: {"type": "string"}}, "required": [param]}})
+        };
+        let a = analyse(
+            &set(vec![
+                one("read_file", "path"),
+                one("read_multiple_files", "paths"),
+                one("write_multiple_files", "files"),
+                one("fetch_file", "url"),
+            ]),
+            None,
+            None,
+        );
+        let notes: Vec<(&str, &str, &[String])> = a
+            .scope_notes
+            .iter()
+            .map(|n| (n.a.as_str(), n.b.as_str(), n.extra_terms.as_slice()))
+            .collect();
+        assert_eq!(
+            notes,
+            vec![(
+                "read_file",
+                "read_multiple_files",
+                &["multiple".to_string()][..]
+            )]
+        );
+        assert_eq!(a.dropped_by_gate, 6);
+        assert!(a.scored.is_empty());
+    }
+
+    #[test]
+    fn name_measures() {
+        let v = |s: &str| name_terms(s);
+        assert_eq!(affixes(&v("read_file"), &v("read_text_file")), (0.5, 0.5));
+        assert_eq!(
+            affixes(&v("list_directory"), &v("list_directory_with_sizes")),
+            (1.0, 0.0)
+        );
+        assert_eq!(
+            affixes(&v("create_directory"), &v("list_directory")),
+            (0.0, 0.5)
+        );
+        assert_eq!(affixes(&v("readFile"), &v("read-file")), (1.0, 1.0));
+        assert_eq!(edit_similarity(&v("readFile"), &v("read_file")), 1.0);
+        assert!(
+            (edit_similarity(&v("read_file"), &v("read_text_file")) - 9.0 / 14.0).abs() < 1e-12
+        );
+    }
+
+    #[test]
+    fn without_descriptions_the_embedding_says_nothing() {
+        let e = ndarray::array![[1.0f32, 0.0], [1.0, 0.0]];
+        let a = analyse(
+            &set(vec![
+                json!({"name": "alpha_one"}),
+                json!({"name": "beta_two", "description": "x"}),
+            ]),
+            Some(&e),
+            None,
+        );
+        assert_eq!(a.scored[0].affinity.embedding, Some(0.0));
+        assert_eq!(a.weights, WITH_EMBEDDING);
+    }
 }

@@ -621,7 +621,11 @@ fn lint_report(report: &Report, p: &Paint) -> String {
                 let v = t.grades.as_ref().map(|x| x.values());
                 let mut r = vec![cell(&t.name, 40)];
                 r.extend((0..6).map(|i| g(v.map(|v| v[i]))));
-                r.push(format!("{:.2}", t.score));
+                r.push(if t.tier == crate::lint::llm::UNSCORED {
+                    "-".to_string()
+                } else {
+                    format!("{:.2}", t.score)
+                });
                 r.push(t.tier.to_string());
                 r.push(if t.cached { "cached" } else { "" }.to_string());
                 r
