@@ -6,7 +6,9 @@
 //! 2. **Affinity.** Name (edit distance, shared leading/trailing tokens, shared name terms weighted
 //!    by rarity on this server), description words that are not the server's domain vocabulary,
 //!    and the embedding cosine of the two descriptions.
-//! 3. **Opposing-verb veto** ([`super::verbs`]): `read_x` and `write_x` are never confusable.
+//! 3. **Veto** ([`super::verbs`]): opposing verbs (`read_x` / `write_x`), a reading against a
+//!    mutating leading verb (`get_x` / `update_x`), or `readOnlyHint` true against false: such a
+//!    pair is never confusable, whatever its score.
 //!
 //! Pairs above the threshold are flagged. Pairs the gate dropped but whose names say "the same
 //! action at another scope" (`read_file` / `read_multiple_files`) become a lower-severity note.
@@ -52,8 +54,8 @@ pub const WITHOUT_EMBEDDING: Weights = Weights {
 
 /// Mix of the name measures. Shared leading and trailing tokens weigh most: confusable names keep
 /// both the action and the object and differ in a modifier (`read_text_file` / `read_media_file`),
-/// while names that share only one end do different things (`create_directory` /
-/// `list_directory`) or the same thing to different objects (`list_issues` / `list_commits`).
+/// while names that share only one end usually do different things (`create_directory` /
+/// `list_directory`).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct NameParts {
     pub edit: f64,
