@@ -192,6 +192,13 @@ pub async fn run(command: &'static str, inputs: CheckInputs) -> Result<Report> {
             (Some(routing), Some(r.suite.info.clone()), Some(info))
         }
     };
+    // Lint is a heuristic: reported (what the PR introduced or fixed), never part of the verdict.
+    let lint = match command {
+        "check" => {
+            Some(crate::lint::check_delta(&d, &base.tools, &head.tools, embedder.as_deref()).await?)
+        }
+        _ => None,
+    };
     let verdict = gate::check_verdict(&d, drift.as_ref(), routing.as_ref(), &thresholds);
     Ok(Report {
         schema_version: report::SCHEMA_VERSION,
@@ -207,5 +214,6 @@ pub async fn run(command: &'static str, inputs: CheckInputs) -> Result<Report> {
         suite: suite_info,
         router: router_info,
         notes,
+        lint,
     })
 }

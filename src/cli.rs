@@ -51,6 +51,9 @@ pub enum Command {
     Lock(LockArgs),
     /// Embed stdin, one text per line; prints one JSON array of vectors (one per line).
     Embed(crate::embed::EmbedArgs),
+    /// Static analysis of one tool set: confusable pairs, definition quality, hard gates.
+    #[command(after_help = crate::lint::cli::EXIT_CODES)]
+    Lint(Box<crate::lint::cli::LintArgs>),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -356,6 +359,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Diff(a) => run_diff(*a).await,
         Command::Check(a) => run_check(*a).await,
         Command::Lock(a) => run_lock(a).await,
+        Command::Lint(a) => crate::lint::cli::run(*a).await,
         Command::Embed(a) => {
             let out = crate::embed::run_embed_cli(a.kind()?, std::io::stdin().lock()).await?;
             println!("{out}");
@@ -475,6 +479,7 @@ pub fn diff_report(base: &Loaded, head: &Loaded, fail_on: Severity) -> Report {
         suite: None,
         router: None,
         notes: Vec::new(),
+        lint: None,
     }
 }
 
@@ -488,7 +493,7 @@ fn base_revision(base: &Spec, sides: &SidesArgs) -> Option<String> {
     }
 }
 
-fn build_router(
+pub(crate) fn build_router(
     r: &RouterArgs,
     cfg: &Config,
     embedder: Option<Arc<dyn Embedder>>,
@@ -655,7 +660,7 @@ fn use_color(c: Color, to_file: bool) -> bool {
     }
 }
 
-fn emit(report: &Report, out: &OutputArgs) -> Result<()> {
+pub(crate) fn emit(report: &Report, out: &OutputArgs) -> Result<()> {
     let color = use_color(out.color, out.output.is_some());
     let text = report::render(report, out.format, color);
     if let Some(path) = &out.json_out {

@@ -59,6 +59,9 @@ pub struct Report {
     pub router: Option<RouterInfo>,
     /// Loud notes for the reader (e.g. the suite changed with the tools).
     pub notes: Vec<String>,
+    /// Static analysis: every finding for `lint`; what the PR introduced or fixed for `check`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lint: Option<crate::lint::LintSection>,
 }
 
 /// Output formats; each lives in its own file.

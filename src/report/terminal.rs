@@ -38,6 +38,9 @@ impl Paint {
 pub fn render(report: &Report, color: bool) -> String {
     let p = Paint { on: color };
     let mut out = String::new();
+    if report.command == "lint" {
+        return lint_report(report, &p);
+    }
     let (word, code) = match report.verdict.status {
         Status::Pass => ("PASS", "1;32"),
         Status::Fail => ("FAIL", "1;31"),
@@ -67,6 +70,7 @@ pub fn render(report: &Report, color: bool) -> String {
     }
     routing(report, &p, &mut out);
     drift(report, &p, &mut out);
+    lint_delta(report, &p, &mut out);
     if report.diff.tools.is_empty() {
         let _ = writeln!(
             out,
@@ -430,4 +434,259 @@ pub fn word_diff(old: &str, new: &str, color: bool) -> String {
     flush(&mut out, &mut del, &mut ins);
     out.push_str(&gap);
     out
+}
+
+// ---- lint ---------------------------------------------------------------------------------------
+
+fn lint_level(p: &Paint, l: crate::lint::Level) -> String {
+    let code = match l {
+        crate::lint::Level::Error => "1;31",
+        crate::lint::Level::Warning => "33",
+        crate::lint::Level::Note => "36",
+    };
+    p.wrap(code, l.as_str())
+}
+
+/// One line of evidence per finding: the numbers for a pair, the scope words for a note.
+fn lint_detail(f: &crate::lint::Finding) -> String {
+    if let Some(x) = &f.pair {
+        let a = &x.affinity;
+        let cos = a
+            .embedding
+            .map(|e| format!(", cosine {e:.2}"))
+            .unwrap_or_default();
+        return format!(
+            "score {:.2}: name {:.2} (edit {:.2}, prefix {:.2}, suffix {:.2}, terms {:.2}), words {:.2}{cos}; {}",
+            x.score,
+            a.name,
+            a.name_edit,
+            a.name_prefix,
+            a.name_suffix,
+            a.name_terms,
+            a.description,
+            x.gate.detail
+        );
+    }
+    if let Some(n) = &f.scope {
+        return format!("+{}; {}", n.extra_terms.join(", +"), n.gate.detail);
+    }
+    f.message.clone()
+}
+
+/// Findings as a table. In a PR report (`pr`) the message says what the PR did and the evidence
+/// follows on the same line.
+fn lint_findings(
+    p: &Paint,
+    findings: &[crate::lint::Finding],
+    prefix: &str,
+    pr: bool,
+    out: &mut String,
+) {
+    let rows: Vec<Vec<String>> = findings
+        .iter()
+        .map(|f| {
+            let what = if pr {
+                format!("{} — {}", f.message, lint_detail(f))
+            } else {
+                lint_detail(f)
+            };
+            vec![
+                f.level.as_str().to_string(),
+                f.rule.to_string(),
+                cell(&f.tools.join(" ↔ "), 64),
+                cell(&what, 200),
+            ]
+        })
+        .collect();
+    for (i, l) in table(&["LEVEL", "RULE", "TOOLS", "EVIDENCE"], &rows)
+        .into_iter()
+        .enumerate()
+    {
+        let l = match i {
+            0 => p.wrap("1", &l),
+            _ => {
+                let level = findings[i - 1].level;
+                let n = level.as_str().len();
+                format!("{}{}", lint_level(p, level), &l[n..])
+            }
+        };
+        let _ = writeln!(out, "{prefix}{l}");
+    }
+}
+
+fn lint_report(report: &Report, p: &Paint) -> String {
+    let mut out = String::new();
+    let (word, code) = match report.verdict.status {
+        Status::Pass => ("PASS", "1;32"),
+        Status::Fail => ("FAIL", "1;31"),
+        Status::Incomplete => ("INCOMPLETE", "1;33;7"),
+    };
+    let _ = writeln!(
+        out,
+        "driftgate lint: {} — {}",
+        p.wrap(code, word),
+        clean(&report.verdict.reason, false)
+    );
+    let Some(l) = &report.lint else { return out };
+    let mut line = format!(
+        "tools: {} ({} tools)",
+        cell(&report.head.source, 80),
+        report.head.tool_count
+    );
+    if let Some(x) = &l.pairs {
+        let _ = write!(
+            line,
+            " · {} pairs: {} dropped by the schema gate, {} vetoed, {} scored · threshold {:.2}",
+            x.total_pairs,
+            x.dropped_by_gate,
+            x.vetoed,
+            x.scored.len(),
+            x.weights.threshold
+        );
+    }
+    let _ = write!(
+        line,
+        " · {}",
+        l.embedding_model
+            .as_deref()
+            .map_or("words only (no embedding)".to_string(), |m| cell(m, 60))
+    );
+    let _ = writeln!(out, "{line}");
+    let findings = l.findings.as_deref().unwrap_or_default();
+    if findings.is_empty() {
+        let _ = writeln!(out, "\nNo findings.");
+    } else {
+        out.push('\n');
+        lint_findings(p, findings, "", false, &mut out);
+    }
+    if let Some(tools) = &l.tools {
+        let _ = writeln!(out, "\nDefinition quality (deterministic TDQS signals):");
+        let yes = |b: bool| if b { "yes" } else { "-" }.to_string();
+        let rows: Vec<Vec<String>> = tools
+            .iter()
+            .map(|q| {
+                vec![
+                    cell(&q.name, 40),
+                    q.param_count.to_string(),
+                    q.required_param_count.to_string(),
+                    format!("{:.0}", q.schema_description_coverage),
+                    q.params_with_enums.to_string(),
+                    q.schema_depth.to_string(),
+                    q.union_choice_count.to_string(),
+                    q.invocation_cost.to_string(),
+                    yes(q.has_output_schema),
+                    yes(q.has_annotations),
+                    yes(q.title_is_meaningful),
+                    q.input_hash.clone(),
+                    q.hard_gates.join(", "),
+                ]
+            })
+            .collect();
+        let header = [
+            "TOOL",
+            "PARAMS",
+            "REQ",
+            "DESC%",
+            "ENUMS",
+            "DEPTH",
+            "UNIONS",
+            "COST",
+            "OUT",
+            "ANN",
+            "TITLE",
+            "HASH",
+            "HARD GATES",
+        ];
+        for l in table(&header, &rows) {
+            let _ = writeln!(out, "  {l}");
+        }
+    }
+    for s in l.shadows.as_deref().unwrap_or_default() {
+        let _ = writeln!(
+            out,
+            "  shadow candidate: `{}` (cost {}) may lose to its cheap sibling `{}` (cost {})",
+            cell(&s.dearer, 40),
+            s.dearer_cost,
+            cell(&s.cheaper, 40),
+            s.cheaper_cost
+        );
+    }
+    if let Some(m) = &l.llm {
+        let _ = writeln!(
+            out,
+            "\nModel scores ({} {}, {}):",
+            m.router,
+            cell(&m.model, 60),
+            m.prompt
+        );
+        let g = |x: Option<u8>| x.map_or("-".to_string(), |v| v.to_string());
+        let rows: Vec<Vec<String>> = m
+            .tools
+            .iter()
+            .map(|t| {
+                let v = t.grades.as_ref().map(|x| x.values());
+                let mut r = vec![cell(&t.name, 40)];
+                r.extend((0..6).map(|i| g(v.map(|v| v[i]))));
+                r.push(if t.tier == crate::lint::llm::UNSCORED {
+                    "-".to_string()
+                } else {
+                    format!("{:.2}", t.score)
+                });
+                r.push(t.tier.to_string());
+                r.push(if t.cached { "cached" } else { "" }.to_string());
+                r
+            })
+            .collect();
+        let header = [
+            "TOOL",
+            "PURPOSE",
+            "USAGE",
+            "BEHAVIOUR",
+            "PARAMS",
+            "CONCISE",
+            "CONTEXT",
+            "SCORE",
+            "TIER",
+            "",
+        ];
+        for l in table(&header, &rows) {
+            let _ = writeln!(out, "  {l}");
+        }
+        if let (Some(s), Some(t)) = (m.server_score, m.server_tier) {
+            let _ = writeln!(out, "Server score {s:.2} (tier {t}) = 0.6·mean + 0.4·min");
+        }
+        for e in &m.errors {
+            let _ = writeln!(
+                out,
+                "  {}",
+                p.wrap("1;33", &format!("unscored: {}", cell(e, 160)))
+            );
+        }
+        let _ = writeln!(
+            out,
+            "Requests: {} sent, {} cached, {} retries; tokens {} in, {} out",
+            m.requests_sent, m.cache_hits, m.retries, m.input_tokens, m.output_tokens
+        );
+    }
+    out
+}
+
+/// `check`: only what the PR introduced or fixed; nothing when lint saw no change.
+fn lint_delta(report: &Report, p: &Paint, out: &mut String) {
+    let Some(l) = &report.lint else { return };
+    for (title, list, code) in [
+        ("introduced by this PR", &l.introduced, "1;33"),
+        ("fixed by this PR", &l.fixed, "1;32"),
+    ] {
+        let Some(list) = list.as_deref().filter(|x| !x.is_empty()) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "\n{} {}",
+            p.wrap(code, &format!("Lint findings {title} ({}):", list.len())),
+            p.wrap("2", "(a heuristic, not part of the verdict)")
+        );
+        lint_findings(p, list, "  ", true, out);
+    }
 }

@@ -1,0 +1,506 @@
+//! `lint --llm`: the six model-scored TDQS dimensions.
+//!
+//! Each tool's definition is sent to the configured router's model as a plain completion (the
+//! router with no tools offered, so the answer can only be text), with our own prompt
+//! (`prompts/lint-tdqs.v1.md`). The answer must be one JSON object matching
+//! `prompts/lint-tdqs.v1.schema.json`; a mismatch is sent back with the reason and asked again,
+//! up to [`MAX_ANSWER_ATTEMPTS`]. Transport failures are retried by the router's policy.
+//! Answers are cached under the tool's input hash (with model, endpoint and prompt), so a tool
+//! that did not change costs nothing on the next run.
+
+use std::path::{Path, PathBuf};
+
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::quality::ToolQuality;
+use crate::route::retry::{RetryPolicy, with_retry};
+use crate::route::{Answer, Message, RouteRequest, Router, Sampling, ToolChoice};
+use crate::tools::canon::{hash, hash_str, to_canonical};
+use crate::tools::{KNOWN_FIELDS, Tool, ToolSet};
+
+pub const PROMPT: &str = include_str!("../../prompts/lint-tdqs.v1.md");
+pub const PROMPT_FILE: &str = "prompts/lint-tdqs.v1.md";
+/// The JSON Schema the answer must match (what [`parse_answer`] enforces).
+pub const ANSWER_SCHEMA: &str = include_str!("../../prompts/lint-tdqs.v1.schema.json");
+
+/// The rubric's dimensions and their weights in a tool's score.
+pub const DIMENSIONS: [(&str, f64); 6] = [
+    ("purpose_clarity", 0.25),
+    ("usage_guidelines", 0.20),
+    ("behavioral_transparency", 0.20),
+    ("parameter_semantics", 0.15),
+    ("conciseness", 0.10),
+    ("contextual_completeness", 0.10),
+];
+
+/// Lowest score of each tier; below the last is F.
+pub const TIERS: [(&str, f64); 4] = [("A", 3.5), ("B", 3.0), ("C", 2.0), ("D", 1.0)];
+
+/// Server score = MEAN_WEIGHT · mean + MIN_WEIGHT · min: one bad tool drags the server down.
+pub const MEAN_WEIGHT: f64 = 0.6;
+pub const MIN_WEIGHT: f64 = 0.4;
+
+/// Answers per tool that may fail validation before the tool counts as unscored.
+pub const MAX_ANSWER_ATTEMPTS: usize = 3;
+
+/// Cache entry format, part of every key: bump it when the entry shape changes.
+const CACHE_FORMAT: u32 = 1;
+
+/// The tier of a tool the model never gave a valid answer for.
+pub const UNSCORED: &str = "?";
+
+pub fn tier(score: f64) -> &'static str {
+    TIERS
+        .iter()
+        .find(|(_, floor)| score >= *floor)
+        .map_or("F", |(t, _)| t)
+}
+
+/// A validated answer: the six grades (1–5, in [`DIMENSIONS`] order), and a rationale when the
+/// model adds one (not asked for: small models let it run past the token limit).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Grades {
+    pub purpose_clarity: u8,
+    pub usage_guidelines: u8,
+    pub behavioral_transparency: u8,
+    pub parameter_semantics: u8,
+    pub conciseness: u8,
+    pub contextual_completeness: u8,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rationale: Option<String>,
+}
+
+impl Grades {
+    pub fn values(&self) -> [u8; 6] {
+        [
+            self.purpose_clarity,
+            self.usage_guidelines,
+            self.behavioral_transparency,
+            self.parameter_semantics,
+            self.conciseness,
+            self.contextual_completeness,
+        ]
+    }
+
+    /// The weighted score in [1, 5].
+    pub fn score(&self) -> f64 {
+        let s: f64 = DIMENSIONS
+            .iter()
+            .zip(self.values())
+            .map(|((_, w), v)| w * f64::from(v))
+            .sum();
+        (s * 1000.0).round() / 1000.0
+    }
+}
+
+/// Read the model's text as [`Grades`], enforcing the answer schema: one JSON object, exactly
+/// the six integer grades in 1..=5 and an optional string `rationale`, nothing else. A code
+/// fence around the object is tolerated (models add one despite being told not to); anything
+/// else is a mismatch whose message is sent back to the model.
+pub fn parse_answer(text: &str) -> Result<Grades, String> {
+    let t = text.trim();
+    let t = t
+        .strip_prefix("```json")
+        .or_else(|| t.strip_prefix("```"))
+        .and_then(|x| x.strip_suffix("```"))
+        .map(str::trim)
+        .unwrap_or(t);
+    let v: Value = serde_json::from_str(t).map_err(|e| format!("not a JSON object: {e}"))?;
+    let o = v.as_object().ok_or_else(|| {
+        format!(
+            "expected a JSON object, got {}",
+            crate::tools::json_kind(&v)
+        )
+    })?;
+    for k in o.keys() {
+        if k != "rationale" && !DIMENSIONS.iter().any(|(d, _)| d == k) {
+            return Err(format!("unexpected key {k:?}"));
+        }
+    }
+    let mut grades = [0u8; 6];
+    for (slot, (d, _)) in grades.iter_mut().zip(DIMENSIONS) {
+        let x = o.get(d).ok_or_else(|| format!("missing key {d:?}"))?;
+        let n = x
+            .as_u64()
+            .or_else(|| {
+                x.as_f64()
+                    .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+                    .map(|f| f as u64)
+            })
+            .filter(|n| (1..=5).contains(n))
+            .ok_or_else(|| format!("{d:?} must be an integer from 1 to 5, got {x}"))?;
+        *slot = n as u8;
+    }
+    let rationale = match o.get("rationale") {
+        None => None,
+        Some(Value::String(s)) => Some(s.clone()),
+        Some(x) => return Err(format!("\"rationale\" must be a string, got {x}")),
+    };
+    let [a, b, c, d, e, f] = grades;
+    Ok(Grades {
+        purpose_clarity: a,
+        usage_guidelines: b,
+        behavioral_transparency: c,
+        parameter_semantics: d,
+        conciseness: e,
+        contextual_completeness: f,
+        rationale,
+    })
+}
+
+/// The user message for one tool: its definition as the rubric sees it (the spec's named fields
+/// only, canonical key order).
+pub fn tool_message(t: &Tool) -> String {
+    let full = t.to_value();
+    let only: Map<String, Value> = full
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| KNOWN_FIELDS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    format!(
+        "Grade this tool definition:\n{}",
+        to_canonical(&Value::Object(only))
+    )
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ToolScore {
+    pub name: String,
+    pub input_hash: String,
+    /// Absent for hard-gated tools (not sent) and tools that could not be scored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub grades: Option<Grades>,
+    /// Weighted grades in [1, 5]; 0 for a hard-gated tool.
+    pub score: f64,
+    pub tier: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hard_gate: Option<&'static str>,
+    /// Served from the cache (no request).
+    pub cached: bool,
+    /// Answers asked for (0 when cached or gated).
+    pub answers: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LlmReport {
+    pub router: String,
+    pub model: String,
+    pub host: String,
+    pub prompt: &'static str,
+    pub prompt_sha256: String,
+    pub tools: Vec<ToolScore>,
+    /// 0.6 · mean + 0.4 · min over all tools; absent when any tool could not be scored.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_score: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub server_tier: Option<&'static str>,
+    pub requests_sent: u64,
+    pub cache_hits: u64,
+    pub retries: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    /// Tools that could not be scored, with why: the run is incomplete.
+    pub errors: Vec<String>,
+}
+
+/// Validated answers on disk, keyed by [`cache_key`]. Unreadable entries are misses.
+#[derive(Debug, Clone)]
+pub struct LlmCache {
+    dir: Option<PathBuf>,
+}
+
+impl LlmCache {
+    /// `None` disables the disk cache.
+    pub fn new(dir: Option<PathBuf>) -> Self {
+        LlmCache {
+            dir: dir.map(|d| d.join("lint-llm")),
+        }
+    }
+
+    fn path(&self, key: &str) -> Option<PathBuf> {
+        self.dir.as_ref().map(|d| d.join(format!("{key}.json")))
+    }
+
+    pub fn get(&self, key: &str) -> Option<Grades> {
+        let text = std::fs::read_to_string(self.path(key)?).ok()?;
+        serde_json::from_str(&text).ok()
+    }
+
+    /// Best effort: a cache that cannot be written only costs requests next time.
+    pub fn put(&self, key: &str, g: &Grades) {
+        if let Some(path) = self.path(key) {
+            let _ = write_entry(&path, &serde_json::to_string(g).unwrap_or_default());
+        }
+    }
+}
+
+fn write_entry(path: &Path, text: &str) -> std::io::Result<()> {
+    let dir = path.parent().expect("entry has a parent");
+    std::fs::create_dir_all(dir)?;
+    let tmp = dir.join(format!(
+        ".{}.{}.tmp",
+        std::process::id(),
+        rand::random::<u64>()
+    ));
+    std::fs::write(&tmp, text)?;
+    std::fs::rename(&tmp, path)
+}
+
+/// Everything that can change the answer for a tool: its input hash, the prompt, the router.
+pub fn cache_key(router: &dyn Router, input_hash: &str) -> String {
+    let material = json!({
+        "format": CACHE_FORMAT,
+        "input_hash": input_hash,
+        "prompt_sha256": hash_str(PROMPT),
+        "sampling": sampling(),
+        "kind": router.kind(),
+        "model": router.model(),
+        "host": router.endpoint_host(),
+    });
+    hash(&material).trim_start_matches("sha256:").to_string()
+}
+
+/// What asking about one tool took.
+#[derive(Default)]
+struct Asked {
+    grades: Option<Grades>,
+    error: Option<String>,
+    answers: usize,
+    requests: u64,
+    retries: u64,
+    input_tokens: u64,
+    output_tokens: u64,
+}
+
+/// Room for the six grades with some slack (a cut answer is unparseable and costs a retry).
+fn sampling() -> Sampling {
+    Sampling {
+        temperature: 0.0,
+        seed: Some(0),
+        max_tokens: 600,
+    }
+}
+
+async fn ask(router: &dyn Router, t: &Tool, policy: &RetryPolicy) -> Asked {
+    let mut out = Asked::default();
+    let mut messages = vec![Message {
+        role: "user".into(),
+        content: tool_message(t),
+    }];
+    let mut last_problem = String::new();
+    while out.answers < MAX_ANSWER_ATTEMPTS {
+        let req = RouteRequest {
+            system: PROMPT.to_string(),
+            messages: messages.clone(),
+            tools: Vec::new(),
+            tool_choice: ToolChoice::Auto,
+            sampling: sampling(),
+            repeat: 0,
+        };
+        let r = with_retry(policy, || router.route(&req)).await;
+        out.requests += u64::from(r.attempts);
+        out.retries += u64::from(r.attempts.saturating_sub(1));
+        let resp = match r.result {
+            Ok(resp) => resp,
+            Err(e) => {
+                out.error = Some(format!("`{}`: {e}", t.name));
+                return out;
+            }
+        };
+        out.answers += 1;
+        if let Some(u) = &resp.usage {
+            out.input_tokens += u.input_tokens;
+            out.output_tokens += u.output_tokens;
+        }
+        let (text, problem) = match resp.answer {
+            Answer::NoCall { text } => match parse_answer(&text) {
+                Ok(g) => {
+                    out.grades = Some(g);
+                    return out;
+                }
+                Err(p) => (text, p),
+            },
+            Answer::Call { name, .. } => (
+                String::new(),
+                format!("called a tool ({name}) instead of answering"),
+            ),
+            Answer::Malformed { detail } => (String::new(), detail),
+        };
+        last_problem = problem.clone();
+        if !text.is_empty() {
+            messages.push(Message {
+                role: "assistant".into(),
+                content: text,
+            });
+        }
+        messages.push(Message {
+            role: "user".into(),
+            content: format!(
+                "That answer does not match the required format: {problem}. Reply with only the JSON object: the six keys, each an integer from 1 to 5."
+            ),
+        });
+    }
+    out.error = Some(format!(
+        "`{}`: no valid answer in {MAX_ANSWER_ATTEMPTS} tries (last: {last_problem})",
+        t.name
+    ));
+    out
+}
+
+/// Score every tool of `tools` (`quality` in the same order, for the hard gates and hashes).
+pub async fn score(
+    tools: &ToolSet,
+    quality: &[ToolQuality],
+    router: &dyn Router,
+    cache: &LlmCache,
+    concurrency: usize,
+    policy: &RetryPolicy,
+) -> LlmReport {
+    let jobs = tools.tools.iter().zip(quality).map(|(t, q)| async move {
+        if let Some(g) = q.hard_gates.first() {
+            return (q, None, Some(*g), false, Asked::default());
+        }
+        let key = cache_key(router, &q.input_hash);
+        if let Some(g) = cache.get(&key) {
+            return (q, Some(g), None, true, Asked::default());
+        }
+        let asked = ask(router, t, policy).await;
+        if let Some(g) = &asked.grades {
+            cache.put(&key, g);
+        }
+        (q, asked.grades.clone(), None, false, asked)
+    });
+    let done: Vec<_> = futures::stream::iter(jobs)
+        .buffered(concurrency.max(1))
+        .collect()
+        .await;
+    let mut report = LlmReport {
+        router: router.kind().to_string(),
+        model: router.model().to_string(),
+        host: router.endpoint_host(),
+        prompt: PROMPT_FILE,
+        prompt_sha256: hash_str(PROMPT),
+        tools: Vec::new(),
+        server_score: None,
+        server_tier: None,
+        requests_sent: 0,
+        cache_hits: 0,
+        retries: 0,
+        input_tokens: 0,
+        output_tokens: 0,
+        errors: Vec::new(),
+    };
+    for (q, grades, gate, cached, asked) in done {
+        report.requests_sent += asked.requests;
+        report.retries += asked.retries;
+        report.input_tokens += asked.input_tokens;
+        report.output_tokens += asked.output_tokens;
+        report.cache_hits += u64::from(cached);
+        if let Some(e) = asked.error {
+            report.errors.push(e);
+        }
+        // A hard gate is a fail whatever the prose would score: 0, tier F, no request.
+        let score = grades.as_ref().map_or(0.0, Grades::score);
+        report.tools.push(ToolScore {
+            name: q.name.clone(),
+            input_hash: q.input_hash.clone(),
+            tier: if grades.is_some() || gate.is_some() {
+                tier(score)
+            } else {
+                UNSCORED
+            },
+            grades,
+            score,
+            hard_gate: gate,
+            cached,
+            answers: asked.answers,
+        });
+    }
+    if report.errors.is_empty() && !report.tools.is_empty() {
+        let scores: Vec<f64> = report.tools.iter().map(|t| t.score).collect();
+        let mean = scores.iter().sum::<f64>() / scores.len() as f64;
+        let min = scores.iter().copied().fold(f64::INFINITY, f64::min);
+        let s = ((MEAN_WEIGHT * mean + MIN_WEIGHT * min) * 1000.0).round() / 1000.0;
+        report.server_score = Some(s);
+        report.server_tier = Some(tier(s));
+    }
+    report
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiers_and_weights() {
+        assert_eq!(DIMENSIONS.iter().map(|(_, w)| w).sum::<f64>(), 1.0);
+        for (s, t) in [
+            (5.0, "A"),
+            (3.5, "A"),
+            (3.49, "B"),
+            (3.0, "B"),
+            (2.0, "C"),
+            (1.99, "D"),
+            (1.0, "D"),
+            (0.0, "F"),
+        ] {
+            assert_eq!(tier(s), t, "{s}");
+        }
+    }
+
+    #[test]
+    fn answers_are_validated_strictly() {
+        let ok = r#"{"purpose_clarity": 5, "usage_guidelines": 4, "behavioral_transparency": 3,
+            "parameter_semantics": 2, "conciseness": 1, "contextual_completeness": 4, "rationale": "r"}"#;
+        let g = parse_answer(ok).unwrap();
+        assert_eq!(g.values(), [5, 4, 3, 2, 1, 4]);
+        // 0.25·5 + 0.2·4 + 0.2·3 + 0.15·2 + 0.1·1 + 0.1·4 = 3.45
+        assert_eq!(g.score(), 3.45);
+        assert_eq!(g.rationale.as_deref(), Some("r"));
+        assert_eq!(parse_answer(&format!("```json\n{ok}\n```")).unwrap(), g);
+        assert_eq!(
+            parse_answer(&ok.replace("5,", "5.0,"))
+                .unwrap()
+                .purpose_clarity,
+            5
+        );
+        for (bad, why) in [
+            ("Sure! Here it is", "not a JSON object"),
+            ("[1,2]", "expected a JSON object"),
+            (
+                &ok.replace("\"conciseness\": 1,", "") as &str,
+                "missing key \"conciseness\"",
+            ),
+            (&ok.replace("5,", "6,"), "from 1 to 5"),
+            (&ok.replace("5,", "0,"), "from 1 to 5"),
+            (&ok.replace("5,", "4.5,"), "from 1 to 5"),
+            (&ok.replace("5,", "\"5\","), "from 1 to 5"),
+            (&ok.replace("\"r\"", "3"), "rationale"),
+            (
+                &ok.replace("\"rationale\"", "\"extra\""),
+                "unexpected key \"extra\"",
+            ),
+        ] {
+            let e = parse_answer(bad).unwrap_err();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn the_message_holds_only_the_named_fields() {
+        let t = Tool::from_value(
+            &json!({"name": "a", "description": "d", "_meta": {"x": 1}, "inputSchema": {"type": "object"}}),
+            "t",
+            "",
+        )
+        .unwrap();
+        assert_eq!(
+            tool_message(&t),
+            "Grade this tool definition:\n{\"description\":\"d\",\"inputSchema\":{\"type\":\"object\"},\"name\":\"a\"}"
+        );
+    }
+}

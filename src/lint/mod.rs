@@ -1,0 +1,581 @@
+//! `driftgate lint`: static analysis of one tool set, deterministic and offline.
+//!
+//! Drift is one failure; the other is a tool set agents cannot tell apart in the first place.
+//! Two analyses feed one list of findings:
+//! - [`pairs`]: confusable pairs (schema gate → name/description affinity → opposing-verb veto),
+//!   and scope notes for pairs the gate separated only by their arguments;
+//! - [`quality`]: the deterministic TDQS signals per tool, with its two hard gates.
+//!
+//! [`llm`] optionally adds the rubric's six model-scored dimensions. In `check`, lint runs on
+//! base and head and only what the PR introduced or fixed is reported ([`LintSection::delta`]).
+
+pub mod cli;
+pub mod llm;
+pub mod pairs;
+pub mod quality;
+pub mod text;
+pub mod verbs;
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+
+use crate::embed::Embedder;
+use crate::error::Result;
+use crate::tools::ToolSet;
+
+pub use pairs::{Pair, PairAnalysis, ScopeNote, Weights};
+pub use quality::{Shadow, ToolQuality};
+
+/// How much a finding matters. Notes are for the reader; `--strict` fails on warnings and errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Note,
+    Warning,
+    Error,
+}
+
+impl Level {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Note => "note",
+            Level::Warning => "warning",
+            Level::Error => "error",
+        }
+    }
+}
+
+/// The lint rules: id, level, and what the rule means. Data, so renderers and docs agree.
+pub struct Rule {
+    pub id: &'static str,
+    pub level: Level,
+    pub summary: &'static str,
+}
+
+pub const RULES: &[Rule] = &[
+    Rule {
+        id: "no-description",
+        level: Level::Error,
+        summary: "hard gate: the tool has no description (null or blank)",
+    },
+    Rule {
+        id: "tautological-description",
+        level: Level::Error,
+        summary: "hard gate: the description only repeats the tool's name or title",
+    },
+    Rule {
+        id: "confusable-pair",
+        level: Level::Warning,
+        summary: "two tools take the same arguments and read alike: agents cannot tell them apart",
+    },
+    Rule {
+        id: "scope-ambiguity",
+        level: Level::Note,
+        summary: "the same action at another scope (`read_file` / `read_multiple_files`); only the \
+                  arguments tell them apart",
+    },
+];
+
+pub fn rule(id: &str) -> &'static Rule {
+    RULES
+        .iter()
+        .find(|r| r.id == id)
+        .unwrap_or_else(|| panic!("lint rule {id:?} is not in RULES"))
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub rule: &'static str,
+    pub level: Level,
+    /// The tool, or the two tools of a pair (in server order).
+    pub tools: Vec<String>,
+    pub message: String,
+    /// Evidence for a confusable pair: gate, affinity, veto, score.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pair: Option<Pair>,
+    /// Evidence for a scope note.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<ScopeNote>,
+}
+
+impl Finding {
+    fn new(rule_id: &'static str, tools: Vec<String>, message: String) -> Finding {
+        let r = rule(rule_id);
+        Finding {
+            rule: r.id,
+            level: r.level,
+            tools,
+            message,
+            pair: None,
+            scope: None,
+        }
+    }
+
+    /// What makes two findings "the same" across base and head: the rule and the tool names.
+    pub fn key(&self) -> (&'static str, BTreeSet<String>) {
+        (self.rule, self.tools.iter().cloned().collect())
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct LintOptions {
+    /// Flag pairs at or above this score instead of the weights' default.
+    pub threshold: Option<f64>,
+}
+
+/// The whole analysis of one tool set.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Lint {
+    /// The embedding model used for description cosines (absent without one).
+    pub embedding_model: Option<String>,
+    pub pairs: PairAnalysis,
+    pub tools: Vec<ToolQuality>,
+    pub shadows: Vec<Shadow>,
+    /// Most severe first.
+    pub findings: Vec<Finding>,
+}
+
+impl Lint {
+    pub fn count(&self, level: Level) -> usize {
+        self.findings.iter().filter(|f| f.level == level).count()
+    }
+}
+
+/// Analyse `tools`. With an embedder, descriptions are embedded once (one batch) for the pair
+/// scores; without one the word-only weights apply.
+pub async fn analyse(
+    tools: &ToolSet,
+    embedder: Option<&dyn Embedder>,
+    opts: &LintOptions,
+) -> Result<Lint> {
+    let embeddings = match embedder {
+        Some(e) if tools.len() >= 2 => {
+            // A missing description has no meaning to embed; its cosine is set to 0 anyway,
+            // so embed the name to keep the batch well-formed.
+            let texts: Vec<String> = tools
+                .tools
+                .iter()
+                .map(|t| match t.description_text().trim() {
+                    "" => t.name.clone(),
+                    d => d.to_string(),
+                })
+                .collect();
+            Some(e.embed(&texts).await?)
+        }
+        _ => None,
+    };
+    Ok(analyse_with(
+        tools,
+        embeddings.as_ref(),
+        embedder.map(|e| e.id().to_string()),
+        opts,
+    ))
+}
+
+/// [`analyse`] with the description embeddings already computed (one row per tool).
+pub fn analyse_with(
+    tools: &ToolSet,
+    embeddings: Option<&ndarray::Array2<f32>>,
+    embedding_model: Option<String>,
+    opts: &LintOptions,
+) -> Lint {
+    let pairs = pairs::analyse(tools, embeddings, opts.threshold);
+    let (quality, shadows) = quality::assess_all(tools);
+    let mut findings = Vec::new();
+    for q in &quality {
+        for g in &q.hard_gates {
+            let f = match *g {
+                quality::NO_DESCRIPTION => Finding::new(
+                    "no-description",
+                    vec![q.name.clone()],
+                    format!("`{}` has no description", q.name),
+                ),
+                _ => Finding::new(
+                    "tautological-description",
+                    vec![q.name.clone()],
+                    format!(
+                        "`{}`: the description only repeats its name or title",
+                        q.name
+                    ),
+                ),
+            };
+            findings.push(f);
+        }
+    }
+    for p in pairs.flagged() {
+        let mut f = Finding::new(
+            "confusable-pair",
+            vec![p.a.clone(), p.b.clone()],
+            format!(
+                "`{}` and `{}` are confusable (score {:.2} ≥ {:.2}): {}; {}",
+                p.a,
+                p.b,
+                p.score,
+                pairs.weights.threshold,
+                p.gate.detail,
+                affinity_text(p)
+            ),
+        );
+        f.pair = Some(p.clone());
+        findings.push(f);
+    }
+    for n in &pairs.scope_notes {
+        let mut f = Finding::new(
+            "scope-ambiguity",
+            vec![n.a.clone(), n.b.clone()],
+            format!(
+                "`{}` and `{}` name the same action at another scope (+{}); only the arguments tell them apart ({}): say in each description when to use which",
+                n.a,
+                n.b,
+                n.extra_terms.join(", +"),
+                n.gate.detail
+            ),
+        );
+        f.scope = Some(n.clone());
+        findings.push(f);
+    }
+    // Most severe first; pairs by score, then by name, so output is stable.
+    let score = |f: &Finding| f.pair.as_ref().map_or(0.0, |p| p.score);
+    findings.sort_by(|x, y| {
+        y.level
+            .cmp(&x.level)
+            .then_with(|| score(y).total_cmp(&score(x)))
+            .then_with(|| x.tools.cmp(&y.tools))
+    });
+    Lint {
+        embedding_model,
+        pairs,
+        tools: quality,
+        shadows,
+        findings,
+    }
+}
+
+fn affinity_text(p: &Pair) -> String {
+    let a = &p.affinity;
+    let mut s = format!(
+        "name affinity {:.2}, description words {:.2}",
+        a.name, a.description
+    );
+    if let Some(e) = a.embedding {
+        s.push_str(&format!(", description cosine {e:.2}"));
+    }
+    s
+}
+
+/// What lint contributes to a [`crate::report::Report`]: the full analysis for `lint`, only what
+/// the PR introduced or fixed for `check`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LintSection {
+    pub embedding_model: Option<String>,
+    pub weights: Weights,
+    /// `lint`: every finding, most severe first.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub findings: Option<Vec<Finding>>,
+    /// `lint`: gate counts and every pair that passed the gate, with its evidence.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pairs: Option<PairAnalysis>,
+    /// `lint`: the quality signals of every tool.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<ToolQuality>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shadows: Option<Vec<Shadow>>,
+    /// `lint --llm`: the rubric's model-scored dimensions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub llm: Option<llm::LlmReport>,
+    /// `check`: findings at head that base did not have.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub introduced: Option<Vec<Finding>>,
+    /// `check`: findings at base that head no longer has.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fixed: Option<Vec<Finding>>,
+}
+
+impl LintSection {
+    pub fn full(lint: Lint) -> LintSection {
+        LintSection {
+            embedding_model: lint.embedding_model,
+            weights: lint.pairs.weights,
+            findings: Some(lint.findings),
+            tools: Some(lint.tools),
+            shadows: Some(lint.shadows),
+            pairs: Some(lint.pairs),
+            llm: None,
+            introduced: None,
+            fixed: None,
+        }
+    }
+
+    /// Findings introduced and fixed between `base` and `head`. `renames` maps base names to
+    /// head names, so a finding that only followed a renamed tool is neither.
+    pub fn delta(base: &Lint, head: &Lint, renames: &BTreeMap<String, String>) -> LintSection {
+        let rename = |f: &Finding| -> Finding {
+            let mut f = f.clone();
+            for t in &mut f.tools {
+                if let Some(new) = renames.get(t) {
+                    *t = new.clone();
+                }
+            }
+            f
+        };
+        let base_renamed: Vec<Finding> = base.findings.iter().map(rename).collect();
+        let said = |f: &Finding, introduced: bool| {
+            let mut f = f.clone();
+            f.message = pr_message(&f, introduced, head.pairs.weights.threshold);
+            f
+        };
+        let base_keys: BTreeSet<_> = base_renamed.iter().map(Finding::key).collect();
+        let head_keys: BTreeSet<_> = head.findings.iter().map(Finding::key).collect();
+        let introduced = head
+            .findings
+            .iter()
+            .filter(|f| !base_keys.contains(&f.key()))
+            .map(|f| said(f, true))
+            .collect();
+        let fixed = base
+            .findings
+            .iter()
+            .zip(&base_renamed)
+            .filter(|(_, r)| !head_keys.contains(&r.key()))
+            .map(|(f, _)| said(f, false))
+            .collect();
+        LintSection {
+            embedding_model: head.embedding_model.clone(),
+            weights: head.pairs.weights,
+            findings: None,
+            pairs: None,
+            tools: None,
+            shadows: None,
+            llm: None,
+            introduced: Some(introduced),
+            fixed: Some(fixed),
+        }
+    }
+
+    /// True when there is nothing to show in a `check` report.
+    pub fn is_empty_delta(&self) -> bool {
+        self.introduced.as_ref().is_none_or(Vec::is_empty)
+            && self.fixed.as_ref().is_none_or(Vec::is_empty)
+    }
+}
+
+/// How a finding reads in a PR report: what the PR did, not what the tool set is.
+fn pr_message(f: &Finding, introduced: bool, threshold: f64) -> String {
+    let t = |i: usize| f.tools.get(i).map(String::as_str).unwrap_or_default();
+    match (f.rule, introduced) {
+        ("confusable-pair", true) => format!(
+            "this PR makes `{}` and `{}` confusable (score {:.2} ≥ {threshold:.2})",
+            t(0),
+            t(1),
+            f.pair.as_ref().map_or(0.0, |p| p.score)
+        ),
+        ("confusable-pair", false) => format!(
+            "this PR makes `{}` and `{}` distinguishable (was score {:.2})",
+            t(0),
+            t(1),
+            f.pair.as_ref().map_or(0.0, |p| p.score)
+        ),
+        ("scope-ambiguity", true) => format!(
+            "this PR adds `{}` / `{}`: the same action at another scope",
+            t(0),
+            t(1)
+        ),
+        ("scope-ambiguity", false) => format!(
+            "this PR resolves the scope ambiguity of `{}` / `{}`",
+            t(0),
+            t(1)
+        ),
+        ("no-description", true) => format!("this PR leaves `{}` without a description", t(0)),
+        ("no-description", false) => format!("this PR gives `{}` a description", t(0)),
+        (_, true) => format!(
+            "this PR makes `{}`'s description only repeat its name or title",
+            t(0)
+        ),
+        (_, false) => format!(
+            "this PR makes `{}`'s description say more than its name",
+            t(0)
+        ),
+    }
+}
+
+/// `check`: lint base and head, and keep what the PR introduced or fixed. Renamed tools (from
+/// the diff) are followed, so a finding that only moved with its tool is neither.
+pub async fn check_delta(
+    diff: &crate::diff::Diff,
+    base: &ToolSet,
+    head: &ToolSet,
+    embedder: Option<&dyn Embedder>,
+) -> Result<LintSection> {
+    let opts = LintOptions::default();
+    let b = analyse(base, embedder, &opts).await?;
+    let h = analyse(head, embedder, &opts).await?;
+    let renames: BTreeMap<String, String> = diff
+        .tools
+        .iter()
+        .filter_map(|t| Some((t.base_name.clone()?, t.head_name.clone()?)))
+        .collect();
+    Ok(LintSection::delta(&b, &h, &renames))
+}
+
+/// `lint`'s verdict: a heuristic passes unless `strict`, which fails on any warning or error.
+pub fn verdict(section: &LintSection, strict: bool) -> crate::gate::Verdict {
+    use crate::gate::{Status, Verdict};
+    let findings = section.findings.as_deref().unwrap_or_default();
+    let count = |l: Level| findings.iter().filter(|f| f.level == l).count();
+    let (e, w, n) = (
+        count(Level::Error),
+        count(Level::Warning),
+        count(Level::Note),
+    );
+    let summary = format!("{e} hard gate(s), {w} confusable pair(s), {n} note(s)");
+    if let Some(l) = &section.llm
+        && !l.errors.is_empty()
+    {
+        return Verdict {
+            status: Status::Incomplete,
+            reason: format!(
+                "{} tool(s) could not be scored by the model (first: {}); {summary}",
+                l.errors.len(),
+                l.errors[0]
+            ),
+        };
+    }
+    if strict && e + w > 0 {
+        Verdict {
+            status: Status::Fail,
+            reason: format!("{summary} (--strict fails on hard gates and confusable pairs)"),
+        }
+    } else {
+        Verdict {
+            status: Status::Pass,
+            reason: if strict {
+                summary
+            } else {
+                format!("{summary} (a heuristic: pass --strict to fail on them)")
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::Status;
+    use serde_json::json;
+
+    fn set(v: serde_json::Value) -> ToolSet {
+        ToolSet::from_array(v.as_array().unwrap(), "t", "").unwrap()
+    }
+
+    fn lint(v: serde_json::Value) -> Lint {
+        analyse_with(&set(v), None, None, &LintOptions::default())
+    }
+
+    fn pair_tools() -> serde_json::Value {
+        let p = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
+        json!([
+            {"name": "read_file", "description": "Read a file as text.", "inputSchema": p},
+            {"name": "read_text_file", "description": "Read a text file as text.", "inputSchema": p},
+            {"name": "ping"}
+        ])
+    }
+
+    #[test]
+    fn findings_are_ordered_by_level_then_score() {
+        let l = lint(pair_tools());
+        let got: Vec<(&str, Level)> = l.findings.iter().map(|f| (f.rule, f.level)).collect();
+        assert_eq!(
+            got,
+            vec![
+                ("no-description", Level::Error),
+                ("confusable-pair", Level::Warning)
+            ]
+        );
+        assert_eq!((l.count(Level::Error), l.count(Level::Warning)), (1, 1));
+        assert!(
+            l.findings[1]
+                .message
+                .starts_with("`read_file` and `read_text_file` are confusable (score ")
+        );
+    }
+
+    #[test]
+    fn verdict_passes_unless_strict_and_is_incomplete_without_model_scores() {
+        let s = LintSection::full(lint(pair_tools()));
+        let v = verdict(&s, false);
+        assert_eq!(v.status, Status::Pass);
+        assert_eq!(
+            v.reason,
+            "1 hard gate(s), 1 confusable pair(s), 0 note(s) (a heuristic: pass --strict to fail on them)"
+        );
+        assert_eq!(verdict(&s, true).status, Status::Fail);
+        let clean = LintSection::full(lint(json!([{"name": "a", "description": "Does a."}])));
+        assert_eq!(verdict(&clean, true).status, Status::Pass);
+        let mut s = s;
+        s.llm = Some(llm::LlmReport {
+            router: "openai".into(),
+            model: "m".into(),
+            host: "h".into(),
+            prompt: llm::PROMPT_FILE,
+            prompt_sha256: String::new(),
+            tools: vec![],
+            server_score: None,
+            server_tier: None,
+            requests_sent: 0,
+            cache_hits: 0,
+            retries: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            errors: vec!["`a`: HTTP 500".into()],
+        });
+        let v = verdict(&s, false);
+        assert_eq!(v.status, Status::Incomplete);
+        assert!(
+            v.reason
+                .starts_with("1 tool(s) could not be scored by the model (first: `a`: HTTP 500)")
+        );
+    }
+
+    #[test]
+    fn the_delta_says_what_the_pr_did() {
+        let base = lint(json!([{"name": "ping", "description": "Check the server answers."}]));
+        let head = lint(pair_tools());
+        let s = LintSection::delta(&base, &head, &BTreeMap::new());
+        let msgs: Vec<&str> = s
+            .introduced
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|f| f.message.as_str())
+            .collect();
+        assert_eq!(msgs[0], "this PR leaves `ping` without a description");
+        assert!(
+            msgs[1]
+                .starts_with("this PR makes `read_file` and `read_text_file` confusable (score ")
+        );
+        assert!(s.fixed.as_ref().unwrap().is_empty());
+        assert!(s.findings.is_none() && s.tools.is_none());
+        let back = LintSection::delta(&head, &base, &BTreeMap::new());
+        let msgs: Vec<&str> = back
+            .fixed
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|f| f.message.as_str())
+            .collect();
+        assert_eq!(msgs[0], "this PR gives `ping` a description");
+        assert!(
+            msgs[1].starts_with("this PR makes `read_file` and `read_text_file` distinguishable")
+        );
+        assert!(LintSection::delta(&head, &head, &BTreeMap::new()).is_empty_delta());
+    }
+
+    #[test]
+    fn every_rule_has_a_level_and_the_table_is_unique() {
+        let ids: BTreeSet<&str> = RULES.iter().map(|r| r.id).collect();
+        assert_eq!(ids.len(), RULES.len());
+        assert_eq!(rule("confusable-pair").level, Level::Warning);
+        assert_eq!(rule("scope-ambiguity").level, Level::Note);
+    }
+}

@@ -1,0 +1,716 @@
+//! Confusable pairs: tools of one server that an agent cannot tell apart.
+//!
+//! Three stages per pair, cheapest first:
+//! 1. **Schema gate.** If the arguments meant for one tool cannot satisfy the other, the model
+//!    has to pick by arguments, and text similarity is beside the point: the pair is dropped.
+//! 2. **Affinity.** Name (edit distance, shared leading/trailing tokens, shared name terms weighted
+//!    by rarity on this server), description words that are not the server's domain vocabulary,
+//!    and the embedding cosine of the two descriptions.
+//! 3. **Veto** ([`super::verbs`]): opposing verbs (`read_x` / `write_x`), a reading against a
+//!    mutating leading verb (`get_x` / `update_x`), or `readOnlyHint` true against false: such a
+//!    pair is never confusable, whatever its score.
+//!
+//! Pairs above the threshold are flagged. Pairs the gate dropped but whose names say "the same
+//! action at another scope" (`read_file` / `read_multiple_files`) become a lower-severity note.
+
+use std::collections::BTreeSet;
+
+use ndarray::Array2;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::text::{self, name_terms, text_terms};
+use super::verbs;
+use crate::embed::cosine;
+use crate::tools::{Tool, ToolSet};
+
+/// How the affinity parts are mixed, and where flagging starts. Tuned on the corpus: on every
+/// 14-tool server-filesystem release the four known confusable pairs score above the threshold
+/// and every other pair below it, with the gap pinned in `tests/lint.rs`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Weights {
+    pub name: f64,
+    pub description: f64,
+    pub embedding: f64,
+    pub threshold: f64,
+}
+
+/// With the bundled embedding model (the default). The name carries most of the weight: what an
+/// agent sees first, and on one server the descriptions share the domain vocabulary.
+pub const WITH_EMBEDDING: Weights = Weights {
+    name: 0.55,
+    description: 0.15,
+    embedding: 0.30,
+    threshold: 0.40,
+};
+
+/// Without embeddings (`--no-embed`): words only.
+pub const WITHOUT_EMBEDDING: Weights = Weights {
+    name: 0.70,
+    description: 0.30,
+    embedding: 0.0,
+    threshold: 0.39,
+};
+
+/// Mix of the name measures. Shared leading and trailing tokens weigh most: confusable names keep
+/// both the action and the object and differ in a modifier (`read_text_file` / `read_media_file`),
+/// while names that share only one end usually do different things (`create_directory` /
+/// `list_directory`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct NameParts {
+    pub edit: f64,
+    pub ends: f64,
+    pub terms: f64,
+}
+
+pub const NAME_PARTS: NameParts = NameParts {
+    edit: 0.30,
+    ends: 0.45,
+    terms: 0.25,
+};
+
+/// A first name token shared by at least this share of a server's tools (with at least
+/// [`NAMESPACE_MIN_TOOLS`] tools) is a namespace (`git_`, `browser_`), not an action: it is set
+/// aside before names are compared. A known verb is never a namespace: half of a server's tools
+/// may well start with `get_`.
+pub const NAMESPACE_SHARE: f64 = 0.8;
+pub const NAMESPACE_MIN_TOOLS: usize = 3;
+
+/// Why a pair passed or failed the schema gate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Gate {
+    pub substitutable: bool,
+    /// Required parameters of both, when substitutable; else the first reason it is not.
+    pub detail: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Affinity {
+    /// Combined name affinity in [0, 1] and its parts: edit similarity, shared leading and
+    /// trailing tokens (each over the shorter name), rare shared terms.
+    pub name: f64,
+    pub name_edit: f64,
+    pub name_prefix: f64,
+    pub name_suffix: f64,
+    pub name_terms: f64,
+    /// TF-IDF cosine of the descriptions, domain words weighed down.
+    pub description: f64,
+    /// Embedding cosine of the descriptions (absent without an embedder).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub embedding: Option<f64>,
+}
+
+/// Why a pair can never be confusable, however alike it looks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Veto {
+    /// Opposite actions from [`verbs::OPPOSING_VERBS`] (`read` / `write`).
+    OpposingVerbs { verbs: [String; 2] },
+    /// One name leads with a reading verb, the other with a mutating one (`get` / `update`).
+    ReadVersusWrite { verbs: [String; 2] },
+    /// The server itself says one only reads (`readOnlyHint: true`) and the other does not.
+    ReadOnlyHint { read_only: String },
+}
+
+impl Veto {
+    pub fn describe(&self) -> String {
+        match self {
+            Veto::OpposingVerbs { verbs } => format!("opposing verbs {}/{}", verbs[0], verbs[1]),
+            Veto::ReadVersusWrite { verbs } => {
+                format!("reads vs writes ({}/{})", verbs[0], verbs[1])
+            }
+            Veto::ReadOnlyHint { read_only } => {
+                format!("only `{read_only}` is annotated readOnlyHint: true")
+            }
+        }
+    }
+}
+
+/// Everything known about one pair that passed the gate.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pair {
+    pub a: String,
+    pub b: String,
+    pub score: f64,
+    pub flagged: bool,
+    pub gate: Gate,
+    pub affinity: Affinity,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub veto: Option<Veto>,
+}
+
+/// A pair the gate dropped whose names read as the same action at another scope.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ScopeNote {
+    pub a: String,
+    pub b: String,
+    /// Name terms only one of the two has (the scope words, e.g. `multiple`).
+    pub extra_terms: Vec<String>,
+    pub gate: Gate,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PairAnalysis {
+    pub weights: Weights,
+    /// The namespace token set aside before comparing names, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    pub total_pairs: usize,
+    pub dropped_by_gate: usize,
+    pub vetoed: usize,
+    /// Pairs that passed the gate, highest score first.
+    pub scored: Vec<Pair>,
+    pub scope_notes: Vec<ScopeNote>,
+}
+
+impl PairAnalysis {
+    pub fn flagged(&self) -> impl Iterator<Item = &Pair> {
+        self.scored.iter().filter(|p| p.flagged)
+    }
+}
+
+/// Analyse every pair of `tools`. `embeddings` holds one row per tool (its description), in
+/// `tools` order; `threshold` overrides the weights' own.
+pub fn analyse(
+    tools: &ToolSet,
+    embeddings: Option<&Array2<f32>>,
+    threshold: Option<f64>,
+) -> PairAnalysis {
+    let mut weights = if embeddings.is_some() {
+        WITH_EMBEDDING
+    } else {
+        WITHOUT_EMBEDDING
+    };
+    if let Some(t) = threshold {
+        weights.threshold = t;
+    }
+    let ts = &tools.tools;
+    let mut names: Vec<Vec<String>> = ts.iter().map(|t| name_terms(&t.name)).collect();
+    let namespace = namespace(&names);
+    if let Some(ns) = &namespace {
+        for n in names.iter_mut().filter(|n| n.len() > 1 && n[0] == *ns) {
+            n.remove(0);
+        }
+    }
+    let descs: Vec<Vec<String>> = ts
+        .iter()
+        .map(|t| text_terms(t.description_text()))
+        .collect();
+    let name_w = text::idf(&names);
+    let desc_w = text::idf(&descs);
+    let mut out = PairAnalysis {
+        weights,
+        namespace,
+        total_pairs: ts.len() * ts.len().saturating_sub(1) / 2,
+        dropped_by_gate: 0,
+        vetoed: 0,
+        scored: Vec::new(),
+        scope_notes: Vec::new(),
+    };
+    for i in 0..ts.len() {
+        for j in i + 1..ts.len() {
+            let (a, b) = (&ts[i], &ts[j]);
+            let gate = gate(a, b);
+            if !gate.substitutable {
+                out.dropped_by_gate += 1;
+                if let Some(extra) = scope_extra(&names[i], &names[j])
+                    && veto(a, b, &names[i], &names[j]).is_none()
+                {
+                    out.scope_notes.push(ScopeNote {
+                        a: a.name.clone(),
+                        b: b.name.clone(),
+                        extra_terms: extra,
+                        gate,
+                    });
+                }
+                continue;
+            }
+            let edit = edit_similarity(&names[i], &names[j]);
+            let (prefix, suffix) = affixes(&names[i], &names[j]);
+            let terms = text::weighted_jaccard(&names[i], &names[j], &name_w);
+            let name = NAME_PARTS.edit * edit
+                + NAME_PARTS.ends * (prefix + suffix).min(1.0)
+                + NAME_PARTS.terms * terms;
+            let description = text::tfidf_cosine(&descs[i], &descs[j], &desc_w);
+            let embedding = embeddings.map(|e| {
+                if a.description_text().trim().is_empty() || b.description_text().trim().is_empty()
+                {
+                    0.0
+                } else {
+                    f64::from(cosine(e.row(i), e.row(j)))
+                }
+            });
+            let score = weights.name * name
+                + weights.description * description
+                + weights.embedding * embedding.unwrap_or(0.0);
+            let veto = veto(a, b, &names[i], &names[j]);
+            if veto.is_some() {
+                out.vetoed += 1;
+            }
+            out.scored.push(Pair {
+                a: a.name.clone(),
+                b: b.name.clone(),
+                score: round4(score),
+                flagged: veto.is_none() && score >= weights.threshold,
+                gate,
+                affinity: Affinity {
+                    name: round4(name),
+                    name_edit: round4(edit),
+                    name_prefix: round4(prefix),
+                    name_suffix: round4(suffix),
+                    name_terms: round4(terms),
+                    description: round4(description),
+                    embedding: embedding.map(round4),
+                },
+                veto,
+            });
+        }
+    }
+    out.scored.sort_by(|x, y| {
+        y.score
+            .total_cmp(&x.score)
+            .then_with(|| (&x.a, &x.b).cmp(&(&y.a, &y.b)))
+    });
+    out
+}
+
+fn round4(x: f64) -> f64 {
+    (x * 10_000.0).round() / 10_000.0
+}
+
+/// The server-wide leading token, when enough tools share it (see [`NAMESPACE_SHARE`]).
+fn namespace(names: &[Vec<String>]) -> Option<String> {
+    if names.len() < NAMESPACE_MIN_TOOLS {
+        return None;
+    }
+    let mut counts: std::collections::BTreeMap<&String, usize> = Default::default();
+    for n in names.iter().filter(|n| n.len() > 1) {
+        *counts.entry(&n[0]).or_default() += 1;
+    }
+    let (token, k) = counts.into_iter().max_by_key(|(_, k)| *k)?;
+    let verb = verbs::READING_VERBS.contains(&token.as_str())
+        || verbs::MUTATING_VERBS.contains(&token.as_str());
+    (!verb && k as f64 >= NAMESPACE_SHARE * names.len() as f64).then(|| token.clone())
+}
+
+fn read_only(t: &Tool) -> Option<bool> {
+    t.annotations.as_ref()?.get("readOnlyHint")?.as_bool()
+}
+
+fn veto(a: &Tool, b: &Tool, na: &[String], nb: &[String]) -> Option<Veto> {
+    if let Some((x, y)) = verbs::opposed(na, nb) {
+        return Some(Veto::OpposingVerbs { verbs: [x, y] });
+    }
+    if let Some((x, y)) = verbs::effect_differs(na, nb) {
+        return Some(Veto::ReadVersusWrite { verbs: [x, y] });
+    }
+    match (read_only(a), read_only(b)) {
+        (Some(true), Some(false)) => Some(Veto::ReadOnlyHint {
+            read_only: a.name.clone(),
+        }),
+        (Some(false), Some(true)) => Some(Veto::ReadOnlyHint {
+            read_only: b.name.clone(),
+        }),
+        _ => None,
+    }
+}
+
+// ---- schema gate --------------------------------------------------------------------------------
+
+fn required(t: &Tool) -> Vec<String> {
+    let mut seen = BTreeSet::new();
+    t.input_schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .filter(|s| seen.insert(s.to_string()))
+                .map(String::from)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn property<'a>(t: &'a Tool, name: &str) -> Option<&'a Value> {
+    t.input_schema.get("properties")?.get(name)
+}
+
+/// The JSON types a property schema admits; empty when it does not say (then anything goes).
+fn types(s: &Value) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    match s.get("type") {
+        Some(Value::String(t)) => {
+            out.insert(t.clone());
+        }
+        Some(Value::Array(ts)) => out.extend(ts.iter().filter_map(Value::as_str).map(String::from)),
+        _ => {
+            for key in ["anyOf", "oneOf"] {
+                if let Some(branches) = s.get(key).and_then(Value::as_array) {
+                    let bt: Vec<BTreeSet<String>> = branches.iter().map(types).collect();
+                    // A branch without a type admits anything, so the union does too.
+                    if bt.iter().any(BTreeSet::is_empty) {
+                        return BTreeSet::new();
+                    }
+                    out.extend(bt.into_iter().flatten());
+                }
+            }
+        }
+    }
+    // An integer is a number; a number argument may well be integral.
+    if out.contains("integer") {
+        out.insert("number".into());
+    }
+    if out.contains("number") {
+        out.insert("integer".into());
+    }
+    out
+}
+
+fn compatible(x: &Value, y: &Value) -> bool {
+    let (a, b) = (types(x), types(y));
+    a.is_empty() || b.is_empty() || !a.is_disjoint(&b)
+}
+
+/// Can arguments valid for one tool satisfy the other? Every parameter either one requires must
+/// be a parameter of the other with a compatible type; otherwise the model picks by arguments.
+pub fn gate(a: &Tool, b: &Tool) -> Gate {
+    let (ra, rb) = (required(a), required(b));
+    for (x, y, rx) in [(a, b, &ra), (b, a, &rb)] {
+        for p in rx {
+            let Some(py) = property(y, p) else {
+                return Gate {
+                    substitutable: false,
+                    detail: format!(
+                        "`{}` requires `{p}`, which `{}` does not take",
+                        x.name, y.name
+                    ),
+                };
+            };
+            let px = property(x, p).unwrap_or(&Value::Null);
+            if !compatible(px, py) {
+                return Gate {
+                    substitutable: false,
+                    detail: format!(
+                        "`{p}` is {} in `{}` but {} in `{}`",
+                        type_text(px),
+                        x.name,
+                        type_text(py),
+                        y.name
+                    ),
+                };
+            }
+        }
+    }
+    let mut req: Vec<String> = ra
+        .into_iter()
+        .chain(rb)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    req.sort();
+    Gate {
+        substitutable: true,
+        detail: if req.is_empty() {
+            "neither requires a parameter".into()
+        } else {
+            format!("both accept the required {}", list(&req))
+        },
+    }
+}
+
+fn type_text(s: &Value) -> String {
+    match s.get("type") {
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join("|"),
+        _ if types(s).is_empty() => "untyped".into(),
+        _ => types(s).into_iter().collect::<Vec<_>>().join("|"),
+    }
+}
+
+fn list(xs: &[String]) -> String {
+    xs.iter()
+        .map(|x| format!("`{x}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+// ---- name affinity ------------------------------------------------------------------------------
+
+/// 1 − Levenshtein / longer length, over the normalised names (`readFile` = `read_file`).
+fn edit_similarity(a: &[String], b: &[String]) -> f64 {
+    let (x, y) = (a.join("_"), b.join("_"));
+    let longest = x.chars().count().max(y.chars().count());
+    if longest == 0 {
+        return 0.0;
+    }
+    1.0 - strsim::levenshtein(&x, &y) as f64 / longest as f64
+}
+
+/// Shared leading and shared trailing tokens, each over the shorter name's token count.
+/// Identical term lists (`readFile` / `read_file`) share everything.
+fn affixes(a: &[String], b: &[String]) -> (f64, f64) {
+    let shortest = a.len().min(b.len());
+    if shortest == 0 {
+        return (0.0, 0.0);
+    }
+    let pre = a.iter().zip(b).take_while(|(x, y)| x == y).count();
+    let suf = a
+        .iter()
+        .rev()
+        .zip(b.iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count();
+    let n = shortest as f64;
+    (pre as f64 / n, suf as f64 / n)
+}
+
+/// When one name's terms are the other's plus scope words, with the same leading action
+/// (`read_file` ⊂ `read_multiple_files`), the words only the longer one has.
+fn scope_extra(a: &[String], b: &[String]) -> Option<Vec<String>> {
+    let (short, long) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    if short.is_empty() || short.first() != long.first() {
+        return None;
+    }
+    let sl: BTreeSet<&String> = long.iter().collect();
+    if !short.iter().all(|t| sl.contains(t)) {
+        return None;
+    }
+    let ss: BTreeSet<&String> = short.iter().collect();
+    let extra: Vec<String> = long.iter().filter(|t| !ss.contains(t)).cloned().collect();
+    (!extra.is_empty()).then_some(extra)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn t(v: Value) -> Tool {
+        Tool::from_value(&v, "t", "").unwrap()
+    }
+
+    fn obj(props: Value, required: &[&str]) -> Value {
+        json!({"type": "object", "properties": props, "required": required})
+    }
+
+    fn set(tools: Vec<Value>) -> ToolSet {
+        ToolSet::from_array(&tools, "t", "").unwrap()
+    }
+
+    #[test]
+    fn gate_needs_each_side_to_take_the_others_required_arguments() {
+        let path = json!({"path": {"type": "string"}});
+        let a = t(json!({"name": "a", "inputSchema": obj(path.clone(), &["path"])}));
+        let b = t(
+            json!({"name": "b", "inputSchema": obj(json!({"path": {"type": "string"},
+            "head": {"type": "number"}}), &["path"])}),
+        );
+        assert!(
+            gate(&a, &b).substitutable,
+            "an extra optional argument is fine"
+        );
+        assert_eq!(gate(&a, &b).detail, "both accept the required `path`");
+        let c = t(
+            json!({"name": "c", "inputSchema": obj(json!({"path": {"type": "string"},
+            "content": {"type": "string"}}), &["path", "content"])}),
+        );
+        let g = gate(&a, &c);
+        assert!(!g.substitutable);
+        assert_eq!(g.detail, "`c` requires `content`, which `a` does not take");
+        // The other side's optional parameter is enough: arguments for `c` satisfy `d`, and `d`'s
+        // required `path` is among them.
+        let d = t(
+            json!({"name": "d", "inputSchema": obj(json!({"path": {"type": "string"},
+            "content": {"type": "string"}}), &["path"])}),
+        );
+        assert!(gate(&c, &d).substitutable);
+        let n = t(
+            json!({"name": "n", "inputSchema": obj(json!({"path": {"type": "integer"}}), &["path"])}),
+        );
+        assert_eq!(
+            gate(&a, &n).detail,
+            "`path` is string in `a` but integer in `n`"
+        );
+        let none1 = t(json!({"name": "x"}));
+        let none2 = t(json!({"name": "y"}));
+        assert_eq!(gate(&none1, &none2).detail, "neither requires a parameter");
+        assert!(!gate(&none1, &a).substitutable);
+    }
+
+    #[test]
+    fn compatible_types_are_lenient_where_the_schema_is_silent() {
+        let s = |v: Value| v;
+        assert!(compatible(
+            &s(json!({"type": "integer"})),
+            &s(json!({"type": "number"}))
+        ));
+        assert!(compatible(&s(json!({})), &s(json!({"type": "object"}))));
+        assert!(compatible(
+            &s(json!({"type": ["string", "null"]})),
+            &s(json!({"anyOf": [{"type": "string"}, {"type": "array"}]}))
+        ));
+        assert!(!compatible(
+            &s(json!({"type": "string"})),
+            &s(json!({"type": "array"}))
+        ));
+        assert!(compatible(
+            &s(json!({"anyOf": [{"type": "string"}, {}]})),
+            &s(json!({"type": "array"}))
+        ));
+    }
+
+    #[test]
+    fn namespaces_are_set_aside_before_names_are_compared() {
+        let n = |xs: &[&str]| -> Vec<Vec<String>> { xs.iter().map(|x| name_terms(x)).collect() };
+        assert_eq!(
+            namespace(&n(&["git_add", "git_log", "git_diff", "git_status"])),
+            Some("git".into())
+        );
+        assert_eq!(
+            namespace(&n(&[
+                "git_add", "git_log", "git_show", "git_diff", "status"
+            ])),
+            Some("git".into())
+        );
+        assert_eq!(namespace(&n(&["git_add", "git_log", "status"])), None);
+        assert_eq!(namespace(&n(&["get_a", "get_b", "get_c"])), None, "a verb");
+        // Two tools sharing a first word is a coincidence, not a namespace.
+        assert_eq!(
+            namespace(&n(&["brave_web_search", "brave_local_search"])),
+            None
+        );
+        let a = analyse(
+            &set(vec![
+                json!({"name": "browser_click", "description": "Click an element"}),
+                json!({"name": "browser_hover", "description": "Hover over an element"}),
+                json!({"name": "browser_close", "description": "Close the page"}),
+            ]),
+            None,
+            None,
+        );
+        assert_eq!(a.namespace.as_deref(), Some("browser"));
+        assert!(
+            a.scored.iter().all(|p| p.affinity.name_prefix == 0.0),
+            "{a:?}"
+        );
+    }
+
+    #[test]
+    fn vetoes_opposing_verbs_read_versus_write_and_read_only_hints() {
+        let ro = |name: &str, b: bool| json!({"name": name, "description": "Work on the item.", "annotations": {"readOnlyHint": b}});
+        let a = analyse(
+            &set(vec![
+                json!({"name": "read_query", "description": "Run a query."}),
+                json!({"name": "write_query", "description": "Run a query."}),
+                json!({"name": "get_issue", "description": "An issue."}),
+                json!({"name": "update_issue", "description": "An issue."}),
+                ro("item_view", true),
+                ro("item_view_full", false),
+            ]),
+            None,
+            Some(0.0),
+        );
+        let veto = |x: &str, y: &str| {
+            a.scored
+                .iter()
+                .find(|p| (p.a == x && p.b == y) || (p.a == y && p.b == x))
+                .and_then(|p| p.veto.clone())
+        };
+        assert_eq!(
+            veto("read_query", "write_query"),
+            Some(Veto::OpposingVerbs {
+                verbs: ["read".into(), "write".into()]
+            })
+        );
+        assert_eq!(
+            veto("get_issue", "update_issue"),
+            Some(Veto::ReadVersusWrite {
+                verbs: ["get".into(), "update".into()]
+            })
+        );
+        assert_eq!(
+            veto("item_view", "item_view_full"),
+            Some(Veto::ReadOnlyHint {
+                read_only: "item_view".into()
+            })
+        );
+        // Threshold 0 flags everything that is not vetoed, and nothing that is.
+        assert!(a.scored.iter().all(|p| p.flagged == p.veto.is_none()));
+        assert_eq!(
+            a.vetoed,
+            a.scored.iter().filter(|p| p.veto.is_some()).count()
+        );
+    }
+
+    #[test]
+    fn scope_notes_need_the_same_action_and_a_separating_gate() {
+        let one = |name: &str, param: &str| {
+            json!({"name": name, "description": "Read.", "inputSchema":
+                {"type": "object", "properties": {param: {"type": "string"}}, "required": [param]}})
+        };
+        let a = analyse(
+            &set(vec![
+                one("read_file", "path"),
+                one("read_multiple_files", "paths"),
+                one("write_multiple_files", "files"),
+                one("fetch_file", "url"),
+            ]),
+            None,
+            None,
+        );
+        let notes: Vec<(&str, &str, &[String])> = a
+            .scope_notes
+            .iter()
+            .map(|n| (n.a.as_str(), n.b.as_str(), n.extra_terms.as_slice()))
+            .collect();
+        assert_eq!(
+            notes,
+            vec![(
+                "read_file",
+                "read_multiple_files",
+                &["multiple".to_string()][..]
+            )]
+        );
+        assert_eq!(a.dropped_by_gate, 6);
+        assert!(a.scored.is_empty());
+    }
+
+    #[test]
+    fn name_measures() {
+        let v = |s: &str| name_terms(s);
+        assert_eq!(affixes(&v("read_file"), &v("read_text_file")), (0.5, 0.5));
+        assert_eq!(
+            affixes(&v("list_directory"), &v("list_directory_with_sizes")),
+            (1.0, 0.0)
+        );
+        assert_eq!(
+            affixes(&v("create_directory"), &v("list_directory")),
+            (0.0, 0.5)
+        );
+        assert_eq!(affixes(&v("readFile"), &v("read-file")), (1.0, 1.0));
+        assert_eq!(edit_similarity(&v("readFile"), &v("read_file")), 1.0);
+        assert!(
+            (edit_similarity(&v("read_file"), &v("read_text_file")) - 9.0 / 14.0).abs() < 1e-12
+        );
+    }
+
+    #[test]
+    fn without_descriptions_the_embedding_says_nothing() {
+        let e = ndarray::array![[1.0f32, 0.0], [1.0, 0.0]];
+        let a = analyse(
+            &set(vec![
+                json!({"name": "alpha_one"}),
+                json!({"name": "beta_two", "description": "x"}),
+            ]),
+            Some(&e),
+            None,
+        );
+        assert_eq!(a.scored[0].affinity.embedding, Some(0.0));
+        assert_eq!(a.weights, WITH_EMBEDDING);
+    }
+}

@@ -1,0 +1,497 @@
+//! `lint --llm` against a loopback fake speaking OpenAI's Chat Completions wire format exactly:
+//! the request it gets, schema validation of the answer, re-asking on a mismatch, transport
+//! retries, the cache keyed by input hash, hard-gated tools never sent, and the run marked
+//! incomplete when a tool cannot be scored. A real llama.cpp server is used when
+//! `DRIFTGATE_LLAMA_URL` is set.
+
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use driftgate::lint::llm::{self, LlmCache, parse_answer};
+use driftgate::lint::quality;
+use driftgate::route::openai::OpenAiRouter;
+use driftgate::route::retry::RetryPolicy;
+use driftgate::tools::ToolSet;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+
+type Handler = dyn Fn(&Value, usize) -> (u16, String) + Send + Sync;
+
+/// A loopback HTTP/1.1 server on its own thread; `handler(body, index)` answers each request.
+struct Fake {
+    addr: SocketAddr,
+    seen: Arc<Mutex<Vec<Value>>>,
+}
+
+impl Fake {
+    fn start(handler: impl Fn(&Value, usize) -> (u16, String) + Send + Sync + 'static) -> Fake {
+        let handler: Arc<Handler> = Arc::new(handler);
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let seen2 = seen.clone();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+                tx.send(listener.local_addr().unwrap()).unwrap();
+                let count = Arc::new(AtomicUsize::new(0));
+                loop {
+                    let Ok((stream, _)) = listener.accept().await else {
+                        return;
+                    };
+                    let (h, s, c) = (handler.clone(), seen2.clone(), count.clone());
+                    tokio::spawn(async move {
+                        let mut stream = BufReader::new(stream);
+                        loop {
+                            let mut line = String::new();
+                            if stream.read_line(&mut line).await.unwrap_or(0) == 0 {
+                                return;
+                            }
+                            let mut length = 0;
+                            loop {
+                                let mut l = String::new();
+                                stream.read_line(&mut l).await.unwrap();
+                                let l = l.trim_end();
+                                if l.is_empty() {
+                                    break;
+                                }
+                                if let Some((k, v)) = l.split_once(':')
+                                    && k.eq_ignore_ascii_case("content-length")
+                                {
+                                    length = v.trim().parse().unwrap();
+                                }
+                            }
+                            let mut body = vec![0; length];
+                            stream.read_exact(&mut body).await.unwrap();
+                            let body: Value = serde_json::from_slice(&body).unwrap();
+                            let i = c.fetch_add(1, Ordering::SeqCst);
+                            s.lock().unwrap().push(body.clone());
+                            let (status, text) = h(&body, i);
+                            let head = format!(
+                                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                                text.len()
+                            );
+                            let out = stream.get_mut();
+                            out.write_all(head.as_bytes()).await.unwrap();
+                            out.write_all(text.as_bytes()).await.unwrap();
+                        }
+                    });
+                }
+            });
+        });
+        Fake {
+            addr: rx.recv().unwrap(),
+            seen,
+        }
+    }
+
+    fn base_url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    fn seen(&self) -> Vec<Value> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+/// A Chat Completions response carrying `content` as the assistant's text.
+fn completion(content: &str) -> String {
+    json!({
+        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "fake",
+        "choices": [{"index": 0, "finish_reason": "stop",
+            "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+    })
+    .to_string()
+}
+
+fn grades(g: [u8; 6]) -> String {
+    json!({"purpose_clarity": g[0], "usage_guidelines": g[1], "behavioral_transparency": g[2],
+        "parameter_semantics": g[3], "conciseness": g[4], "contextual_completeness": g[5],
+        "rationale": "ok"})
+    .to_string()
+}
+
+/// The tool named in a request (its definition is the last user message).
+fn tool_name(body: &Value) -> String {
+    let msgs = body["messages"].as_array().unwrap();
+    let user = msgs.iter().find(|m| m["role"] == "user").unwrap();
+    let text = user["content"].as_str().unwrap();
+    let def: Value = serde_json::from_str(text.split_once('\n').unwrap().1).unwrap();
+    def["name"].as_str().unwrap().to_string()
+}
+
+fn run(cache: &std::path::Path, args: &[&str]) -> (i32, String, String) {
+    let out = cargo_bin_cmd!("driftgate")
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .env("DRIFTGATE_CACHE_DIR", cache)
+        .env_remove("OPENAI_API_KEY")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+const FS: &str = "tests/fixtures/corpus/server-filesystem/2026.8.31.json";
+
+#[test]
+fn scores_every_tool_and_an_unchanged_tool_costs_nothing_next_time() {
+    // read_* tools are graded well, the rest middling; the server score follows.
+    let fake = Fake::start(|body, _| {
+        let g = if tool_name(body).starts_with("read_") {
+            [5, 4, 4, 4, 4, 4]
+        } else {
+            [3, 2, 2, 3, 3, 2]
+        };
+        (200, completion(&grades(g)))
+    });
+    let cache = tempfile::tempdir().unwrap();
+    let url = fake.base_url();
+    let args = [
+        "lint",
+        FS,
+        "--no-embed",
+        "--llm",
+        "--router",
+        "openai",
+        "--model",
+        "grader",
+        "--base-url",
+        &url,
+        "--format",
+        "json",
+    ];
+    let (code, out, err) = run(cache.path(), &args);
+    assert_eq!(code, 0, "{err}");
+    let v: Value = serde_json::from_str(&out).unwrap();
+    let l = &v["lint"]["llm"];
+    assert_eq!(l["requests_sent"], 14);
+    assert_eq!(l["cache_hits"], 0);
+    assert_eq!(l["prompt"], "prompts/lint-tdqs.v1.md");
+    assert_eq!(l["input_tokens"], 1400);
+    let tools = l["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 14);
+    // 0.25·5 + 0.2·4 + 0.2·4 + 0.15·4 + 0.1·4 + 0.1·4 = 4.25 → A
+    assert_eq!(
+        (tools[0]["name"].as_str(), tools[0]["score"].as_f64()),
+        (Some("read_file"), Some(4.25))
+    );
+    assert_eq!(tools[0]["tier"], "A");
+    // 0.75 + 0.4 + 0.4 + 0.45 + 0.3 + 0.2 = 2.5 → C
+    assert_eq!(
+        (tools[4]["score"].as_f64(), tools[4]["tier"].as_str()),
+        (Some(2.5), Some("C"))
+    );
+    // 4 tools at 4.25, 10 at 2.5: mean 3.0, min 2.5 → 0.6·3.0 + 0.4·2.5 = 2.8 (C)
+    assert_eq!(l["server_score"], 2.8);
+    assert_eq!(l["server_tier"], "C");
+
+    // The exact request: a plain completion (no tools), our prompt as the system message.
+    let first = &fake.seen()[0];
+    assert_eq!(first["model"], "grader");
+    assert_eq!(first["temperature"], 0.0);
+    assert!(first.get("tools").is_none() && first.get("tool_choice").is_none());
+    let msgs = first["messages"].as_array().unwrap();
+    assert_eq!(msgs.len(), 2);
+    assert_eq!(msgs[0]["role"], "system");
+    assert_eq!(msgs[0]["content"], llm::PROMPT);
+    assert!(
+        msgs[1]["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("Grade this tool definition:\n{\"annotations\":")
+    );
+
+    // Unchanged tools: zero requests.
+    let (code, out, _) = run(cache.path(), &args);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["lint"]["llm"]["requests_sent"], 0);
+    assert_eq!(v["lint"]["llm"]["cache_hits"], 14);
+    assert_eq!(v["lint"]["llm"]["server_score"], 2.8);
+    assert_eq!(fake.seen().len(), 14);
+
+    // One tool's description edited: only that tool is asked.
+    let dir = tempfile::tempdir().unwrap();
+    let mut tools: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{}/{FS}", env!("CARGO_MANIFEST_DIR"))).unwrap(),
+    )
+    .unwrap();
+    tools[3]["description"] = json!("Read several files at once.");
+    let edited = dir.path().join("tools.json");
+    std::fs::write(&edited, tools.to_string()).unwrap();
+    let edited = edited.display().to_string();
+    let mut args2 = args.to_vec();
+    args2[1] = &edited;
+    let (code, out, _) = run(cache.path(), &args2);
+    assert_eq!(code, 0);
+    let v: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["lint"]["llm"]["requests_sent"], 1);
+    assert_eq!(v["lint"]["llm"]["cache_hits"], 13);
+    assert_eq!(tool_name(&fake.seen()[14]), "read_multiple_files");
+
+    // The terminal view names the model, the grades and the server score.
+    let mut args3 = args.to_vec();
+    args3.truncate(args3.len() - 2);
+    let (_, out, _) = run(cache.path(), &args3);
+    assert!(
+        out.contains("Model scores (openai grader, prompts/lint-tdqs.v1.md):"),
+        "{out}"
+    );
+    assert!(out.contains("Server score 2.80 (tier C)"), "{out}");
+}
+
+fn set(v: Value) -> ToolSet {
+    ToolSet::from_array(v.as_array().unwrap(), "t", "").unwrap()
+}
+
+async fn score_with(
+    fake: &Fake,
+    tools: &ToolSet,
+    cache: Option<std::path::PathBuf>,
+) -> llm::LlmReport {
+    let router = OpenAiRouter::new(
+        Some(&fake.base_url()),
+        "grader",
+        None,
+        Duration::from_secs(10),
+    )
+    .unwrap();
+    let (q, _) = quality::assess_all(tools);
+    let policy = RetryPolicy {
+        jitter: false,
+        base_delay: Duration::from_millis(1),
+        ..RetryPolicy::default()
+    };
+    llm::score(tools, &q, &router, &LlmCache::new(cache), 2, &policy).await
+}
+
+#[tokio::test]
+async fn a_mismatched_answer_is_sent_back_with_the_reason_and_asked_again() {
+    let fake = Fake::start(|body, _| {
+        let n = body["messages"].as_array().unwrap().len();
+        match n {
+            2 => (200, completion("The tool is great! I'd give it a 5.")),
+            4 => (200, completion(&grades([9, 4, 4, 4, 4, 4]))),
+            _ => (
+                200,
+                completion(&format!("```json\n{}\n```", grades([4, 4, 4, 4, 4, 4]))),
+            ),
+        }
+    });
+    let tools = set(json!([{"name": "read_file", "description": "Read a file."}]));
+    let r = score_with(&fake, &tools, None).await;
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    assert_eq!(r.tools[0].answers, 3);
+    assert_eq!(r.tools[0].score, 4.0);
+    let seen = fake.seen();
+    assert_eq!(seen.len(), 3);
+    let m = seen[2]["messages"].as_array().unwrap();
+    assert_eq!(m[2]["role"], "assistant");
+    assert_eq!(m[2]["content"], "The tool is great! I'd give it a 5.");
+    assert_eq!(m[3]["role"], "user");
+    assert!(
+        m[3]["content"]
+            .as_str()
+            .unwrap()
+            .contains("not a JSON object"),
+        "{m:?}"
+    );
+    assert!(
+        m[5]["content"]
+            .as_str()
+            .unwrap()
+            .contains("\"purpose_clarity\" must be an integer from 1 to 5, got 9")
+    );
+}
+
+#[tokio::test]
+async fn never_a_valid_answer_leaves_the_tool_unscored_and_the_run_incomplete() {
+    let fake = Fake::start(|_, _| (200, completion("{\"score\": 5}")));
+    let tools = set(json!([{"name": "a", "description": "Does a."}, {"name": "b"}]));
+    let r = score_with(&fake, &tools, None).await;
+    assert_eq!(r.errors.len(), 1);
+    assert!(
+        r.errors[0].starts_with("`a`: no valid answer in 3 tries (last: unexpected key \"score\")"),
+        "{}",
+        r.errors[0]
+    );
+    assert_eq!(r.server_score, None);
+    assert_eq!(r.tools[0].tier, llm::UNSCORED);
+    // `b` fails a hard gate: 0, tier F, never sent.
+    assert_eq!((r.tools[1].score, r.tools[1].tier), (0.0, "F"));
+    assert_eq!(r.tools[1].hard_gate, Some("No Description"));
+    assert_eq!(fake.seen().len(), 3);
+    assert!(fake.seen().iter().all(|b| tool_name(b) == "a"));
+
+    // Through the CLI: exit 3, never a pass.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("t.json");
+    std::fs::write(&f, r#"[{"name":"a","description":"Does a."}]"#).unwrap();
+    let url = fake.base_url();
+    let (code, out, _) = run(
+        dir.path(),
+        &[
+            "lint",
+            &f.display().to_string(),
+            "--no-embed",
+            "--llm",
+            "--router",
+            "openai",
+            "--model",
+            "grader",
+            "--base-url",
+            &url,
+            "--no-cache",
+        ],
+    );
+    assert_eq!(code, 3, "{out}");
+    assert!(
+        out.starts_with("driftgate lint: INCOMPLETE — 1 tool(s) could not be scored"),
+        "{out}"
+    );
+}
+
+#[tokio::test]
+async fn transient_failures_are_retried_and_counted() {
+    let fake = Fake::start(|_, i| match i {
+        0 => (429, json!({"error": {"message": "slow down"}}).to_string()),
+        1 => (503, "{}".into()),
+        _ => (200, completion(&grades([3, 3, 3, 3, 3, 3]))),
+    });
+    let tools = set(json!([{"name": "a", "description": "Does a."}]));
+    let r = score_with(&fake, &tools, None).await;
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    assert_eq!((r.requests_sent, r.retries), (3, 2));
+    assert_eq!(r.tools[0].answers, 1);
+    assert_eq!(r.server_score, Some(3.0));
+    assert_eq!(r.server_tier, Some("B"));
+}
+
+#[tokio::test]
+async fn the_cache_is_keyed_by_input_hash_and_model() {
+    let fake = Fake::start(|_, _| (200, completion(&grades([2, 2, 2, 2, 2, 2]))));
+    let dir = tempfile::tempdir().unwrap();
+    let tools = set(json!([{"name": "a", "description": "Does a."}]));
+    score_with(&fake, &tools, Some(dir.path().to_path_buf())).await;
+    let again = score_with(&fake, &tools, Some(dir.path().to_path_buf())).await;
+    assert_eq!((again.requests_sent, again.cache_hits), (0, 1));
+    assert!(again.tools[0].cached);
+    // Another model is another key.
+    let other = OpenAiRouter::new(
+        Some(&fake.base_url()),
+        "other",
+        None,
+        Duration::from_secs(10),
+    )
+    .unwrap();
+    let h = quality::input_hash(&tools.tools[0]);
+    let same = OpenAiRouter::new(
+        Some(&fake.base_url()),
+        "grader",
+        None,
+        Duration::from_secs(10),
+    )
+    .unwrap();
+    assert_ne!(llm::cache_key(&other, &h), llm::cache_key(&same, &h));
+    assert_eq!(fake.seen().len(), 1);
+}
+
+#[test]
+fn the_validator_agrees_with_the_published_answer_schema() {
+    let schema: Value = serde_json::from_str(llm::ANSWER_SCHEMA).unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    let ok = json!({"purpose_clarity": 5, "usage_guidelines": 1, "behavioral_transparency": 3,
+        "parameter_semantics": 2, "conciseness": 4, "contextual_completeness": 3});
+    let with = |k: &str, x: Value| {
+        let mut o = ok.clone();
+        o[k] = x;
+        o
+    };
+    let without = |k: &str| {
+        let mut o = ok.clone();
+        o.as_object_mut().unwrap().remove(k);
+        o
+    };
+    let cases = [
+        ok.clone(),
+        with("rationale", json!("fine")),
+        with("rationale", json!(1)),
+        with("conciseness", json!(0)),
+        with("conciseness", json!(6)),
+        with("conciseness", json!(2.5)),
+        with("conciseness", json!("3")),
+        with("extra", json!(1)),
+        without("usage_guidelines"),
+        json!([1, 2, 3]),
+    ];
+    for c in cases {
+        assert_eq!(
+            parse_answer(&c.to_string()).is_ok(),
+            v.is_valid(&c),
+            "disagree on {c}"
+        );
+    }
+    // Every dimension the code weighs is required by the schema, and nothing else is.
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_str().unwrap())
+        .collect();
+    assert_eq!(required, llm::DIMENSIONS.map(|(d, _)| d));
+}
+
+/// The real model (llama.cpp with a small instruct model) through the real wire: every tool gets
+/// a schema-valid answer within the retry budget.
+#[tokio::test]
+async fn real_llama_server_scores_tools() {
+    let Ok(url) = std::env::var("DRIFTGATE_LLAMA_URL") else {
+        eprintln!(
+            "skipped: DRIFTGATE_LLAMA_URL is not set (start one with `bash .ci/llama.sh start`)"
+        );
+        return;
+    };
+    let router = OpenAiRouter::new(
+        Some(&format!("{}/v1", url.trim_end_matches('/'))),
+        "local",
+        None,
+        Duration::from_secs(300),
+    )
+    .unwrap();
+    let all: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{}/{FS}", env!("CARGO_MANIFEST_DIR"))).unwrap(),
+    )
+    .unwrap();
+    let tools = set(json!([all[0], all[2], all[13]]));
+    let (q, _) = quality::assess_all(&tools);
+    let r = llm::score(
+        &tools,
+        &q,
+        &router,
+        &LlmCache::new(None),
+        1,
+        &RetryPolicy::default(),
+    )
+    .await;
+    eprintln!("{}", serde_json::to_string_pretty(&r).unwrap());
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    for t in &r.tools {
+        let g = t.grades.as_ref().unwrap();
+        assert!(g.values().iter().all(|x| (1..=5).contains(x)));
+        assert!((1.0..=5.0).contains(&t.score));
+    }
+    assert!(r.server_score.is_some());
+}
