@@ -51,6 +51,8 @@ pub enum Command {
     Lock(LockArgs),
     /// Embed stdin, one text per line; prints one JSON array of vectors (one per line).
     Embed(crate::embed::EmbedArgs),
+    /// Post a JSON report as the sticky PR comment (the `workflow_run` job for fork PRs).
+    Comment(crate::github::CommentArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -252,6 +254,8 @@ pub struct DiffArgs {
     pub out: OutputArgs,
     #[command(flatten)]
     pub live: LiveArgs,
+    #[command(flatten)]
+    pub github: crate::github::GithubArgs,
 }
 
 #[derive(Debug, Args)]
@@ -322,6 +326,8 @@ pub struct CheckArgs {
     pub out: OutputArgs,
     #[command(flatten)]
     pub live: LiveArgs,
+    #[command(flatten)]
+    pub github: crate::github::GithubArgs,
 }
 
 #[derive(Debug, Args)]
@@ -355,6 +361,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
             println!("{out}");
             Ok(crate::error::exit::PASS)
         }
+        Command::Comment(a) => crate::github::run_comment(a).await,
     }
 }
 
@@ -431,7 +438,7 @@ async fn run_diff(a: DiffArgs) -> Result<i32> {
     let (base_spec, head_spec) = side_specs(a.old.as_ref(), a.new.as_ref(), &a.sides)?;
     let (base, head) = load_sides(&base_spec, &head_spec, &a.live).await?;
     let embedder = a.gate.embedder(&cfg)?;
-    let report = check::run(
+    let mut report = check::run(
         "diff",
         CheckInputs {
             base,
@@ -443,7 +450,9 @@ async fn run_diff(a: DiffArgs) -> Result<i32> {
         },
     )
     .await?;
+    crate::github::attach(&mut report, &a.github);
     emit(&report, &a.out)?;
+    crate::github::publish(&report, &a.github).await;
     Ok(report.verdict.exit_code())
 }
 
@@ -469,6 +478,7 @@ pub fn diff_report(base: &Loaded, head: &Loaded, fail_on: Severity) -> Report {
         suite: None,
         router: None,
         notes: Vec::new(),
+        github: None,
     }
 }
 
@@ -610,7 +620,7 @@ async fn run_check(a: CheckArgs) -> Result<i32> {
         progress_lines: !interactive,
     };
     let cache = RouteCache::new(a.gate.cache_dir(&cfg));
-    let report = check::run(
+    let mut report = check::run(
         "check",
         CheckInputs {
             base,
@@ -628,7 +638,9 @@ async fn run_check(a: CheckArgs) -> Result<i32> {
         },
     )
     .await?;
+    crate::github::attach(&mut report, &a.github);
     emit(&report, &a.out)?;
+    crate::github::publish(&report, &a.github).await;
     Ok(report.verdict.exit_code())
 }
 

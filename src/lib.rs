@@ -11,6 +11,7 @@ pub mod drift;
 pub mod embed;
 pub mod error;
 pub mod gate;
+pub mod github;
 pub mod replay;
 pub mod report;
 pub mod route;
