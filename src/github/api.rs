@@ -28,13 +28,24 @@ pub struct ApiError {
     /// HTTP status, when the server answered.
     pub status: Option<u16>,
     pub message: String,
+    /// Still rate limited when we gave up (a 403 that is not about permissions).
+    pub rate_limited: bool,
 }
 
 impl ApiError {
+    pub fn new(call: impl Into<String>, status: Option<u16>, message: String) -> ApiError {
+        ApiError {
+            call: call.into(),
+            status,
+            message,
+            rate_limited: false,
+        }
+    }
+
     /// The token may not write here: a fork PR's read-only token, or a workflow without
     /// `pull-requests: write` (GitHub answers 403, or 404 for a private repository).
     pub fn is_forbidden(&self) -> bool {
-        matches!(self.status, Some(403 | 404))
+        matches!(self.status, Some(403 | 404)) && !self.rate_limited
     }
 }
 
@@ -97,11 +108,7 @@ impl Api {
     /// `api_url` is `GITHUB_API_URL` (`https://api.github.com`, or `https://HOST/api/v3` on
     /// GitHub Enterprise Server).
     pub fn new(api_url: &str, token: &str) -> Result<Api, ApiError> {
-        let setup = |message: String| ApiError {
-            call: "set up the client".into(),
-            status: None,
-            message,
-        };
+        let setup = |message: String| ApiError::new("set up the client", None, message);
         let token = token.trim();
         if token.is_empty() || !token.chars().all(|c| c.is_ascii_graphic()) {
             return Err(setup(
@@ -160,10 +167,8 @@ impl Api {
             "{what} ({method} {})",
             path.split('?').next().unwrap_or(path)
         );
-        let err = |status: Option<u16>, message: String| ApiError {
-            call: call.clone(),
-            status,
-            message: self.redact(&message),
+        let err = |status: Option<u16>, message: String| {
+            ApiError::new(call.clone(), status, self.redact(&message))
         };
         let mut attempt = 1;
         loop {
@@ -205,14 +210,16 @@ impl Api {
             match wait {
                 Some(w) if attempt < ATTEMPTS => {
                     if w > self.max_wait {
-                        return Err(err(
+                        let mut e = err(
                             Some(status.as_u16()),
                             format!(
                                 "{message}; rate limited until {}s from now, longer than the {}s we wait (DRIFTGATE_GITHUB_MAX_WAIT)",
                                 w.as_secs(),
                                 self.max_wait.as_secs()
                             ),
-                        ));
+                        );
+                        e.rate_limited = retry_after(status, &headers).is_some();
+                        return Err(e);
                     }
                     eprintln!(
                         "driftgate: GitHub API: {call}: HTTP {}; retrying in {:.1}s",
@@ -222,17 +229,18 @@ impl Api {
                     tokio::time::sleep(w).await;
                     attempt += 1;
                 }
-                _ => return Err(err(Some(status.as_u16()), message)),
+                _ => {
+                    let mut e = err(Some(status.as_u16()), message);
+                    e.rate_limited = retry_after(status, &headers).is_some();
+                    return Err(e);
+                }
             }
         }
     }
 
     fn parse<T: serde::de::DeserializeOwned>(&self, what: &str, text: &str) -> Result<T, ApiError> {
-        serde_json::from_str(text).map_err(|e| ApiError {
-            call: what.to_string(),
-            status: None,
-            message: format!("unexpected response body: {e}"),
-        })
+        serde_json::from_str(text)
+            .map_err(|e| ApiError::new(what, None, format!("unexpected response body: {e}")))
     }
 
     /// Every comment of an issue or PR, following `Link: <…>; rel="next"`.
@@ -247,13 +255,13 @@ impl Api {
             match next_link(&headers) {
                 Some(next) if next.starts_with(&self.origin) => uri = next,
                 Some(next) => {
-                    return Err(ApiError {
-                        call: what,
-                        status: None,
-                        message: format!(
+                    return Err(ApiError::new(
+                        what,
+                        None,
+                        format!(
                             "the next page is on another host ({next}); not sending the token there"
                         ),
-                    });
+                    ));
                 }
                 None => return Ok(all),
             }

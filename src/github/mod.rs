@@ -215,11 +215,8 @@ async fn post(
     mode: CommentMode,
     link: Option<String>,
 ) -> std::result::Result<sticky::Outcome, api::ApiError> {
-    api::check_repo(repo).map_err(|message| api::ApiError {
-        call: "read GITHUB_REPOSITORY".into(),
-        status: None,
-        message,
-    })?;
+    api::check_repo(repo)
+        .map_err(|message| api::ApiError::new("read GITHUB_REPOSITORY", None, message))?;
     let api = api::Api::new(&api_url(), token)?;
     sticky::upsert(&api, repo, pr, marker, report, mode, link).await
 }
