@@ -98,7 +98,7 @@ fn longest_run(s: &str, c: char) -> usize {
 pub fn md_code(s: &str, max: usize, in_table: bool) -> String {
     let mut text = defuse_comments(&cell(s, max));
     if text.is_empty() {
-        return "*(empty)*".into();
+        return "(empty)".into();
     }
     if in_table {
         text = text.replace('|', "\\|");
@@ -216,7 +216,7 @@ mod tests {
         assert_eq!(md_code("`x``", 50, false), "``` `x`` ```");
         assert_eq!(md_code("a|b", 50, true), "`a\\|b`");
         assert_eq!(md_code("<!-- x -->", 50, false), "`<! -- x -- >`");
-        assert_eq!(md_code("", 5, false), "*(empty)*");
+        assert_eq!(md_code("", 5, false), "(empty)");
     }
 
     #[test]
