@@ -412,6 +412,10 @@ fn side_specs(old: Option<&String>, new: Option<&String>, a: &SidesArgs) -> Resu
             path: path.clone(),
         };
         let head = match &a.head_ref {
+            // The committed tools at base against the PR's live server (the Action's server-cmd).
+            _ if a.head_server_cmd.is_some() || a.head_server_url.is_some() => {
+                side_spec(None, &a.head_server_cmd, &a.head_server_url, "head")?
+            }
             Some(r) => Spec::GitRev {
                 rev: r.clone(),
                 path: path.clone(),
