@@ -196,9 +196,9 @@ fn context(report: &Report) -> String {
             suite.measured_with
         );
     }
-    let _ = write!(
+    let _ = writeln!(
         s,
-        " · {} tool(s) changed, {} unchanged\n",
+        " · {} tool(s) changed, {} unchanged",
         report.diff.tools.len(),
         report.diff.unchanged
     );
