@@ -331,6 +331,16 @@ fn fork_pr_gets_summary_notice_and_report_file_but_no_api_call() {
 }
 
 #[test]
+fn pull_request_target_from_a_fork_has_a_write_token_and_comments() {
+    let gh = FakeGithub::start();
+    let mut r = runner(&gh, "pull_request.opened.fork.json");
+    r.set("GITHUB_EVENT_NAME", "pull_request_target");
+    let (code, _, err) = r.driftgate(&diff_args(&["--fail-on", "unknown"]));
+    assert_eq!(code, 1);
+    assert_eq!(gh.comments(7).len(), 1, "{err}");
+}
+
+#[test]
 fn a_read_only_token_on_a_same_repo_pr_falls_back_the_same_way() {
     let gh = FakeGithub::start();
     gh.push_fault(Fault::read_only("POST", "/issues/7/comments"));

@@ -144,7 +144,7 @@ fn markdown_leads_with_the_verdict_then_flips_then_ranked_tools_and_diffs() {
         "{}",
         tools[1]
     );
-    assert!(md.contains("```diff\n- Schedule a new appointment for a patient with a provider at a chosen date and time. Use this when the patient wants a visit that does not exist yet.\n+ Book a slot.\n```"), "{md}");
+    assert!(md.contains("```diff\n- Schedule a new appointment for a patient with a provider at a chosen date and time.\n- Use this when the patient wants a visit that does not exist yet.\n+ Book a slot.\n```"), "{md}");
     support::markdown::assert_inert(&md, md.lines().next(), None);
 }
 

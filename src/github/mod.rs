@@ -167,7 +167,9 @@ async fn comment(report: &Report, args: &GithubArgs, link: Option<String>, writt
             ),
         );
     };
-    if ctx.fork {
+    // A fork's `pull_request` run gets a read-only token; `pull_request_target` runs with the
+    // base repository's token and may comment.
+    if ctx.fork && env("GITHUB_EVENT_NAME").as_deref() != Some("pull_request_target") {
         fallback("it comes from a fork, so the token is read-only");
         return;
     }

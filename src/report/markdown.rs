@@ -354,7 +354,7 @@ fn tools_table(report: &Report, rows: &[ToolView]) -> Vec<String> {
 }
 
 /// One block per changed text (description, parameter description, title): a `diff` fence with
-/// the old lines as `-` and the new as `+`. Inside a fence GitHub renders nothing, so the text
+/// the old sentences as `-` and the new as `+`. Inside a fence GitHub renders nothing, so the text
 /// shows exactly as written and cannot mention, link or inject markup.
 fn text_diffs(rows: &[ToolView]) -> Vec<String> {
     let mut blocks = Vec::new();
@@ -392,10 +392,25 @@ fn text_diffs(rows: &[ToolView]) -> Vec<String> {
     blocks
 }
 
+/// One sentence per line, so an edit to one sentence of a long paragraph shows as that sentence
+/// changed and the others as context, rather than the whole paragraph replaced.
+fn sentences(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if matches!(c, '.' | '?' | '!') && chars.peek() == Some(&' ') {
+            chars.next();
+            out.push('\n');
+        }
+    }
+    out
+}
+
 /// Unified-style lines: ` ` unchanged, `-` base, `+` head.
 fn line_diff(old: &str, new: &str) -> String {
-    let old = super::escape::clean(old, true);
-    let new = super::escape::clean(new, true);
+    let old = sentences(&super::escape::clean(old, true));
+    let new = sentences(&super::escape::clean(new, true));
     let mut out = String::new();
     for ch in TextDiff::from_lines(&old, &new).iter_all_changes() {
         let sign = match ch.tag() {
@@ -430,4 +445,30 @@ fn footer(report: &Report, opts: &Options) -> String {
     }
     s.push_str("</sub>\n");
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diffs_go_sentence_by_sentence() {
+        assert_eq!(
+            line_diff(
+                "Lists items. Use it often! Fast.",
+                "Lists items. Use it rarely! Fast."
+            ),
+            "  Lists items.\n- Use it often!\n+ Use it rarely!\n  Fast.\n"
+        );
+        // Decimal points and abbreviations without a following space stay put.
+        assert_eq!(sentences("v1.2 costs 0.5s.Next"), "v1.2 costs 0.5s.Next");
+    }
+
+    #[test]
+    fn markers_cannot_be_bent_by_workflow_or_job_names() {
+        assert_eq!(
+            marker("CI / gate", "a-->b"),
+            "<!-- driftgate:CI___gate:a___b -->"
+        );
+    }
 }
