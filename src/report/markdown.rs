@@ -409,8 +409,14 @@ fn sentences(s: &str) -> String {
 
 /// Unified-style lines: ` ` unchanged, `-` base, `+` head.
 fn line_diff(old: &str, new: &str) -> String {
-    let old = sentences(&super::escape::clean(old, true));
-    let new = sentences(&super::escape::clean(new, true));
+    // Every line, the last included, ends in a newline, so a trailing space or newline on one
+    // side does not mark its last sentence as changed.
+    let lines = |s: &str| {
+        let mut t = sentences(super::escape::clean(s, true).trim_end());
+        t.push('\n');
+        t
+    };
+    let (old, new) = (lines(old), lines(new));
     let mut out = String::new();
     for ch in TextDiff::from_lines(&old, &new).iter_all_changes() {
         let sign = match ch.tag() {
@@ -462,6 +468,7 @@ mod tests {
         );
         // Decimal points and abbreviations without a following space stay put.
         assert_eq!(sentences("v1.2 costs 0.5s.Next"), "v1.2 costs 0.5s.Next");
+        assert_eq!(line_diff("A. B.", "A2. B. "), "- A.\n+ A2.\n  B.\n");
     }
 
     #[test]
