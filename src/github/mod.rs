@@ -104,8 +104,8 @@ pub fn attach(report: &mut Report, args: &GithubArgs) {
     }
 }
 
-/// A workflow command on stdout, where the runner reads them.
-fn notice(level: &str, message: &str) {
+/// A workflow command (`::notice::…`, `::warning::…`) on stdout, where the runner reads them.
+fn workflow_command(level: &str, message: &str) {
     println!("::{level}::{}", workflow_data(message));
 }
 
@@ -157,13 +157,17 @@ async fn comment(report: &Report, args: &GithubArgs, link: Option<String>, writt
         return;
     };
     let fallback = |why: &str| {
-        let file = written
-            .map(|p| format!(" The report is in {}", p.display()))
-            .unwrap_or_default();
-        notice(
+        let file = match written {
+            Some(p) => format!(
+                " The report is in {}; a workflow_run job can post it with `driftgate comment --report FILE` (see the README).",
+                p.display()
+            ),
+            None => String::new(),
+        };
+        workflow_command(
             "notice",
             &format!(
-                "driftgate could not comment on PR #{pr}: {why}. The verdict is in the job summary.{file}; a workflow_run job can post it with `driftgate comment --report FILE` (see the README)."
+                "driftgate could not comment on PR #{pr}: {why}. The verdict is in the job summary.{file}"
             ),
         );
     };
@@ -189,14 +193,14 @@ async fn comment(report: &Report, args: &GithubArgs, link: Option<String>, writt
     )
     .await
     {
-        Ok(outcome) => eprintln!("driftgate: PR #{pr} comment: {outcome:?}"),
+        Ok(outcome) => eprintln!("driftgate: PR #{pr}: {outcome}"),
         Err(e) if e.is_forbidden() => fallback(&format!(
             "the token may not write comments (HTTP {}; grant `pull-requests: write`)",
             e.status.unwrap_or(0)
         )),
         Err(e) => {
             eprintln!("driftgate: {e}");
-            notice(
+            workflow_command(
                 "warning",
                 &format!("driftgate: {e}. The verdict is unaffected."),
             );
@@ -311,7 +315,7 @@ pub async fn run_comment(a: CommentArgs) -> Result<i32> {
     let link = a.report_url.clone().or(run_page).or_else(run_url);
     match sticky::upsert(&api, &repo, pr, &marker, &report, a.comment, link).await {
         Ok(outcome) => {
-            eprintln!("driftgate: PR #{pr} comment: {outcome:?}");
+            eprintln!("driftgate: PR #{pr}: {outcome}");
             Ok(exit::PASS)
         }
         Err(e) => {

@@ -15,6 +15,17 @@ pub enum Outcome {
     Skipped(&'static str),
 }
 
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Outcome::Created(url) => write!(f, "commented {url}"),
+            Outcome::Updated(url) => write!(f, "updated the comment {url}"),
+            Outcome::Unchanged(url) => write!(f, "the comment {url} already says this"),
+            Outcome::Skipped(why) => write!(f, "no comment: {why}"),
+        }
+    }
+}
+
 /// Our comment among the PR's: its first line is exactly the marker. If a user pasted the marker
 /// into a comment of their own, the bot's comment still wins.
 pub fn find<'a>(comments: &'a [Comment], marker: &str) -> Option<&'a Comment> {
