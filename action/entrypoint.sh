@@ -1,8 +1,58 @@
 #!/bin/sh
-# GitHub Action entrypoint: map INPUT_* variables to driftgate flags. Inputs never carry secrets;
-# API keys arrive as environment variables from the workflow's `env:`.
+# GitHub Action entrypoint: map the action's inputs (INPUT_* variables with underscores, set in
+# action.yml's runs.env) to driftgate flags, then run `check` when there is a suite (the input, or
+# a [suite] table in the config file) and `diff` otherwise; with `report`, post that report. Inputs never carry API keys: those
+# arrive as environment variables from the workflow's `env:`. The exit code is driftgate's.
 set -eu
-set -- diff --tools "${INPUT_TOOLS:?the tools input is required}"
-[ -n "${INPUT_BASE_REF:-}" ] && set -- "$@" --base-ref "$INPUT_BASE_REF"
-[ -n "${INPUT_FAIL_ON:-}" ] && set -- "$@" --fail-on "$INPUT_FAIL_ON"
+
+if [ -n "${INPUT_GITHUB_TOKEN:-}" ]; then
+  GITHUB_TOKEN="$INPUT_GITHUB_TOKEN"
+  export GITHUB_TOKEN
+fi
+
+# The workflow_run job of a fork PR: post the report the PR's job left as an artifact.
+if [ -n "${INPUT_REPORT:-}" ]; then
+  if [ -n "${INPUT_COMMENT:-}" ]; then
+    exec driftgate comment --report "$INPUT_REPORT" --comment "$INPUT_COMMENT"
+  fi
+  exec driftgate comment --report "$INPUT_REPORT"
+fi
+
+tools="${INPUT_TOOLS:?the tools input is required}"
+config="${INPUT_CONFIG:-}"
+if [ -z "$config" ] && [ -f driftgate.toml ]; then
+  config="driftgate.toml"
+fi
+
+cmd="diff"
+if [ -n "${INPUT_SUITE:-}" ]; then
+  cmd="check"
+elif [ -n "$config" ] && grep -q '^[[:space:]]*\[suite\]' "$config"; then
+  cmd="check"
+fi
+
+# Each input becomes one argument, spaces included (a server command stays one argument).
+set -- "$cmd" --tools "$tools" --github --annotations
+if [ -n "$config" ]; then set -- "$@" --config "$config"; fi
+if [ -n "${INPUT_BASE_REF:-}" ]; then set -- "$@" --base-ref "$INPUT_BASE_REF"; fi
+if [ -n "${INPUT_SERVER_CMD:-}" ]; then set -- "$@" --head-server-cmd "$INPUT_SERVER_CMD"; fi
+if [ -n "${INPUT_COSINE_FLOOR:-}" ]; then set -- "$@" --cosine-floor "$INPUT_COSINE_FLOOR"; fi
+if [ -n "${INPUT_TOLERANCE:-}" ]; then set -- "$@" --tolerance "$INPUT_TOLERANCE"; fi
+if [ -n "${INPUT_REQUIRE_SIGNIFICANCE:-}" ]; then
+  set -- "$@" --require-significance "$INPUT_REQUIRE_SIGNIFICANCE"
+fi
+if [ -n "${INPUT_FAIL_ON:-}" ]; then set -- "$@" --fail-on "$INPUT_FAIL_ON"; fi
+if [ -n "${INPUT_COMMENT:-}" ]; then set -- "$@" --comment "$INPUT_COMMENT"; fi
+
+replay="${INPUT_SUITE:-}${INPUT_ROUTER:-}${INPUT_MODEL:-}${INPUT_BASE_URL:-}${INPUT_REPEATS:-}"
+if [ "$cmd" = "check" ]; then
+  if [ -n "${INPUT_SUITE:-}" ]; then set -- "$@" --suite "$INPUT_SUITE"; fi
+  if [ -n "${INPUT_ROUTER:-}" ]; then set -- "$@" --router "$INPUT_ROUTER"; fi
+  if [ -n "${INPUT_MODEL:-}" ]; then set -- "$@" --model "$INPUT_MODEL"; fi
+  if [ -n "${INPUT_BASE_URL:-}" ]; then set -- "$@" --base-url "$INPUT_BASE_URL"; fi
+  if [ -n "${INPUT_REPEATS:-}" ]; then set -- "$@" --repeats "$INPUT_REPEATS"; fi
+elif [ -n "$replay" ]; then
+  echo "::warning::driftgate: router, model, base-url and repeats need a suite; running diff without a routing replay"
+fi
+
 exec driftgate "$@"

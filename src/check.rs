@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::diff;
 use crate::drift::{self, Drift};
@@ -24,17 +24,18 @@ pub const ROUTER_SYSTEM_PROMPT: &str = include_str!("../prompts/router-system.v1
 pub const ROUTER_SYSTEM_PROMPT_FILE: &str = "prompts/router-system.v1.md";
 
 /// Where the suite came from and whether the PR changed it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SuiteInfo {
     pub source: String,
     pub sha256: String,
     pub cases: usize,
     /// "base" or "head": which version of the suite measured both sides.
-    pub measured_with: &'static str,
+    #[serde(deserialize_with = "crate::report::de::side")]
+    pub measured_with: crate::report::de::Static,
     pub changed_in_pr: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct RouterInfo {
     pub kind: String,
     pub model: String,
@@ -215,5 +216,6 @@ pub async fn run(command: &'static str, inputs: CheckInputs) -> Result<Report> {
         router: router_info,
         notes,
         lint,
+        github: None,
     })
 }

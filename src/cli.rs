@@ -54,6 +54,8 @@ pub enum Command {
     /// Static analysis of one tool set: confusable pairs, definition quality, hard gates.
     #[command(after_help = crate::lint::cli::EXIT_CODES)]
     Lint(Box<crate::lint::cli::LintArgs>),
+    /// Post a JSON report as the sticky PR comment (the `workflow_run` job for fork PRs).
+    Comment(crate::github::CommentArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -255,6 +257,8 @@ pub struct DiffArgs {
     pub out: OutputArgs,
     #[command(flatten)]
     pub live: LiveArgs,
+    #[command(flatten)]
+    pub github: crate::github::GithubArgs,
 }
 
 #[derive(Debug, Args)]
@@ -331,6 +335,8 @@ pub struct CheckArgs {
     pub out: OutputArgs,
     #[command(flatten)]
     pub live: LiveArgs,
+    #[command(flatten)]
+    pub github: crate::github::GithubArgs,
 }
 
 #[derive(Debug, Args)]
@@ -365,6 +371,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
             println!("{out}");
             Ok(crate::error::exit::PASS)
         }
+        Command::Comment(a) => crate::github::run_comment(a).await,
     }
 }
 
@@ -415,6 +422,10 @@ fn side_specs(old: Option<&String>, new: Option<&String>, a: &SidesArgs) -> Resu
             path: path.clone(),
         };
         let head = match &a.head_ref {
+            // The committed tools at base against the PR's live server (the Action's server-cmd).
+            _ if a.head_server_cmd.is_some() || a.head_server_url.is_some() => {
+                side_spec(None, &a.head_server_cmd, &a.head_server_url, "head")?
+            }
             Some(r) => Spec::GitRev {
                 rev: r.clone(),
                 path: path.clone(),
@@ -441,7 +452,7 @@ async fn run_diff(a: DiffArgs) -> Result<i32> {
     let (base_spec, head_spec) = side_specs(a.old.as_ref(), a.new.as_ref(), &a.sides)?;
     let (base, head) = load_sides(&base_spec, &head_spec, &a.live).await?;
     let embedder = a.gate.embedder(&cfg)?;
-    let report = check::run(
+    let mut report = check::run(
         "diff",
         CheckInputs {
             base,
@@ -453,7 +464,9 @@ async fn run_diff(a: DiffArgs) -> Result<i32> {
         },
     )
     .await?;
+    crate::github::attach(&mut report, &a.github);
     emit(&report, &a.out)?;
+    crate::github::publish(&report, &a.github).await;
     Ok(report.verdict.exit_code())
 }
 
@@ -480,6 +493,7 @@ pub fn diff_report(base: &Loaded, head: &Loaded, fail_on: Severity) -> Report {
         router: None,
         notes: Vec::new(),
         lint: None,
+        github: None,
     }
 }
 
@@ -621,7 +635,7 @@ async fn run_check(a: CheckArgs) -> Result<i32> {
         progress_lines: !interactive,
     };
     let cache = RouteCache::new(a.gate.cache_dir(&cfg));
-    let report = check::run(
+    let mut report = check::run(
         "check",
         CheckInputs {
             base,
@@ -644,7 +658,9 @@ async fn run_check(a: CheckArgs) -> Result<i32> {
         },
     )
     .await?;
+    crate::github::attach(&mut report, &a.github);
     emit(&report, &a.out)?;
+    crate::github::publish(&report, &a.github).await;
     Ok(report.verdict.exit_code())
 }
 

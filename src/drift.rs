@@ -4,7 +4,7 @@
 //! description, parameter names and descriptions). Lexical overlap is not used: shared domain
 //! nouns dominate it, and "read" vs "write" is one token among many.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::diff::{Diff, Status};
 use crate::embed::{Embedder, cosine};
@@ -14,7 +14,7 @@ use crate::tools::ToolSet;
 /// Default floor: a changed description whose cosine to its old self falls below it fails.
 pub const DEFAULT_COSINE_FLOOR: f64 = 0.92;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ToolDrift {
     pub tool: String,
     /// The base name when it differs (renames).
@@ -26,7 +26,7 @@ pub struct ToolDrift {
     pub below_floor: bool,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Drift {
     pub model: String,
     pub floor: f64,

@@ -1,12 +1,12 @@
 //! The verdict: thresholds applied to what was measured. Thresholds are data (`Thresholds`), the
 //! decision is one function per command, and "incomplete" always outranks "pass".
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::diff::{Diff, Severity};
 use crate::error::exit;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Pass,
@@ -14,7 +14,7 @@ pub enum Status {
     Incomplete,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
     pub status: Status,
     /// The one sentence (with the number) that decided it.
@@ -67,7 +67,7 @@ pub fn diff_verdict(diff: &Diff, fail_on: Severity) -> Verdict {
 }
 
 /// The thresholds `check` applies; from flags, `driftgate.toml`, or these defaults.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckThresholds {
     pub fail_on: Severity,
     pub cosine_floor: f64,

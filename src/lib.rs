@@ -12,6 +12,7 @@ pub mod embed;
 pub mod error;
 pub mod fs;
 pub mod gate;
+pub mod github;
 pub mod lint;
 pub mod replay;
 pub mod report;

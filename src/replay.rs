@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use futures::StreamExt;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::route::cache::{self, RouteCache};
@@ -187,7 +187,7 @@ impl CaseRun {
 }
 
 /// Counters for the report: what the run cost.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct RunStats {
     pub requests_sent: u64,
     pub cache_hits: u64,
@@ -411,7 +411,7 @@ fn progress(label: &str, total: u64, on: bool) -> Option<indicatif::ProgressBar>
 }
 
 /// A case whose (majority) outcome differs between base and head.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Flip {
     pub id: String,
     pub prompt: String,
@@ -419,13 +419,14 @@ pub struct Flip {
     pub base: String,
     pub head: String,
     /// "regressed" (right → wrong) or "fixed" (wrong → right).
-    pub direction: &'static str,
+    #[serde(deserialize_with = "crate::report::de::direction")]
+    pub direction: crate::report::de::Static,
     pub base_correct: u32,
     pub head_correct: u32,
     pub repeats: u32,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ToolRouting {
     pub tool: String,
     pub cases: usize,
@@ -440,7 +441,7 @@ pub struct ToolRouting {
     pub head_metrics: Option<ToolMetrics>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Routing {
     pub summary: PairedSummary,
     pub flips: Vec<Flip>,

@@ -20,6 +20,7 @@ fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
         .env("DRIFTGATE_CACHE_DIR", cache_dir())
         .env_remove("GITHUB_EVENT_PATH")
         .env_remove("GITHUB_BASE_REF")
+        .env_remove("GITHUB_ACTIONS")
         .args(args)
         .output()
         .unwrap();

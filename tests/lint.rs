@@ -480,6 +480,7 @@ fn lint_report(ts: &ToolSet, l: Lint) -> driftgate::report::Report {
         format: driftgate::tools::load::Format::BareArray,
         tool_count: ts.len(),
         file: None,
+        lines: Default::default(),
     };
     let section = LintSection::full(l);
     driftgate::report::Report {
@@ -500,6 +501,7 @@ fn lint_report(ts: &ToolSet, l: Lint) -> driftgate::report::Report {
         router: None,
         notes: vec![],
         lint: Some(section),
+        github: None,
     }
 }
 

@@ -5,7 +5,7 @@ pub mod schema;
 
 use std::collections::BTreeSet;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 pub use law::{Kind, LAW, Rule, Severity, rule};
@@ -13,9 +13,10 @@ pub use law::{Kind, LAW, Rule, Severity, rule};
 use crate::tools::{Tool, ToolSet};
 
 /// One classified change of one tool.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Change {
-    pub rule: &'static str,
+    #[serde(deserialize_with = "crate::report::de::rule")]
+    pub rule: crate::report::de::Static,
     pub kind: Kind,
     pub severity: Severity,
     /// JSON pointer inside the tool definition ("" for whole-tool changes).
@@ -48,7 +49,7 @@ impl Change {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Added,
@@ -58,7 +59,7 @@ pub enum Status {
 }
 
 /// Everything that changed about one tool (paired by name or by rename detection).
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolDiff {
     /// The name at head, or at base for a removed tool.
     pub name: String,
@@ -102,7 +103,7 @@ impl ToolDiff {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Diff {
     pub tools: Vec<ToolDiff>,
     pub unchanged: usize,

@@ -154,6 +154,7 @@ pub async fn run(a: LintArgs) -> Result<i32> {
         router: None,
         notes: Vec::new(),
         lint: Some(section),
+        github: None,
     };
     crate::cli::emit(&report, &a.out)?;
     Ok(report.verdict.exit_code())

@@ -70,6 +70,135 @@ pub fn truncate(s: &str, max: usize) -> String {
     t
 }
 
+// ---- Markdown (PR comments, job summaries) --------------------------------------------------
+//
+// GitHub turns `@name` into a notification and `#12` / `owner/repo#12` / `GH-12` into
+// cross-references wherever they appear in rendered text, even after a backslash escape or an
+// HTML entity, because it links text nodes after Markdown is parsed. It never links inside code.
+// So untrusted text goes into code spans or fenced blocks, where nothing is parsed: no HTML, no
+// links, no mentions. What remains is making sure the text cannot close its span or fence, break
+// a table row, or spell `<!--` / `-->` (which could spoof or end our hidden marker).
+
+/// Break up HTML comment delimiters so tool text never contains `<!--` or `-->`.
+fn defuse_comments(s: &str) -> String {
+    s.replace("<!--", "<! --").replace("-->", "-- >")
+}
+
+fn longest_run(s: &str, c: char) -> usize {
+    let (mut best, mut run) = (0, 0);
+    for x in s.chars() {
+        run = if x == c { run + 1 } else { 0 };
+        best = best.max(run);
+    }
+    best
+}
+
+/// An inline code span showing `s` literally on one line, cut to `max` characters. In a table
+/// cell (`in_table`) pipes are escaped: GFM splits cells before it parses code spans.
+pub fn md_code(s: &str, max: usize, in_table: bool) -> String {
+    let mut text = defuse_comments(&cell(s, max));
+    if text.is_empty() {
+        return "(empty)".into();
+    }
+    if in_table {
+        text = text.replace('|', "\\|");
+    }
+    let ticks = "`".repeat(longest_run(&text, '`') + 1);
+    // A space inside both delimiters is stripped by the renderer; it lets the content start or
+    // end with a backtick.
+    if text.starts_with('`') || text.ends_with('`') {
+        format!("{ticks} {text} {ticks}")
+    } else {
+        format!("{ticks}{text}{ticks}")
+    }
+}
+
+/// Does this word make GitHub link or notify something (mention, reference, URL)?
+fn is_linkish(word: &str) -> bool {
+    let lower = word.to_ascii_lowercase();
+    word.contains('@')
+        || word.contains('#')
+        || lower.contains("://")
+        || lower.contains("www.")
+        || lower
+            .strip_prefix("gh-")
+            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+}
+
+/// Prose that may contain untrusted fragments (the verdict reason names tools): one line, every
+/// Markdown-active ASCII character backslash-escaped, and every word that GitHub would turn into a
+/// mention, reference or link put in a code span instead.
+pub fn md_inline(s: &str) -> String {
+    let flat = defuse_comments(&cell(s, 4000));
+    let mut out = String::with_capacity(flat.len() + 16);
+    for (i, word) in flat.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        if is_linkish(word) {
+            out.push_str(&md_code(word, 200, true));
+            continue;
+        }
+        // Our own prose quotes names as `name`: keep that a code span (its content is escaped).
+        if let Some(inner) = word
+            .strip_prefix('`')
+            .and_then(|w| w.strip_suffix('`'))
+            .filter(|w| !w.is_empty() && !w.contains('`'))
+        {
+            out.push_str(&md_code(inner, 200, true));
+            continue;
+        }
+        for c in word.chars() {
+            // Characters that start emphasis, code, links, images, HTML, entities, tables or
+            // strikethrough anywhere in a line. (Line-start syntax such as `-` or `#` cannot
+            // occur: every line we write starts with our own text.)
+            if matches!(
+                c,
+                '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '!' | '|' | '~' | '&' | '$'
+            ) {
+                out.push('\\');
+            }
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// A fenced code block (e.g. ```` ```diff ````) whose fence is longer than any backtick run in
+/// the body, so the body cannot close it. The body keeps its lines; controls are removed.
+pub fn md_fence(info: &str, body: &str) -> String {
+    let body = defuse_comments(&clean(body, true));
+    let fence = "`".repeat(longest_run(&body, '`').max(2) + 1);
+    let body = body.trim_end_matches('\n');
+    format!("{fence}{info}\n{body}\n{fence}\n")
+}
+
+/// Keep a link target only if it is a plain http(s) URL that cannot break out of `(…)`.
+pub fn md_url(url: &str) -> Option<&str> {
+    let ok = (url.starts_with("https://") || url.starts_with("http://"))
+        && url.chars().all(|c| {
+            c.is_ascii_graphic() && !matches!(c, '(' | ')' | '<' | '>' | '"' | '\'' | '`')
+        });
+    ok.then_some(url)
+}
+
+// ---- GitHub workflow commands (`::error file=…::message`) -----------------------------------
+
+/// Escape the message part of a workflow command: `%`, CR and LF (as the runner's toolkit does),
+/// after removing other controls and bidi marks. A newline can therefore never start a second
+/// command such as `::add-mask::` or `::stop-commands::`.
+pub fn workflow_data(s: &str) -> String {
+    clean(s, true)
+        .replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Escape a property value (`file=`, `title=`): also `:` and `,`, which delimit properties.
+pub fn workflow_property(s: &str) -> String {
+    workflow_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -79,6 +208,39 @@ mod tests {
         let s = "a\u{1b}[31mred\u{1b}[0m b\u{202E}evil\u{2066}x\u{0007}\u{1b}]0;title\u{7}c\r\nd";
         assert_eq!(clean(s, true), "ared bevilxc\nd");
         assert_eq!(clean("x\ny", false), "x y");
+    }
+
+    #[test]
+    fn code_spans_cannot_be_closed_or_split() {
+        assert_eq!(md_code("a`b", 50, false), "``a`b``");
+        assert_eq!(md_code("`x``", 50, false), "``` `x`` ```");
+        assert_eq!(md_code("a|b", 50, true), "`a\\|b`");
+        assert_eq!(md_code("<!-- x -->", 50, false), "`<! -- x -- >`");
+        assert_eq!(md_code("", 5, false), "(empty)");
+    }
+
+    #[test]
+    fn inline_text_defuses_mentions_refs_and_markup() {
+        assert_eq!(
+            md_inline("ping @octocat about #12 <b>x</b>"),
+            "ping `@octocat` about `#12` \\<b\\>x\\</b\\>"
+        );
+        assert_eq!(
+            md_inline("see GH-7 and https://x.y"),
+            "see `GH-7` and `https://x.y`"
+        );
+    }
+
+    #[test]
+    fn fences_outlast_the_body() {
+        assert_eq!(md_fence("diff", "- a\n+ b\n"), "```diff\n- a\n+ b\n```\n");
+        assert!(md_fence("", "````").starts_with("`````\n"));
+    }
+
+    #[test]
+    fn workflow_commands_escape_delimiters() {
+        assert_eq!(workflow_data("50%\r\n::x"), "50%25%0A::x");
+        assert_eq!(workflow_property("a:b,c%"), "a%3Ab%2Cc%25");
     }
 
     #[test]

@@ -1,10 +1,19 @@
-//! One `Report`, built once, rendered many ways (terminal, JSON, …), like oasdiff's formatters.
+//! One `Report`, built once, rendered many ways (terminal, JSON, Markdown, annotations, SARIF),
+//! like oasdiff's formatters. The JSON form reads back into the same model, so a later job (the
+//! fork-PR commenter) renders exactly what the gate measured.
 
+pub mod annotations;
+pub mod de;
 pub mod escape;
 pub mod json;
+pub mod markdown;
+pub mod sarif;
 pub mod terminal;
+pub mod view;
 
-use serde::Serialize;
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
 
 use crate::check::{RouterInfo, SuiteInfo};
 use crate::diff::Diff;
@@ -16,7 +25,7 @@ use crate::tools::load::{Format, Loaded};
 /// Bumped only on incompatible changes; additions keep the version.
 pub const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Side {
     pub source: String,
     pub format: Format,
@@ -24,6 +33,10 @@ pub struct Side {
     /// File path in the repository, for annotations; absent for live servers.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub file: Option<String>,
+    /// 1-based line of each tool's `"name"` in `file`, so annotations and SARIF point at the
+    /// definition.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub lines: BTreeMap<String, usize>,
 }
 
 impl Side {
@@ -33,15 +46,43 @@ impl Side {
             format: l.format,
             tool_count: l.tools.len(),
             file: l.file.clone(),
+            lines: l
+                .tools
+                .tools
+                .iter()
+                .filter_map(|t| Some((t.name.clone(), l.line_of(&t.name)?)))
+                .collect(),
         }
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// Where the report was made, when it was made in GitHub Actions. The fork-PR commenter reads
+/// it back to find the pull request and the sticky comment's marker.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GithubContext {
+    /// "owner/name" of the base repository.
+    pub repository: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pull_request: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_sha: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head_sha: Option<String>,
+    /// The head branch lives in another repository (a fork): the token cannot comment.
+    pub fork: bool,
+    pub workflow: String,
+    pub job: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_url: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     pub schema_version: u32,
-    pub driftgate_version: &'static str,
-    pub command: &'static str,
+    #[serde(deserialize_with = "de::version")]
+    pub driftgate_version: de::Static,
+    #[serde(deserialize_with = "de::command")]
+    pub command: de::Static,
     pub verdict: Verdict,
     pub base: Side,
     pub head: Side,
@@ -60,8 +101,32 @@ pub struct Report {
     /// Loud notes for the reader (e.g. the suite changed with the tools).
     pub notes: Vec<String>,
     /// Static analysis: every finding for `lint`; what the PR introduced or fixed for `check`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Not read back by `Report::from_json` (its rule ids are static table entries); a report
+    /// posted later by `driftgate comment` therefore omits it.
+    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
     pub lint: Option<crate::lint::LintSection>,
+    /// Set when the report was made in GitHub Actions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub github: Option<GithubContext>,
+}
+
+impl Report {
+    /// Read a JSON report back (`driftgate comment --report FILE`).
+    pub fn from_json(text: &str, source: &str) -> crate::Result<Report> {
+        let report: Report = serde_json::from_str(text).map_err(|e| crate::Error::Json {
+            source_name: source.to_string(),
+            line: e.line(),
+            column: e.column(),
+            message: e.to_string(),
+        })?;
+        if report.schema_version != SCHEMA_VERSION {
+            return Err(crate::Error::Usage(format!(
+                "{source}: report schema_version {} is not {SCHEMA_VERSION}; render it with the driftgate version that wrote it ({})",
+                report.schema_version, report.driftgate_version
+            )));
+        }
+        Ok(report)
+    }
 }
 
 /// Output formats; each lives in its own file.
@@ -69,11 +134,20 @@ pub struct Report {
 pub enum OutputFormat {
     Terminal,
     Json,
+    /// GitHub-flavoured Markdown (the PR comment and job summary body).
+    Markdown,
+    /// SARIF 2.1.0 for code scanning.
+    Sarif,
+    /// GitHub workflow-command annotations (`::error file=…,line=…::…`).
+    Annotations,
 }
 
 pub fn render(report: &Report, format: OutputFormat, color: bool) -> String {
     match format {
         OutputFormat::Terminal => terminal::render(report, color),
         OutputFormat::Json => json::render(report),
+        OutputFormat::Markdown => markdown::render(report, &markdown::Options::default()),
+        OutputFormat::Sarif => sarif::render(report),
+        OutputFormat::Annotations => annotations::render(report),
     }
 }

@@ -1,0 +1,448 @@
+//! The few GitHub REST calls driftgate makes, over octocrab's HTTP client (auth, base URL and
+//! GitHub Enterprise path joining come from it). Responses are read raw so we see the status and
+//! headers: rate limits (403 with `x-ratelimit-remaining: 0`, 429, or a secondary limit with
+//! `Retry-After`) are waited out up to a cap, `Link` headers are followed for pagination, and
+//! every error names the call that failed.
+
+use std::fmt;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use http::{HeaderMap, StatusCode};
+use octocrab::Octocrab;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// Longest we wait for a rate limit to reset before giving up (`DRIFTGATE_GITHUB_MAX_WAIT`
+/// seconds overrides it).
+pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(60);
+/// Attempts per call, including the first.
+const ATTEMPTS: u32 = 4;
+/// Pages of comments we read at most (100 per page): a PR with more than 5,000 comments gets a
+/// new sticky comment rather than an unbounded scan.
+const MAX_PAGES: usize = 50;
+
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    /// What we were doing, e.g. "create a comment on PR #12 (POST /repos/o/r/issues/12/comments)".
+    pub call: String,
+    /// HTTP status, when the server answered.
+    pub status: Option<u16>,
+    pub message: String,
+    /// Still rate limited when we gave up (a 403 that is not about permissions).
+    pub rate_limited: bool,
+}
+
+impl ApiError {
+    pub fn new(call: impl Into<String>, status: Option<u16>, message: String) -> ApiError {
+        ApiError {
+            call: call.into(),
+            status,
+            message,
+            rate_limited: false,
+        }
+    }
+
+    /// The token may not write here: a fork PR's read-only token, or a workflow without
+    /// `pull-requests: write` (GitHub answers 403, or 404 for a private repository).
+    pub fn is_forbidden(&self) -> bool {
+        matches!(self.status, Some(403 | 404)) && !self.rate_limited
+    }
+}
+
+impl fmt::Display for ApiError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.status {
+            Some(s) => write!(
+                f,
+                "GitHub API: {} failed: HTTP {s}: {}",
+                self.call, self.message
+            ),
+            None => write!(f, "GitHub API: {} failed: {}", self.call, self.message),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct User {
+    pub login: String,
+    #[serde(rename = "type", default)]
+    pub kind: Option<String>,
+}
+
+/// An issue comment; GitHub sends many more fields, we read these.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Comment {
+    pub id: u64,
+    #[serde(default)]
+    pub body: Option<String>,
+    #[serde(default)]
+    pub user: Option<User>,
+    #[serde(default)]
+    pub html_url: Option<String>,
+}
+
+pub struct Api {
+    oc: Octocrab,
+    /// Scheme and authority of the API, to refuse following a `Link` elsewhere with our token.
+    origin: String,
+    token: String,
+    max_wait: Duration,
+}
+
+/// "owner/name", checked so it can be put into a path as is.
+pub fn check_repo(repo: &str) -> Result<(), String> {
+    let ok = |p: &str| {
+        !p.is_empty()
+            && p != "."
+            && p != ".."
+            && p.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    };
+    match repo.split_once('/') {
+        Some((o, n)) if ok(o) && ok(n) => Ok(()),
+        _ => Err(format!("{repo:?} is not an owner/name repository")),
+    }
+}
+
+impl Api {
+    /// `api_url` is `GITHUB_API_URL` (`https://api.github.com`, or `https://HOST/api/v3` on
+    /// GitHub Enterprise Server).
+    pub fn new(api_url: &str, token: &str) -> Result<Api, ApiError> {
+        let setup = |message: String| ApiError::new("set up the client", None, message);
+        let token = token.trim();
+        if token.is_empty() || !token.chars().all(|c| c.is_ascii_graphic()) {
+            return Err(setup(
+                "the token is empty or not a plain ASCII string".into(),
+            ));
+        }
+        let uri: http::Uri = api_url
+            .trim_end_matches('/')
+            .parse()
+            .map_err(|e| setup(format!("GITHUB_API_URL {api_url:?}: {e}")))?;
+        let origin = match (uri.scheme_str(), uri.authority()) {
+            (Some(s), Some(a)) => format!("{s}://{a}"),
+            _ => {
+                return Err(setup(format!(
+                    "GITHUB_API_URL {api_url:?} is not an absolute URL"
+                )));
+            }
+        };
+        let oc = Octocrab::builder()
+            .base_uri(uri)
+            .map_err(|e| setup(e.to_string()))?
+            .personal_token(token.to_string())
+            .add_header(http::header::ACCEPT, "application/vnd.github+json".into())
+            .set_connect_timeout(Some(Duration::from_secs(10)))
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .set_write_timeout(Some(Duration::from_secs(30)))
+            .build()
+            .map_err(|e| setup(e.to_string()))?;
+        let max_wait = std::env::var("DRIFTGATE_GITHUB_MAX_WAIT")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .map(Duration::from_secs)
+            .unwrap_or(DEFAULT_MAX_WAIT);
+        Ok(Api {
+            oc,
+            origin,
+            token: token.to_string(),
+            max_wait,
+        })
+    }
+
+    fn redact(&self, s: &str) -> String {
+        s.replace(&self.token, "***")
+    }
+
+    /// One call with rate-limit and 5xx retries. Returns the headers and body of a 2xx answer.
+    async fn call(
+        &self,
+        what: &str,
+        method: http::Method,
+        uri: &str,
+        body: Option<&Value>,
+    ) -> Result<(HeaderMap, String), ApiError> {
+        let path = uri.strip_prefix(&self.origin).unwrap_or(uri);
+        let call = format!(
+            "{what} ({method} {})",
+            path.split('?').next().unwrap_or(path)
+        );
+        let err = |status: Option<u16>, message: String| {
+            ApiError::new(call.clone(), status, self.redact(&message))
+        };
+        let mut attempt = 1;
+        loop {
+            let sent = match method {
+                http::Method::POST => self.oc._post(uri, body).await,
+                http::Method::PATCH => self.oc._patch(uri, body).await,
+                _ => self.oc._get(uri).await,
+            };
+            let (status, headers, text) = match sent {
+                Ok(res) => {
+                    let status = res.status();
+                    let headers = res.headers().clone();
+                    let text = self.oc.body_to_string(res).await.map_err(|e| {
+                        err(Some(status.as_u16()), format!("reading the body: {e}"))
+                    })?;
+                    (status, headers, text)
+                }
+                Err(e) if attempt < ATTEMPTS => {
+                    // Connection refused/reset or a timeout: brief backoff, then again.
+                    eprintln!(
+                        "driftgate: GitHub API: {call}: {}; retrying",
+                        self.redact(&e.to_string())
+                    );
+                    tokio::time::sleep(backoff(attempt)).await;
+                    attempt += 1;
+                    continue;
+                }
+                Err(e) => return Err(err(None, e.to_string())),
+            };
+            if status.is_success() {
+                return Ok((headers, text));
+            }
+            let message = error_message(&text, status);
+            let wait = match retry_after(status, &headers) {
+                Some(w) => Some(w),
+                None if status.is_server_error() => Some(backoff(attempt)),
+                None => None,
+            };
+            match wait {
+                Some(w) if attempt < ATTEMPTS => {
+                    if w > self.max_wait {
+                        let mut e = err(
+                            Some(status.as_u16()),
+                            format!(
+                                "{message}; rate limited until {}s from now, longer than the {}s we wait (DRIFTGATE_GITHUB_MAX_WAIT)",
+                                w.as_secs(),
+                                self.max_wait.as_secs()
+                            ),
+                        );
+                        e.rate_limited = retry_after(status, &headers).is_some();
+                        return Err(e);
+                    }
+                    eprintln!(
+                        "driftgate: GitHub API: {call}: HTTP {}; retrying in {:.1}s",
+                        status.as_u16(),
+                        w.as_secs_f64()
+                    );
+                    tokio::time::sleep(w).await;
+                    attempt += 1;
+                }
+                _ => {
+                    let mut e = err(Some(status.as_u16()), message);
+                    e.rate_limited = retry_after(status, &headers).is_some();
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    fn parse<T: serde::de::DeserializeOwned>(&self, what: &str, text: &str) -> Result<T, ApiError> {
+        serde_json::from_str(text)
+            .map_err(|e| ApiError::new(what, None, format!("unexpected response body: {e}")))
+    }
+
+    /// Every comment of an issue or PR, following `Link: <…>; rel="next"`.
+    pub async fn list_comments(&self, repo: &str, number: u64) -> Result<Vec<Comment>, ApiError> {
+        let what = format!("list the comments of PR #{number}");
+        let mut uri = format!("/repos/{repo}/issues/{number}/comments?per_page=100");
+        let mut all = Vec::new();
+        for _ in 0..MAX_PAGES {
+            let (headers, text) = self.call(&what, http::Method::GET, &uri, None).await?;
+            let page: Vec<Comment> = self.parse(&what, &text)?;
+            all.extend(page);
+            match next_link(&headers) {
+                Some(next) if next.starts_with(&self.origin) => uri = next,
+                Some(next) => {
+                    return Err(ApiError::new(
+                        what,
+                        None,
+                        format!(
+                            "the next page is on another host ({next}); not sending the token there"
+                        ),
+                    ));
+                }
+                None => return Ok(all),
+            }
+        }
+        Ok(all)
+    }
+
+    pub async fn create_comment(
+        &self,
+        repo: &str,
+        number: u64,
+        body: &str,
+    ) -> Result<Comment, ApiError> {
+        let what = format!("create a comment on PR #{number}");
+        let uri = format!("/repos/{repo}/issues/{number}/comments");
+        let (_, text) = self
+            .call(
+                &what,
+                http::Method::POST,
+                &uri,
+                Some(&serde_json::json!({ "body": body })),
+            )
+            .await?;
+        self.parse(&what, &text)
+    }
+
+    pub async fn update_comment(
+        &self,
+        repo: &str,
+        id: u64,
+        body: &str,
+    ) -> Result<Comment, ApiError> {
+        let what = format!("update comment {id}");
+        let uri = format!("/repos/{repo}/issues/comments/{id}");
+        let (_, text) = self
+            .call(
+                &what,
+                http::Method::PATCH,
+                &uri,
+                Some(&serde_json::json!({ "body": body })),
+            )
+            .await?;
+        self.parse(&what, &text)
+    }
+
+    /// The pull request as GitHub sees it now (head SHA, base repository).
+    pub async fn pull(&self, repo: &str, number: u64) -> Result<Value, ApiError> {
+        let what = format!("read PR #{number}");
+        let uri = format!("/repos/{repo}/pulls/{number}");
+        let (_, text) = self.call(&what, http::Method::GET, &uri, None).await?;
+        self.parse(&what, &text)
+    }
+}
+
+fn backoff(attempt: u32) -> Duration {
+    Duration::from_millis(500 * 2u64.pow(attempt.saturating_sub(1)))
+}
+
+fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    h.get(name).and_then(|v| v.to_str().ok()).map(str::trim)
+}
+
+/// How long GitHub asks us to wait, if this is a rate limit: `Retry-After` seconds (429 and
+/// secondary limits), else `x-ratelimit-reset` (epoch seconds) when the primary limit is spent.
+/// A 403 that is not a rate limit (permissions) is not retried.
+pub fn retry_after(status: StatusCode, h: &HeaderMap) -> Option<Duration> {
+    if status != StatusCode::TOO_MANY_REQUESTS && status != StatusCode::FORBIDDEN {
+        return None;
+    }
+    if let Some(secs) = header(h, "retry-after").and_then(|v| v.parse::<u64>().ok()) {
+        return Some(Duration::from_secs(secs.max(1)));
+    }
+    let spent = header(h, "x-ratelimit-remaining") == Some("0");
+    if spent && let Some(reset) = header(h, "x-ratelimit-reset").and_then(|v| v.parse::<u64>().ok())
+    {
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_secs())
+            .unwrap_or(0);
+        // One second past the reset: the limit is renewed at, not before, that second.
+        return Some(Duration::from_secs(reset.saturating_sub(now) + 1));
+    }
+    // A 429 without either header: GitHub's guidance is to wait a minute.
+    (status == StatusCode::TOO_MANY_REQUESTS).then_some(Duration::from_secs(60))
+}
+
+/// The `rel="next"` target of a `Link` header (RFC 8288, as GitHub writes it).
+pub fn next_link(h: &HeaderMap) -> Option<String> {
+    for value in h.get_all("link") {
+        let Ok(v) = value.to_str() else { continue };
+        for part in v.split(',') {
+            let mut pieces = part.split(';');
+            let target = pieces.next()?.trim();
+            let is_next = pieces.any(|p| {
+                let p = p.trim().replace(' ', "");
+                p == "rel=\"next\"" || p == "rel=next"
+            });
+            if is_next {
+                return target
+                    .strip_prefix('<')
+                    .and_then(|t| t.strip_suffix('>'))
+                    .map(str::to_string);
+            }
+        }
+    }
+    None
+}
+
+fn error_message(text: &str, status: StatusCode) -> String {
+    let msg = serde_json::from_str::<Value>(text)
+        .ok()
+        .and_then(|v| v.get("message").and_then(Value::as_str).map(str::to_string))
+        .unwrap_or_else(|| text.trim().chars().take(300).collect());
+    if msg.is_empty() {
+        status.canonical_reason().unwrap_or("error").to_string()
+    } else {
+        crate::report::escape::cell(&msg, 300)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for (k, v) in pairs {
+            h.append(*k, v.parse().unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn link_header_next() {
+        let h = headers(&[(
+            "link",
+            r#"<https://api.github.com/repositories/1/issues/2/comments?per_page=100&page=2>; rel="next", <https://api.github.com/repositories/1/issues/2/comments?per_page=100&page=5>; rel="last""#,
+        )]);
+        assert_eq!(
+            next_link(&h).as_deref(),
+            Some("https://api.github.com/repositories/1/issues/2/comments?per_page=100&page=2")
+        );
+        let last_only = headers(&[(
+            "link",
+            r#"<https://x/y?page=1>; rel="prev", <https://x/y?page=1>; rel="first""#,
+        )]);
+        assert_eq!(next_link(&last_only), None);
+    }
+
+    #[test]
+    fn rate_limit_waits() {
+        let h = headers(&[("retry-after", "7")]);
+        assert_eq!(
+            retry_after(StatusCode::TOO_MANY_REQUESTS, &h),
+            Some(Duration::from_secs(7))
+        );
+        assert_eq!(
+            retry_after(StatusCode::FORBIDDEN, &h),
+            Some(Duration::from_secs(7))
+        );
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap()
+            .as_secs();
+        let spent = headers(&[
+            ("x-ratelimit-remaining", "0"),
+            ("x-ratelimit-reset", &(now + 30).to_string()),
+        ]);
+        let w = retry_after(StatusCode::FORBIDDEN, &spent).unwrap();
+        assert!((30..=32).contains(&w.as_secs()), "{w:?}");
+        // A permissions 403 is final.
+        let perm = headers(&[("x-ratelimit-remaining", "4999")]);
+        assert_eq!(retry_after(StatusCode::FORBIDDEN, &perm), None);
+        assert_eq!(retry_after(StatusCode::NOT_FOUND, &spent), None);
+    }
+
+    #[test]
+    fn repo_names_are_checked() {
+        assert!(check_repo("octo-org/hello.world").is_ok());
+        for bad in ["x", "a/b/c", "../x", "a/..", "a b/c", "a/b?x"] {
+            assert!(check_repo(bad).is_err(), "{bad}");
+        }
+    }
+}

@@ -1,0 +1,164 @@
+//! One row per tool that changed or whose routing moved, ranked most severe first. Markdown,
+//! annotations and SARIF all list tools in this order, so the top of every view agrees.
+
+use std::cmp::Ordering;
+
+use super::Report;
+use crate::diff::{Change, Severity, Status, ToolDiff};
+use crate::drift::ToolDrift;
+use crate::replay::{Flip, ToolRouting};
+
+#[derive(Debug, Clone)]
+pub struct ToolView<'a> {
+    /// Name at head (at base for a removed tool).
+    pub name: &'a str,
+    /// `None` for a tool whose definition did not change but whose routing did.
+    pub diff: Option<&'a ToolDiff>,
+    pub drift: Option<&'a ToolDrift>,
+    pub routing: Option<&'a ToolRouting>,
+    /// Why this tool fails the gate (empty: it does not).
+    pub failures: Vec<String>,
+    /// Where the tool is defined in the head file (absent for removed tools and live servers).
+    pub line: Option<usize>,
+}
+
+impl ToolView<'_> {
+    pub fn failed(&self) -> bool {
+        !self.failures.is_empty()
+    }
+
+    pub fn severity(&self) -> Option<Severity> {
+        self.diff.map(ToolDiff::max_severity)
+    }
+
+    pub fn worst_change(&self) -> Option<&Change> {
+        self.diff?.changes.iter().max_by_key(|c| c.severity)
+    }
+
+    /// "renamed, description" etc.: the distinct change kinds, most severe first.
+    pub fn kinds(&self) -> String {
+        let Some(d) = self.diff else {
+            return "routing only".into();
+        };
+        let mut changes: Vec<&Change> = d.changes.iter().collect();
+        changes.sort_by_key(|c| std::cmp::Reverse(c.severity));
+        let mut kinds: Vec<&str> = Vec::new();
+        for c in changes {
+            if !kinds.contains(&c.kind.as_str()) {
+                kinds.push(c.kind.as_str());
+            }
+        }
+        kinds.join(", ")
+    }
+
+    pub fn status(&self) -> Option<Status> {
+        self.diff.map(|d| d.status)
+    }
+}
+
+/// The tool rows of a report, most severe first: failing tools, then by schema severity, then by
+/// routing drop, then by meaning drift; ties by name so the order is stable.
+pub fn tools(report: &Report) -> Vec<ToolView<'_>> {
+    let t = &report.thresholds;
+    let significant = |p: f64| t.require_significance.is_none_or(|alpha| p < alpha);
+    let drift_of = |name: &str| {
+        report
+            .drift
+            .as_ref()
+            .and_then(|d| d.tools.iter().find(|x| x.tool == name))
+    };
+    let routing_of = |name: &str| {
+        report
+            .routing
+            .as_ref()
+            .and_then(|r| r.per_tool.iter().find(|x| x.tool == name))
+    };
+    let mut rows: Vec<ToolView<'_>> = report
+        .diff
+        .tools
+        .iter()
+        .map(|d| ToolView {
+            name: &d.name,
+            diff: Some(d),
+            drift: drift_of(&d.name),
+            routing: routing_of(&d.name),
+            failures: Vec::new(),
+            line: (d.status != Status::Removed)
+                .then(|| report.head.lines.get(&d.name).copied())
+                .flatten(),
+        })
+        .collect();
+    if let Some(r) = &report.routing {
+        for tr in r.per_tool.iter().filter(|x| x.delta != 0.0) {
+            if !rows.iter().any(|v| v.name == tr.tool) {
+                rows.push(ToolView {
+                    name: &tr.tool,
+                    diff: None,
+                    drift: None,
+                    routing: Some(tr),
+                    failures: Vec::new(),
+                    line: report.head.lines.get(&tr.tool).copied(),
+                });
+            }
+        }
+    }
+    for v in &mut rows {
+        if let Some(r) = v.routing
+            && r.delta < -t.tolerance
+            && significant(r.p_value_worse)
+        {
+            v.failures.push(format!(
+                "routing {:.1}% → {:.1}% ({:+.1} pts, p={:.4})",
+                r.base_accuracy * 100.0,
+                r.head_accuracy * 100.0,
+                r.delta * 100.0,
+                r.p_value_worse
+            ));
+        }
+        if let Some(d) = v.drift
+            && d.below_floor
+        {
+            v.failures.push(format!(
+                "description cosine {:.3} < floor {:.2}",
+                d.description_cosine, t.cosine_floor
+            ));
+        }
+        if let Some(c) = v.worst_change()
+            && c.severity >= t.fail_on
+        {
+            v.failures.push(format!(
+                "{} change `{}` at or above {}",
+                c.severity.as_str(),
+                c.rule,
+                t.fail_on.as_str()
+            ));
+        }
+    }
+    rows.sort_by(rank);
+    rows
+}
+
+fn rank(a: &ToolView, b: &ToolView) -> Ordering {
+    let delta = |v: &ToolView| v.routing.map_or(0.0, |r| r.delta);
+    let cosine = |v: &ToolView| v.drift.map_or(1.0, |d| d.description_cosine);
+    b.failed()
+        .cmp(&a.failed())
+        .then(b.severity().cmp(&a.severity()))
+        .then(delta(a).total_cmp(&delta(b)))
+        .then(cosine(a).total_cmp(&cosine(b)))
+        .then(a.name.cmp(b.name))
+}
+
+/// Flipped cases, regressions first (then by id).
+pub fn flips(report: &Report) -> Vec<&Flip> {
+    let Some(r) = &report.routing else {
+        return Vec::new();
+    };
+    let mut f: Vec<&Flip> = r.flips.iter().collect();
+    f.sort_by(|a, b| {
+        (a.direction != "regressed")
+            .cmp(&(b.direction != "regressed"))
+            .then(a.id.cmp(&b.id))
+    });
+    f
+}

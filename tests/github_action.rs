@@ -1,0 +1,647 @@
+//! The Docker action: `action.yml` inputs are each wired (runs.env → entrypoint → a real flag) and
+//! documented; the Dockerfile builds what the binary embeds; and the entrypoint works end to end
+//! in a simulated runner (GITHUB_* and INPUT_* variables, a real `pull_request` payload, a git
+//! repository with base and head commits) against the loopback GitHub API.
+
+mod support;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_yaml::Value as Yaml;
+use support::github::{BOT, FakeGithub, TOKEN};
+use support::runner::{Runner, event, fixture};
+
+fn action() -> Yaml {
+    serde_yaml::from_str(&std::fs::read_to_string(fixture("action.yml")).unwrap()).unwrap()
+}
+
+fn entrypoint() -> PathBuf {
+    fixture("action/entrypoint.sh")
+}
+
+/// `base-ref` → `INPUT_BASE_REF`.
+fn env_name(input: &str) -> String {
+    format!("INPUT_{}", input.to_uppercase().replace('-', "_"))
+}
+
+fn inputs() -> Vec<String> {
+    action()["inputs"]
+        .as_mapping()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn help(args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_driftgate"))
+        .args(args)
+        .arg("--help")
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn every_input_is_wired_documented_and_no_secret_is_an_input() {
+    let a = action();
+    let env = a["runs"]["env"].as_mapping().expect("runs.env maps inputs");
+    let script = std::fs::read_to_string(entrypoint()).unwrap();
+    let readme = std::fs::read_to_string(fixture("README.md")).unwrap();
+    let names = inputs();
+    for expected in [
+        "config",
+        "tools",
+        "base-ref",
+        "server-cmd",
+        "suite",
+        "router",
+        "model",
+        "base-url",
+        "cosine-floor",
+        "tolerance",
+        "require-significance",
+        "repeats",
+        "fail-on",
+        "comment",
+        "github-token",
+    ] {
+        assert!(
+            names.iter().any(|n| n == expected),
+            "input {expected} is missing"
+        );
+    }
+    for name in &names {
+        let var = env_name(name);
+        assert_eq!(
+            env.get(Yaml::from(var.as_str())).and_then(Yaml::as_str),
+            Some(format!("${{{{ inputs.{name} }}}}").as_str()),
+            "runs.env must map {name} to {var}"
+        );
+        assert!(
+            script.contains(&format!("${{{var}")),
+            "entrypoint never reads {var}"
+        );
+        assert!(
+            readme.contains(&format!("| `{name}` |")),
+            "README's input table lacks {name}"
+        );
+        assert!(
+            a["inputs"][name.as_str()]["description"]
+                .as_str()
+                .is_some_and(|d| d.len() > 20),
+            "{name} needs a description"
+        );
+        let lower = name.to_lowercase();
+        assert!(
+            name == "github-token"
+                || !(lower.contains("key") || lower.contains("token") || lower.contains("secret")),
+            "{name}: API keys come from env, not inputs"
+        );
+    }
+    assert_eq!(env.len(), names.len(), "runs.env has only input mappings");
+    // Every flag the entrypoint passes exists on the command it passes it to.
+    let check_help = help(&["check"]);
+    let diff_help = help(&["diff"]);
+    let comment_help = help(&["comment"]);
+    for line in script.lines() {
+        for flag in line
+            .split('"')
+            .flat_map(|p| p.split_whitespace())
+            .filter(|w| w.starts_with("--") && w.len() > 2)
+        {
+            let on = if line.contains("comment --report") {
+                &comment_help
+            } else {
+                &check_help
+            };
+            assert!(
+                on.contains(&format!("{flag} ")) || on.contains(&format!("{flag}\n")),
+                "{flag} is not a flag of driftgate"
+            );
+        }
+    }
+    for flag in [
+        "--tools",
+        "--github",
+        "--annotations",
+        "--config",
+        "--fail-on",
+        "--comment",
+        "--head-server-cmd",
+    ] {
+        assert!(diff_help.contains(flag), "diff takes {flag} too");
+    }
+    // Outputs: each one declared is written by the binary and documented.
+    let outputs: Vec<String> = a["outputs"]
+        .as_mapping()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(
+        outputs,
+        [
+            "verdict",
+            "base-accuracy",
+            "head-accuracy",
+            "delta",
+            "p-value",
+            "changed-tools",
+            "report-path"
+        ]
+    );
+    for o in &outputs {
+        assert!(
+            readme.contains(&format!("| `{o}` |")),
+            "README's output table lacks {o}"
+        );
+    }
+    assert_eq!(a["runs"]["using"].as_str(), Some("docker"));
+    assert_eq!(a["runs"]["image"].as_str(), Some("Dockerfile"));
+}
+
+/// The include_bytes!/include_str! roots of the crate, as repository-relative top directories.
+fn embedded_roots() -> Vec<String> {
+    let mut roots = Vec::new();
+    let mut stack = vec![fixture("src")];
+    while let Some(dir) = stack.pop() {
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap_or_default();
+            for part in text.split("include_").skip(1) {
+                let Some(rest) = part
+                    .strip_prefix("bytes!(\"")
+                    .or_else(|| part.strip_prefix("str!(\""))
+                else {
+                    continue;
+                };
+                let rel = rest.split('"').next().unwrap();
+                let abs = p.parent().unwrap().join(rel);
+                let norm: PathBuf = abs.components().fold(PathBuf::new(), |mut acc, c| {
+                    match c {
+                        std::path::Component::ParentDir => {
+                            acc.pop();
+                        }
+                        other => acc.push(other),
+                    }
+                    acc
+                });
+                let repo_rel = norm.strip_prefix(fixture("")).unwrap().to_path_buf();
+                let top = repo_rel
+                    .components()
+                    .next()
+                    .unwrap()
+                    .as_os_str()
+                    .to_string_lossy()
+                    .to_string();
+                if !roots.contains(&top) {
+                    roots.push(top);
+                }
+            }
+        }
+    }
+    roots
+}
+
+#[test]
+fn dockerfile_builds_the_release_binary_with_its_embedded_files_and_runs_non_root() {
+    let text = std::fs::read_to_string(fixture("Dockerfile")).unwrap();
+    let stages: Vec<&str> = text.split("\nFROM ").collect();
+    assert_eq!(stages.len(), 3, "multi-stage: build, runtime");
+    let (build, runtime) = (stages[1], stages[2]);
+    assert!(build.contains("AS build"));
+    let copied: Vec<&str> = build
+        .lines()
+        .filter_map(|l| l.strip_prefix("COPY "))
+        .flat_map(|l| {
+            let parts: Vec<&str> = l.split_whitespace().collect();
+            parts[..parts.len() - 1].to_vec()
+        })
+        .collect();
+    for needed in ["Cargo.toml", "Cargo.lock", "src"] {
+        assert!(copied.contains(&needed), "build stage copies {needed}");
+    }
+    let roots = embedded_roots();
+    assert!(
+        roots.contains(&"models".to_string()),
+        "the model is embedded: {roots:?}"
+    );
+    for r in &roots {
+        assert!(
+            copied.contains(&r.as_str()),
+            "the binary embeds files from {r}/: COPY it"
+        );
+    }
+    assert!(
+        build
+            .lines()
+            .any(|l| l.trim() == "RUN cargo build --release --locked --bin driftgate"),
+        "the lockfile pins the image's dependencies"
+    );
+    assert!(
+        runtime
+            .contains("COPY --from=build /src/target/release/driftgate /usr/local/bin/driftgate")
+    );
+    assert!(runtime.contains("COPY action/entrypoint.sh /usr/local/bin/driftgate-action"));
+    let user = runtime
+        .lines()
+        .find_map(|l| l.strip_prefix("USER "))
+        .expect("USER");
+    let uid: u32 = user.trim().parse().expect("numeric uid");
+    assert_ne!(uid, 0, "non-root");
+    assert!(
+        runtime.contains(&format!("--uid {uid}")),
+        "the user exists in the image"
+    );
+    assert!(runtime.contains(r#"ENTRYPOINT ["/usr/local/bin/driftgate-action"]"#));
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(entrypoint())
+            .unwrap()
+            .permissions()
+            .mode();
+        assert_ne!(
+            mode & 0o111,
+            0,
+            "COPY keeps the entrypoint's executable bit"
+        );
+    }
+    let ignore = std::fs::read_to_string(fixture(".dockerignore")).unwrap();
+    for r in roots.iter().chain(["src".to_string()].iter()) {
+        assert!(
+            !ignore.lines().any(|l| l.trim() == r),
+            ".dockerignore must not drop {r}"
+        );
+    }
+}
+
+/// A stand-in `driftgate` that records its arguments, to see exactly what the entrypoint runs.
+fn shim(dir: &Path) -> PathBuf {
+    let bin = dir.join("shim-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let p = bin.join("driftgate");
+    std::fs::write(
+        &p,
+        "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done > \"$SHIM_OUT\"\nprintf 'token=%s\\n' \"${GITHUB_TOKEN:-}\" >> \"$SHIM_OUT\"\n",
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    bin
+}
+
+fn run_entrypoint(dir: &Path, bin: &Path, inputs: &[(&str, &str)]) -> (i32, String, String) {
+    let mut cmd = Command::new("sh");
+    for (k, _) in std::env::vars() {
+        if k.starts_with("INPUT_") || k.starts_with("GITHUB_") {
+            cmd.env_remove(&k);
+        }
+    }
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    cmd.arg(entrypoint())
+        .current_dir(dir)
+        .env("PATH", path)
+        .env("SHIM_OUT", dir.join("argv"));
+    for (k, v) in inputs {
+        cmd.env(env_name(k), v);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn entrypoint_maps_each_input_to_one_argument() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = shim(dir.path());
+    let argv = |d: &Path| std::fs::read_to_string(d.join("argv")).unwrap();
+    let all = [
+        ("tools", "mcp/tools file.json"),
+        ("config", "cfg/driftgate.toml"),
+        ("base-ref", "origin/main"),
+        ("server-cmd", "npx -y @scope/server '*' $HOME"),
+        ("suite", "suite.yaml"),
+        ("router", "openai"),
+        ("model", "gpt-4o-mini"),
+        ("base-url", "http://127.0.0.1:11434/v1"),
+        ("cosine-floor", "0.9"),
+        ("tolerance", "0.05"),
+        ("require-significance", "0.1"),
+        ("repeats", "3"),
+        ("fail-on", "breaking"),
+        ("comment", "on-failure"),
+        ("github-token", "ghs_fromInput"),
+    ];
+    let (code, _, err) = run_entrypoint(dir.path(), &bin, &all);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        argv(dir.path()),
+        "check\n--tools\nmcp/tools file.json\n--github\n--annotations\n--config\ncfg/driftgate.toml\n\
+         --base-ref\norigin/main\n--head-server-cmd\nnpx -y @scope/server '*' $HOME\n--cosine-floor\n0.9\n\
+         --tolerance\n0.05\n--require-significance\n0.1\n--fail-on\nbreaking\n--comment\non-failure\n\
+         --suite\nsuite.yaml\n--router\nopenai\n--model\ngpt-4o-mini\n--base-url\nhttp://127.0.0.1:11434/v1\n\
+         --repeats\n3\ntoken=ghs_fromInput\n"
+    );
+    assert_eq!(
+        inputs().len(),
+        all.len() + 1,
+        "this test sets every input but `report` (tested below)"
+    );
+
+    // No suite: diff, and replay-only inputs are reported as ignored rather than passed.
+    let (code, out, _) = run_entrypoint(
+        dir.path(),
+        &bin,
+        &[("tools", "t.json"), ("router", "openai")],
+    );
+    assert_eq!(code, 0);
+    assert_eq!(
+        argv(dir.path()),
+        "diff\n--tools\nt.json\n--github\n--annotations\ntoken=\n"
+    );
+    assert!(
+        out.contains("::warning::driftgate: router, model, base-url and repeats need a suite"),
+        "{out}"
+    );
+
+    // A config file with a [suite] table means check; ./driftgate.toml is found by default.
+    std::fs::write(
+        dir.path().join("driftgate.toml"),
+        "[gate]\nfail_on = \"high\"\n\n[suite]\npath = \"s.yaml\"\n",
+    )
+    .unwrap();
+    run_entrypoint(dir.path(), &bin, &[("tools", "t.json")]);
+    assert_eq!(
+        argv(dir.path()),
+        "check\n--tools\nt.json\n--github\n--annotations\n--config\ndriftgate.toml\ntoken=\n"
+    );
+
+    // report: post it (the workflow_run job).
+    run_entrypoint(
+        dir.path(),
+        &bin,
+        &[("report", "driftgate-report.json"), ("github-token", "t")],
+    );
+    assert_eq!(
+        argv(dir.path()),
+        "comment\n--report\ndriftgate-report.json\ntoken=t\n"
+    );
+
+    // tools is required otherwise.
+    std::fs::remove_file(dir.path().join("driftgate.toml")).unwrap();
+    let (code, _, err) = run_entrypoint(dir.path(), &bin, &[("suite", "s.yaml")]);
+    assert_ne!(code, 0);
+    assert!(err.contains("the tools input is required"), "{err}");
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.com",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+/// A repository whose base commit has the calendar example's base tools and whose head commit
+/// has its head tools, under one path, with the suite; and a runner pointed at it.
+fn pr_repo(gh: &FakeGithub, event_name: &str) -> (Runner, String, String) {
+    let probe = Runner::new(gh, &serde_json::json!({}));
+    let dir = probe.dir.path().to_path_buf();
+    git(&dir, &["init", "-q", "-b", "main"]);
+    std::fs::create_dir_all(dir.join("mcp")).unwrap();
+    std::fs::copy(
+        fixture("examples/calendar/suite.yaml"),
+        dir.join("mcp/suite.yaml"),
+    )
+    .unwrap();
+    std::fs::copy(
+        fixture("examples/calendar/tools.base.json"),
+        dir.join("mcp/tools.json"),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join(".gitignore"),
+        "event.json\nsummary.md\noutput\n.cache/\n.driftgate/\ndriftgate-report.json\n",
+    )
+    .unwrap();
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "base"]);
+    let base = git(&dir, &["rev-parse", "HEAD"]);
+    git(&dir, &["checkout", "-q", "-b", "copy-edit"]);
+    std::fs::copy(
+        fixture("examples/calendar/tools.head.json"),
+        dir.join("mcp/tools.json"),
+    )
+    .unwrap();
+    git(&dir, &["commit", "-q", "-am", "Shorter description"]);
+    let head = git(&dir, &["rev-parse", "HEAD"]);
+    std::fs::write(
+        dir.join("event.json"),
+        event(event_name, &base, &head).to_string(),
+    )
+    .unwrap();
+    (probe, base, head)
+}
+
+fn entrypoint_in(r: &Runner, inputs: &[(&str, &str)], token_env: bool) -> (i32, String, String) {
+    let mut cmd = Command::new("sh");
+    r.apply(&mut cmd);
+    if !token_env {
+        cmd.env_remove("GITHUB_TOKEN");
+    }
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_driftgate")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    cmd.arg(entrypoint()).env("PATH", path);
+    for (k, v) in inputs {
+        cmd.env(env_name(k), v);
+    }
+    let out = cmd.output().unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[test]
+fn the_action_gates_a_pull_request_end_to_end() {
+    let gh = FakeGithub::start();
+    let (r, base, _) = pr_repo(&gh, "pull_request.synchronize.json");
+    let inputs = [
+        ("tools", "mcp/tools.json"),
+        ("suite", "mcp/suite.yaml"),
+        ("router", "semantic"),
+        ("repeats", "1"),
+        ("fail-on", "high"),
+        ("comment", "auto"),
+        ("github-token", TOKEN),
+    ];
+    // GITHUB_TOKEN is not in the environment: the github-token input is what authenticates.
+    let (code, out, err) = entrypoint_in(&r, &inputs, false);
+    assert_eq!(
+        code, 1,
+        "the calendar copy edit is a routing regression: {err}"
+    );
+    assert!(
+        out.contains("::error file=mcp/tools.json,line=4,title=driftgate%3A schedule_appointment fails the gate::routing 87.5%25 → 25.0%25"),
+        "{out}"
+    );
+    let comments = gh.comments(7);
+    assert_eq!(comments.len(), 1, "{err}");
+    assert_eq!(comments[0].login, BOT);
+    let body = &comments[0].body;
+    assert_eq!(
+        body.lines().next(),
+        Some("<!-- driftgate:driftgate:gate -->")
+    );
+    assert!(
+        body.lines()
+            .nth(1)
+            .unwrap()
+            .starts_with("### ❌ driftgate check: **fail** — routing accuracy 80.6% → 69.4%"),
+        "{body}"
+    );
+    assert!(body.contains("| 🔴 regressed | `sched-01` |"), "{body}");
+    let summary = r.read("summary.md");
+    assert!(
+        summary.starts_with("### ❌ driftgate check: **fail**"),
+        "{summary}"
+    );
+    let outputs: BTreeMap<String, String> = r.outputs().into_iter().collect();
+    assert_eq!(outputs["verdict"], "fail");
+    assert_eq!(outputs["base-accuracy"], "0.8056");
+    assert_eq!(outputs["head-accuracy"], "0.6944");
+    assert_eq!(outputs["delta"], "-0.1111");
+    assert_eq!(outputs["p-value"], "0.1094");
+    assert_eq!(outputs["changed-tools"], r#"["schedule_appointment"]"#);
+    assert_eq!(outputs["report-path"], "driftgate-report.json");
+    let report: serde_json::Value = serde_json::from_str(&r.read("driftgate-report.json")).unwrap();
+    assert_eq!(
+        report["base"]["source"],
+        format!("{base}:mcp/tools.json"),
+        "base read from the PR's base commit"
+    );
+    assert_eq!(report["github"]["pull_request"], 7);
+
+    // The next push fixes it: the same comment now passes (the base file at head again).
+    std::fs::copy(
+        fixture("examples/calendar/tools.base.json"),
+        r.path("mcp/tools.json"),
+    )
+    .unwrap();
+    let (code, _, err) = entrypoint_in(&r, &inputs, false);
+    assert_eq!(code, 0, "{err}");
+    let comments = gh.comments(7);
+    assert_eq!(comments.len(), 1);
+    assert!(
+        comments[0].body.contains("**Now passes.**"),
+        "{}",
+        comments[0].body
+    );
+}
+
+#[test]
+fn a_fork_pr_via_the_action_then_the_workflow_run_job_posts_its_report() {
+    let gh = FakeGithub::start();
+    let (r, base, head) = pr_repo(&gh, "pull_request.opened.fork.json");
+    let (code, out, err) = entrypoint_in(
+        &r,
+        &[
+            ("tools", "mcp/tools.json"),
+            ("github-token", "ghs_readonly"),
+        ],
+        false,
+    );
+    assert_eq!(
+        code, 1,
+        "diff: the description's meaning moved below the floor: {err}"
+    );
+    assert!(
+        out.contains("::notice::") && out.contains("comes from a fork"),
+        "{out}"
+    );
+    assert!(gh.seen().is_empty());
+    let report = r.read("driftgate-report.json");
+
+    // The commenter: a fresh workspace with only the downloaded artifact.
+    let mut c = Runner::new(&gh, &event("workflow_run.completed.json", &base, &head));
+    c.set("GITHUB_EVENT_NAME", "workflow_run");
+    c.set("GITHUB_JOB", "comment");
+    c.write("driftgate-report.json", &report);
+    gh.add_pull(7, &head, &base);
+    let (code, _, err) = entrypoint_in(
+        &c,
+        &[("report", "driftgate-report.json"), ("github-token", TOKEN)],
+        false,
+    );
+    assert_eq!(code, 0, "{err}");
+    let comments = gh.comments(7);
+    assert_eq!(comments.len(), 1, "{err}");
+    assert!(
+        comments[0]
+            .body
+            .starts_with("<!-- driftgate:driftgate:gate -->\n### ❌ driftgate diff: **fail**"),
+        "{}",
+        comments[0].body
+    );
+}
+
+#[test]
+fn tools_at_the_base_against_a_live_head_server() {
+    let gh = FakeGithub::start();
+    let (r, _, _) = pr_repo(&gh, "pull_request.synchronize.json");
+    let (code, _, err) = r.driftgate(&[
+        "diff",
+        "--tools",
+        "mcp/tools.json",
+        "--head-server-cmd",
+        "sh -c 'echo server failed to start >&2; exit 7'",
+        "--no-embed",
+        "--comment",
+        "never",
+    ]);
+    assert_eq!(
+        code, 3,
+        "the head could not be measured: incomplete, never a pass: {err}"
+    );
+    assert!(
+        err.contains("server failed to start"),
+        "the live head was attempted: {err}"
+    );
+}

@@ -1,0 +1,436 @@
+//! The GitHub renderers of the one report model: Markdown (verdict first, flips, ranked table,
+//! text diffs, size limits), annotations (10 per kind, most severe first, at the tool's line),
+//! SARIF 2.1.0 (validated against the OASIS schema), and the JSON round trip the fork commenter
+//! relies on.
+
+mod support;
+
+use driftgate::diff::Severity;
+use driftgate::report::markdown::{self, Options};
+use driftgate::report::{self, OutputFormat, Report};
+use driftgate::tools::load::{Loaded, parse_text};
+use serde_json::{Value, json};
+
+fn calendar() -> Report {
+    Report::from_json(support::reports::calendar_check_json(), "calendar.json").unwrap()
+}
+
+fn loaded(tools: &[Value], file: &str) -> Loaded {
+    let text = serde_json::to_string_pretty(&json!({ "tools": tools })).unwrap();
+    let (set, format) = parse_text(&text, file).unwrap();
+    Loaded {
+        tools: set,
+        label: file.into(),
+        format,
+        file: Some(file.into()),
+        text: Some(text),
+    }
+}
+
+fn tool(i: usize, desc: &str) -> Value {
+    json!({"name": format!("tool_{i:03}"), "description": desc, "inputSchema": {"type": "object"}})
+}
+
+fn long(word: &str, i: usize) -> String {
+    format!("{word} {i}: ") + &"lorem ipsum dolor sit amet ".repeat(110)
+}
+
+/// `changed` tools get a new ~3000-character description, `removed` disappear.
+fn big_report(changed: usize, removed: usize) -> Report {
+    let n = changed + removed;
+    let base: Vec<Value> = (0..n).map(|i| tool(i, &long("old", i))).collect();
+    let head: Vec<Value> = (0..changed).map(|i| tool(i, &long("new", i))).collect();
+    driftgate::cli::diff_report(
+        &loaded(&base, "mcp/tools.json"),
+        &loaded(&head, "mcp/tools.json"),
+        Severity::High,
+    )
+}
+
+fn sarif_validator() -> jsonschema::Validator {
+    let path = support::runner::fixture("tests/fixtures/sarif/sarif-schema-2.1.0.json");
+    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    jsonschema::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .unwrap()
+}
+
+fn assert_valid_sarif(r: &Report) -> Value {
+    let doc: Value = serde_json::from_str(&report::render(r, OutputFormat::Sarif, false)).unwrap();
+    let v = sarif_validator();
+    let errors: Vec<String> = v
+        .iter_errors(&doc)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    doc
+}
+
+#[test]
+fn json_reads_back_into_the_same_report() {
+    for r in [calendar(), big_report(3, 2)] {
+        let js = report::render(&r, OutputFormat::Json, false);
+        let back = Report::from_json(&js, "r.json").unwrap();
+        assert_eq!(report::render(&back, OutputFormat::Json, false), js);
+        assert_eq!(
+            markdown::render(&back, &Options::default()),
+            markdown::render(&r, &Options::default())
+        );
+    }
+    let mut v: Value = serde_json::from_str(support::reports::calendar_check_json()).unwrap();
+    v["diff"]["tools"][0]["changes"][0]["rule"] = "made-up-rule".into();
+    let err = Report::from_json(&v.to_string(), "r.json")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("r.json") && err.contains("unknown rule"),
+        "{err}"
+    );
+    v["diff"]["tools"][0]["changes"][0]["rule"] = "description-changed".into();
+    v["schema_version"] = 2.into();
+    let err = Report::from_json(&v.to_string(), "r.json")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("schema_version 2"), "{err}");
+}
+
+#[test]
+fn markdown_leads_with_the_verdict_then_flips_then_ranked_tools_and_diffs() {
+    let r = calendar();
+    let md = markdown::render(
+        &r,
+        &Options {
+            marker: Some(markdown::marker("CI / driftgate", "gate-->x")),
+            ..Options::default()
+        },
+    );
+    let mut lines = md.lines();
+    assert_eq!(
+        lines.next(),
+        Some("<!-- driftgate:CI___driftgate:gate___x -->")
+    );
+    let verdict = lines.next().unwrap();
+    assert!(
+        verdict.starts_with("### ❌ driftgate check: **fail** — routing accuracy 80.6% → 69.4%"),
+        "{verdict}"
+    );
+    assert!(
+        verdict.contains("p=0.1094"),
+        "the deciding numbers: {verdict}"
+    );
+    let flips = md
+        .find("#### Flipped cases: 5 regressed, 1 fixed")
+        .expect(&md);
+    let table = md
+        .find("#### Changed tools (2), most severe first")
+        .unwrap();
+    let diffs = md.find("#### Text an agent reads, changed").unwrap();
+    assert!(flips < table && table < diffs);
+    let rows: Vec<&str> = md
+        .lines()
+        .filter(|l| l.starts_with("| 🔴") || l.starts_with("| 🟢"))
+        .collect();
+    assert_eq!(rows.len(), 6);
+    assert!(
+        rows[..5].iter().all(|l| l.starts_with("| 🔴 regressed")),
+        "regressions first"
+    );
+    assert!(rows[0].contains("| `sched-01` | `I'd like to set up a new appointment with Dr. Patel next Tuesday at 10am` | `schedule_appointment` | `schedule_appointment` → `reschedule_appointment` |"), "{}", rows[0]);
+    let tools: Vec<&str> = md.lines().filter(|l| l.starts_with("| `")).collect();
+    assert!(tools[0].starts_with("| `schedule_appointment` | description, input-schema | unknown | 0.235 | 87.5% → 25.0% | -62.5 | 0.0312 | ❌ fail |"), "{}", tools[0]);
+    assert!(
+        tools[1].starts_with("| `reschedule_appointment` | routing only |"),
+        "{}",
+        tools[1]
+    );
+    assert!(md.contains("```diff\n- Schedule a new appointment for a patient with a provider at a chosen date and time.\n- Use this when the patient wants a visit that does not exist yet.\n+ Book a slot.\n```"), "{md}");
+    support::markdown::assert_inert(&md, md.lines().next(), None);
+}
+
+#[test]
+fn more_than_five_tools_fold_into_details_most_severe_open() {
+    let r = big_report(4, 3);
+    let md = markdown::render(
+        &r,
+        &Options {
+            limit: markdown::SUMMARY_LIMIT,
+            ..Options::default()
+        },
+    );
+    let open = md.find("#### Changed tools (7)").unwrap();
+    let details = md
+        .find("<details><summary>2 more tool(s)</summary>")
+        .expect(&md);
+    let first_rows: Vec<&str> = md[open..details]
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .collect();
+    assert_eq!(first_rows.len(), 5);
+    for row in &first_rows[..3] {
+        assert!(
+            row.contains("| removed | breaking |") && row.ends_with("| ❌ fail |"),
+            "{row}"
+        );
+    }
+    assert!(
+        first_rows[3].contains("| description | unknown |"),
+        "{}",
+        first_rows[3]
+    );
+    assert_eq!(
+        md.matches("<details>").count(),
+        md.matches("</details>").count()
+    );
+    support::markdown::assert_inert(&md, None, None);
+}
+
+#[test]
+fn markdown_stays_under_githubs_limits_and_links_the_full_report() {
+    let link = "https://github.com/octo-org/mcp-calendar/actions/runs/42";
+    let r = big_report(40, 0);
+    let full = markdown::render(
+        &r,
+        &Options {
+            limit: usize::MAX,
+            ..Options::default()
+        },
+    );
+    assert!(
+        full.len() > markdown::COMMENT_LIMIT,
+        "the fixture is big enough: {}",
+        full.len()
+    );
+    let comment = markdown::render(
+        &r,
+        &Options {
+            marker: Some(markdown::marker("w", "j")),
+            link: Some(link.into()),
+            ..Options::default()
+        },
+    );
+    assert!(
+        comment.len() <= markdown::COMMENT_LIMIT,
+        "{}",
+        comment.len()
+    );
+    assert!(
+        comment.len() > markdown::COMMENT_LIMIT - 10_000,
+        "uses the budget: {}",
+        comment.len()
+    );
+    assert!(
+        comment.contains("Truncated to stay under GitHub's comment size limit"),
+        "{comment}"
+    );
+    assert!(comment.contains(&format!("[report artifact]({link})")));
+    assert!(
+        comment.starts_with("<!-- driftgate:w:j -->\n### "),
+        "verdict survives"
+    );
+    assert!(
+        comment.contains("#### Changed tools (40)"),
+        "the table comes before the diffs"
+    );
+    assert_eq!(
+        comment.matches("<details>").count(),
+        comment.matches("</details>").count()
+    );
+    assert_eq!(
+        comment.matches("```diff").count() * 2,
+        comment.matches("```").count(),
+        "no fence is cut"
+    );
+    support::markdown::assert_inert(&comment, Some("<!-- driftgate:w:j -->"), Some(link));
+
+    // The job summary allows 1 MiB; a path (not a URL) is shown, not linked.
+    let huge = big_report(200, 0);
+    let summary = markdown::render(
+        &huge,
+        &Options {
+            link: Some("driftgate-report.json".into()),
+            limit: markdown::SUMMARY_LIMIT,
+            limit_name: "job summary",
+            ..Options::default()
+        },
+    );
+    assert!(summary.len() <= markdown::SUMMARY_LIMIT);
+    assert!(summary.len() > 900_000, "{}", summary.len());
+    assert!(summary.contains("GitHub's job summary size limit"));
+    assert!(summary.contains("The full report: `driftgate-report.json`."));
+    support::markdown::assert_inert(&summary, None, None);
+    // Under the limit nothing is cut.
+    let small = markdown::render(&big_report(2, 0), &Options::default());
+    assert!(!small.contains("Truncated"));
+}
+
+#[test]
+fn many_flips_fold_and_are_capped() {
+    let mut v: Value = serde_json::from_str(support::reports::calendar_check_json()).unwrap();
+    let flip = v["routing"]["flips"][0].clone();
+    let flips: Vec<Value> = (0..260)
+        .map(|i| {
+            let mut f = flip.clone();
+            f["id"] = format!("case-{i:03}").into();
+            f
+        })
+        .collect();
+    v["routing"]["flips"] = flips.into();
+    let r = Report::from_json(&v.to_string(), "x.json").unwrap();
+    let md = markdown::render(&r, &Options::default());
+    assert!(md.contains("#### Flipped cases: 260 regressed, 0 fixed"));
+    assert!(md.contains("<details><summary>250 more flipped case(s)</summary>"));
+    assert!(md.contains("…and 50 more in the full report."));
+    assert_eq!(md.matches("| 🔴 regressed |").count(), 210);
+    support::markdown::assert_inert(&md, None, None);
+}
+
+#[test]
+fn annotations_point_at_the_tool_line_ten_per_kind_most_severe_first() {
+    let r = big_report(25, 15);
+    let text = report::render(&r, OutputFormat::Annotations, false);
+    let errors: Vec<&str> = text.lines().filter(|l| l.starts_with("::error ")).collect();
+    let warnings: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("::warning "))
+        .collect();
+    assert_eq!(errors.len(), 10);
+    assert_eq!(warnings.len(), 10);
+    assert!(
+        errors[0].starts_with(
+            "::error file=mcp/tools.json,title=driftgate%3A tool_025 fails the gate::"
+        ),
+        "{}",
+        errors[0]
+    );
+    assert!(
+        errors[0].contains("tool-removed (breaking)"),
+        "{}",
+        errors[0]
+    );
+    assert_eq!(
+        errors[9],
+        "::error title=driftgate::6 more tool(s) at this level; see the job summary or the full report"
+    );
+    // Changed tools carry the line of their `"name"` in the head file.
+    let head = loaded(
+        &(0..25)
+            .map(|i| tool(i, &long("new", i)))
+            .collect::<Vec<_>>(),
+        "mcp/tools.json",
+    );
+    let head_text = head.text.clone().unwrap();
+    for w in &warnings[..9] {
+        let line: usize = w
+            .split("line=")
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        let name = w
+            .split("title=driftgate%3A ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap();
+        let src = head_text.lines().nth(line - 1).unwrap();
+        assert_eq!(src.trim(), format!("\"name\": \"{name}\","), "{w}");
+    }
+    assert!(
+        warnings[0].contains("title=driftgate%3A tool_000 unknown::description-changed (unknown)"),
+        "{}",
+        warnings[0]
+    );
+    assert!(warnings[9].contains("16 more tool(s)"));
+
+    // The calendar check: the failing tool is an error at its line, with the numbers.
+    let cal = report::render(&calendar(), OutputFormat::Annotations, false);
+    let first = cal.lines().next().unwrap();
+    assert!(first.starts_with("::error file=examples/calendar/tools.head.json,line=4,title=driftgate%3A schedule_appointment fails the gate::routing 87.5%25 → 25.0%25 (-62.5 pts, p=0.0312)%0Adescription cosine 0.235 < floor 0.92"), "{first}");
+    assert!(cal.contains("::notice file=examples/calendar/tools.head.json,line=42,title=driftgate%3A reschedule_appointment routing moved::"), "{cal}");
+}
+
+#[test]
+fn sarif_validates_and_points_results_at_tool_lines() {
+    let cal = calendar();
+    let doc = assert_valid_sarif(&cal);
+    let run = &doc["runs"][0];
+    let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
+    assert_eq!(rules.len(), driftgate::diff::LAW.len() + 3);
+    let results = run["results"].as_array().unwrap();
+    for res in results {
+        let idx = res["ruleIndex"].as_u64().unwrap() as usize;
+        assert_eq!(rules[idx]["id"], res["ruleId"]);
+    }
+    let by_rule = |id: &str| results.iter().find(|r| r["ruleId"] == id).unwrap();
+    let routing = by_rule("routing-regressed");
+    assert_eq!(routing["level"], "error");
+    assert_eq!(
+        routing["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "examples/calendar/tools.head.json"
+    );
+    assert_eq!(
+        routing["locations"][0]["physicalLocation"]["region"]["startLine"],
+        4
+    );
+    assert_eq!(by_rule("meaning-drift")["level"], "error");
+    assert_eq!(
+        by_rule("description-changed")["level"],
+        "note",
+        "below --fail-on: informational"
+    );
+    assert_eq!(run["invocations"][0]["executionSuccessful"], true);
+    assert_eq!(run["properties"]["verdict"], "fail");
+
+    let big = assert_valid_sarif(&big_report(3, 2));
+    let removed: Vec<&Value> = big["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["ruleId"] == "tool-removed")
+        .collect();
+    assert_eq!(removed.len(), 2);
+    assert_eq!(removed[0]["level"], "error");
+    assert_eq!(
+        removed[0]["locations"][0]["physicalLocation"]["region"]["startLine"], 1,
+        "a removed tool has no head line"
+    );
+
+    // Incomplete: an error result and an unsuccessful invocation. No file (live server): no location.
+    let mut v: Value = serde_json::from_str(support::reports::calendar_check_json()).unwrap();
+    v["verdict"]["status"] = "incomplete".into();
+    v["head"].as_object_mut().unwrap().remove("file");
+    let inc = Report::from_json(&v.to_string(), "x.json").unwrap();
+    let doc = assert_valid_sarif(&inc);
+    let run = &doc["runs"][0];
+    assert_eq!(run["invocations"][0]["executionSuccessful"], false);
+    assert_eq!(run["results"][0]["ruleId"], "measurement-incomplete");
+    assert_eq!(run["results"][0]["locations"], json!([]));
+
+    // Paths become URI references: spaces and colons are encoded.
+    v["head"]["file"] = "my tools/a:b.json".into();
+    let doc = assert_valid_sarif(&Report::from_json(&v.to_string(), "x.json").unwrap());
+    assert_eq!(
+        doc["runs"][0]["results"][1]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "my%20tools/a%3Ab.json"
+    );
+}
+
+/// The schema check is only worth something if it rejects a broken document.
+#[test]
+fn the_sarif_schema_rejects_a_broken_document() {
+    let v = sarif_validator();
+    let mut doc: Value =
+        serde_json::from_str(&report::render(&calendar(), OutputFormat::Sarif, false)).unwrap();
+    assert!(v.is_valid(&doc));
+    doc["runs"][0]["results"][0]["level"] = "fatal".into();
+    assert!(!v.is_valid(&doc));
+    doc["runs"][0]["results"][0]["level"] = "error".into();
+    doc["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["region"]["startLine"] =
+        0.into();
+    assert!(!v.is_valid(&doc), "lines are 1-based");
+}

@@ -1,0 +1,562 @@
+//! A loopback GitHub REST server for end-to-end tests: the issue-comment and pull-request
+//! endpoints with GitHub's paths, JSON shapes, status codes, `Link` pagination and rate-limit
+//! headers, optionally under a GitHub Enterprise `/api/v3` prefix. It keeps comments in memory,
+//! checks the bearer token, records every request, and can be scripted to answer the next
+//! matching request with a fault (403 rate limit, 429, 403 read-only token, 500, …).
+
+#![allow(dead_code)]
+
+use std::collections::{HashMap, VecDeque};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use serde_json::{Value, json};
+
+pub const TOKEN: &str = "ghs_loopbackTOKEN0123456789";
+pub const REPO: &str = "octo-org/mcp-calendar";
+/// The bot that GITHUB_TOKEN comments as.
+pub const BOT: &str = "github-actions[bot]";
+
+#[derive(Debug, Clone)]
+pub struct Seen {
+    pub method: String,
+    /// Path and query, as sent.
+    pub target: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Option<Value>,
+}
+
+impl Seen {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
+    }
+    pub fn path(&self) -> &str {
+        self.target.split('?').next().unwrap_or(&self.target)
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct StoredComment {
+    pub id: u64,
+    pub issue: u64,
+    pub body: String,
+    pub login: String,
+    pub kind: String,
+    pub updated: u32,
+}
+
+/// A scripted answer for the next request whose method matches and whose path contains `path`.
+#[derive(Debug, Clone)]
+pub struct Fault {
+    pub method: &'static str,
+    pub path: &'static str,
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Value,
+}
+
+impl Fault {
+    /// Primary rate limit spent: 403, `x-ratelimit-remaining: 0`, reset `secs` from now.
+    pub fn rate_limited(method: &'static str, path: &'static str, secs: u64) -> Fault {
+        Fault {
+            method,
+            path,
+            status: 403,
+            headers: vec![
+                ("x-ratelimit-limit".into(), "1000".into()),
+                ("x-ratelimit-remaining".into(), "0".into()),
+                ("x-ratelimit-used".into(), "1000".into()),
+                ("x-ratelimit-reset".into(), (now() + secs).to_string()),
+                ("x-ratelimit-resource".into(), "core".into()),
+            ],
+            body: json!({
+                "message": "API rate limit exceeded for installation ID 1234.",
+                "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api",
+                "status": "403"
+            }),
+        }
+    }
+
+    /// Secondary rate limit: 429 with `Retry-After`.
+    pub fn too_many(method: &'static str, path: &'static str, retry_after: u64) -> Fault {
+        Fault {
+            method,
+            path,
+            status: 429,
+            headers: vec![("retry-after".into(), retry_after.to_string())],
+            body: json!({
+                "message": "You have exceeded a secondary rate limit. Please wait a few minutes before you try again.",
+                "documentation_url": "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits",
+                "status": "429"
+            }),
+        }
+    }
+
+    /// A read-only token (fork PR, or no `pull-requests: write`).
+    pub fn read_only(method: &'static str, path: &'static str) -> Fault {
+        Fault {
+            method,
+            path,
+            status: 403,
+            headers: vec![],
+            body: json!({
+                "message": "Resource not accessible by integration",
+                "documentation_url": "https://docs.github.com/rest/issues/comments#create-an-issue-comment",
+                "status": "403"
+            }),
+        }
+    }
+
+    pub fn status(method: &'static str, path: &'static str, status: u16, message: &str) -> Fault {
+        Fault {
+            method,
+            path,
+            status,
+            headers: vec![],
+            body: json!({"message": message, "status": status.to_string()}),
+        }
+    }
+}
+
+#[derive(Default)]
+struct State {
+    comments: Vec<StoredComment>,
+    next_id: u64,
+    seen: Vec<Seen>,
+    faults: VecDeque<Fault>,
+    pulls: HashMap<u64, Value>,
+    /// Largest page we serve, whatever `per_page` asks (to exercise pagination cheaply).
+    page_size: usize,
+}
+
+pub struct FakeGithub {
+    addr: SocketAddr,
+    prefix: String,
+    state: Arc<Mutex<State>>,
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+impl FakeGithub {
+    pub fn start() -> FakeGithub {
+        Self::start_with_prefix("")
+    }
+
+    /// `prefix` is e.g. "/api/v3" for GitHub Enterprise Server.
+    pub fn start_with_prefix(prefix: &str) -> FakeGithub {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let state = Arc::new(Mutex::new(State {
+            next_id: 1_000_000_001,
+            page_size: 100,
+            ..State::default()
+        }));
+        let (st, pre) = (state.clone(), prefix.to_string());
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(stream) = stream else { return };
+                let (st, pre) = (st.clone(), pre.clone());
+                std::thread::spawn(move || serve(stream, addr, &pre, &st));
+            }
+        });
+        FakeGithub {
+            addr,
+            prefix: prefix.to_string(),
+            state,
+        }
+    }
+
+    /// What `GITHUB_API_URL` is set to.
+    pub fn api_url(&self) -> String {
+        format!("http://{}{}", self.addr, self.prefix)
+    }
+
+    pub fn set_page_size(&self, n: usize) {
+        self.state.lock().unwrap().page_size = n;
+    }
+
+    pub fn push_fault(&self, f: Fault) {
+        self.state.lock().unwrap().faults.push_back(f);
+    }
+
+    /// Seed a comment as if posted earlier by `login` (`kind` "Bot" or "User").
+    pub fn add_comment(&self, issue: u64, body: &str, login: &str, kind: &str) -> u64 {
+        let mut s = self.state.lock().unwrap();
+        let id = s.next_id;
+        s.next_id += 1;
+        s.comments.push(StoredComment {
+            id,
+            issue,
+            body: body.into(),
+            login: login.into(),
+            kind: kind.into(),
+            updated: 0,
+        });
+        id
+    }
+
+    /// Register a pull request for `GET /repos/{o}/{r}/pulls/{n}`.
+    pub fn add_pull(&self, number: u64, head_sha: &str, base_sha: &str) {
+        let pr = pull_json(
+            &format!("http://{}{}", self.addr, self.prefix),
+            number,
+            head_sha,
+            base_sha,
+        );
+        self.state.lock().unwrap().pulls.insert(number, pr);
+    }
+
+    pub fn comments(&self, issue: u64) -> Vec<StoredComment> {
+        self.state
+            .lock()
+            .unwrap()
+            .comments
+            .iter()
+            .filter(|c| c.issue == issue)
+            .cloned()
+            .collect()
+    }
+
+    pub fn seen(&self) -> Vec<Seen> {
+        self.state.lock().unwrap().seen.clone()
+    }
+
+    /// Requests other than reads.
+    pub fn writes(&self) -> Vec<Seen> {
+        self.seen()
+            .into_iter()
+            .filter(|s| s.method != "GET")
+            .collect()
+    }
+}
+
+fn user_json(base: &str, login: &str, kind: &str) -> Value {
+    let id = if kind == "Bot" { 41898282 } else { 583231 };
+    let enc = login.replace('[', "%5B").replace(']', "%5D");
+    json!({
+        "login": login,
+        "id": id,
+        "node_id": if kind == "Bot" { "MDM6Qm90NDE4OTgyODI=" } else { "MDQ6VXNlcjU4MzIzMQ==" },
+        "avatar_url": format!("https://avatars.githubusercontent.com/u/{id}?v=4"),
+        "gravatar_id": "",
+        "url": format!("{base}/users/{enc}"),
+        "html_url": format!("https://github.com/{enc}"),
+        "followers_url": format!("{base}/users/{enc}/followers"),
+        "following_url": format!("{base}/users/{enc}/following{{/other_user}}"),
+        "gists_url": format!("{base}/users/{enc}/gists{{/gist_id}}"),
+        "starred_url": format!("{base}/users/{enc}/starred{{/owner}}{{/repo}}"),
+        "subscriptions_url": format!("{base}/users/{enc}/subscriptions"),
+        "organizations_url": format!("{base}/users/{enc}/orgs"),
+        "repos_url": format!("{base}/users/{enc}/repos"),
+        "events_url": format!("{base}/users/{enc}/events{{/privacy}}"),
+        "received_events_url": format!("{base}/users/{enc}/received_events"),
+        "type": kind,
+        "user_view_type": "public",
+        "site_admin": false
+    })
+}
+
+fn comment_json(base: &str, c: &StoredComment) -> Value {
+    json!({
+        "url": format!("{base}/repos/{REPO}/issues/comments/{}", c.id),
+        "html_url": format!("https://github.com/{REPO}/pull/{}#issuecomment-{}", c.issue, c.id),
+        "issue_url": format!("{base}/repos/{REPO}/issues/{}", c.issue),
+        "id": c.id,
+        "node_id": format!("IC_kwDOLoopback{}", c.id),
+        "user": user_json(base, &c.login, &c.kind),
+        "created_at": "2025-06-02T10:15:00Z",
+        "updated_at": if c.updated > 0 { "2025-06-02T10:20:00Z" } else { "2025-06-02T10:15:00Z" },
+        "author_association": if c.kind == "Bot" { "NONE" } else { "CONTRIBUTOR" },
+        "body": c.body,
+        "reactions": {
+            "url": format!("{base}/repos/{REPO}/issues/comments/{}/reactions", c.id),
+            "total_count": 0, "+1": 0, "-1": 0, "laugh": 0, "hooray": 0,
+            "confused": 0, "heart": 0, "rocket": 0, "eyes": 0
+        },
+        "performed_via_github_app": if c.kind == "Bot" {
+            json!({"id": 15368, "slug": "github-actions", "node_id": "MDM6QXBwMTUzNjg=", "name": "GitHub Actions"})
+        } else { Value::Null }
+    })
+}
+
+pub fn pull_json(base: &str, number: u64, head_sha: &str, base_sha: &str) -> Value {
+    let repo = |full: &str| {
+        json!({"id": 778899, "node_id": "R_kgDOLoopback", "name": full.split('/').nth(1).unwrap(),
+               "full_name": full, "private": false, "fork": false,
+               "owner": user_json(base, full.split('/').next().unwrap(), "Organization"),
+               "html_url": format!("https://github.com/{full}"), "url": format!("{base}/repos/{full}"),
+               "default_branch": "main"})
+    };
+    json!({
+        "url": format!("{base}/repos/{REPO}/pulls/{number}"),
+        "id": 2_000_000_000u64 + number,
+        "node_id": "PR_kwDOLoopback",
+        "html_url": format!("https://github.com/{REPO}/pull/{number}"),
+        "number": number,
+        "state": "open",
+        "locked": false,
+        "title": "Tighten tool descriptions",
+        "user": user_json(base, "contributor", "User"),
+        "body": null,
+        "draft": false,
+        "head": {"label": "octo-org:copy-edit", "ref": "copy-edit", "sha": head_sha,
+                 "user": user_json(base, "octo-org", "Organization"), "repo": repo(REPO)},
+        "base": {"label": "octo-org:main", "ref": "main", "sha": base_sha,
+                 "user": user_json(base, "octo-org", "Organization"), "repo": repo(REPO)},
+        "merged": false,
+        "mergeable_state": "clean"
+    })
+}
+
+fn read_request(r: &mut BufReader<TcpStream>) -> Option<Seen> {
+    let mut line = String::new();
+    if r.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next()?.to_string();
+    let target = parts.next()?.to_string();
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        if r.read_line(&mut h).ok()? == 0 {
+            return None;
+        }
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        let (k, v) = h.split_once(':')?;
+        headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
+    }
+    let len = headers
+        .iter()
+        .find(|(k, _)| k == "content-length")
+        .and_then(|(_, v)| v.parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; len];
+    r.read_exact(&mut body).ok()?;
+    let body = (len > 0).then(|| serde_json::from_slice(&body).unwrap_or(Value::Null));
+    Some(Seen {
+        method,
+        target,
+        headers,
+        body,
+    })
+}
+
+fn respond(stream: &mut TcpStream, status: u16, headers: &[(String, String)], body: &Value) {
+    let reason = match status {
+        200 => "OK",
+        201 => "Created",
+        401 => "Unauthorized",
+        403 => "Forbidden",
+        404 => "Not Found",
+        422 => "Unprocessable Entity",
+        429 => "Too Many Requests",
+        500 => "Internal Server Error",
+        _ => "Status",
+    };
+    let text = body.to_string();
+    let mut head = format!(
+        "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: {}\r\nx-github-api-version-selected: 2022-11-28\r\nx-github-media-type: github.v3; format=json\r\nx-github-request-id: 0400:1F2E:ABCDEF:123456:6650AA00\r\n",
+        text.len()
+    );
+    if !headers.iter().any(|(k, _)| k == "x-ratelimit-remaining") {
+        head.push_str(&format!(
+            "x-ratelimit-limit: 5000\r\nx-ratelimit-remaining: 4990\r\nx-ratelimit-used: 10\r\nx-ratelimit-reset: {}\r\nx-ratelimit-resource: core\r\n",
+            now() + 3600
+        ));
+    }
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    head.push_str("\r\n");
+    let _ = stream.write_all(head.as_bytes());
+    let _ = stream.write_all(text.as_bytes());
+    let _ = stream.flush();
+}
+
+fn query(target: &str, key: &str) -> Option<usize> {
+    let q = target.split_once('?')?.1;
+    q.split('&')
+        .filter_map(|kv| kv.split_once('='))
+        .find(|(k, _)| *k == key)
+        .and_then(|(_, v)| v.parse().ok())
+}
+
+fn serve(stream: TcpStream, addr: SocketAddr, prefix: &str, state: &Arc<Mutex<State>>) {
+    stream.set_read_timeout(Some(Duration::from_secs(30))).ok();
+    let mut w = stream.try_clone().unwrap();
+    let mut r = BufReader::new(stream);
+    let base = format!("http://{addr}{prefix}");
+    while let Some(req) = read_request(&mut r) {
+        let (status, headers, body) = handle(&req, &base, prefix, state);
+        respond(&mut w, status, &headers, &body);
+    }
+}
+
+fn handle(
+    req: &Seen,
+    base: &str,
+    prefix: &str,
+    state: &Arc<Mutex<State>>,
+) -> (u16, Vec<(String, String)>, Value) {
+    let mut s = state.lock().unwrap();
+    s.seen.push(req.clone());
+    if req.header("authorization") != Some(&format!("Bearer {TOKEN}")) {
+        return (
+            401,
+            vec![],
+            json!({"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest", "status": "401"}),
+        );
+    }
+    let path = req.path().to_string();
+    if let Some(i) = s
+        .faults
+        .iter()
+        .position(|f| f.method == req.method && path.contains(f.path))
+    {
+        let f = s.faults.remove(i).unwrap();
+        return (f.status, f.headers, f.body);
+    }
+    let not_found = (
+        404,
+        vec![],
+        json!({"message": "Not Found", "documentation_url": "https://docs.github.com/rest", "status": "404"}),
+    );
+    let Some(rest) = path.strip_prefix(prefix) else {
+        return not_found;
+    };
+    let seg: Vec<&str> = rest.trim_start_matches('/').split('/').collect();
+    let repo_ok = |o: &str, r: &str| format!("{o}/{r}") == REPO;
+    match (req.method.as_str(), seg.as_slice()) {
+        // GitHub's own `Link` targets use the repository id form.
+        ("GET", ["repos", o, r, "issues", n, "comments"]) if repo_ok(o, r) => {
+            list(&s, base, n.parse().unwrap_or(0), &req.target)
+        }
+        ("GET", ["repositories", "778899", "issues", n, "comments"]) => {
+            list(&s, base, n.parse().unwrap_or(0), &req.target)
+        }
+        ("POST", ["repos", o, r, "issues", n, "comments"]) if repo_ok(o, r) => {
+            let Some(text) = req
+                .body
+                .as_ref()
+                .and_then(|b| b.get("body"))
+                .and_then(Value::as_str)
+            else {
+                return (
+                    422,
+                    vec![],
+                    json!({"message": "Invalid request.\n\n\"body\" wasn't supplied.", "status": "422"}),
+                );
+            };
+            if text.chars().count() > 65_536 {
+                return (
+                    422,
+                    vec![],
+                    json!({"message": "Validation Failed", "errors": [{"resource": "IssueComment", "code": "custom", "field": "body", "message": "body is too long (maximum is 65536 characters)"}], "status": "422"}),
+                );
+            }
+            let id = s.next_id;
+            s.next_id += 1;
+            let c = StoredComment {
+                id,
+                issue: n.parse().unwrap_or(0),
+                body: text.to_string(),
+                login: BOT.into(),
+                kind: "Bot".into(),
+                updated: 0,
+            };
+            let out = comment_json(base, &c);
+            s.comments.push(c);
+            let loc = format!("{base}/repos/{REPO}/issues/comments/{id}");
+            (201, vec![("location".into(), loc)], out)
+        }
+        ("PATCH", ["repos", o, r, "issues", "comments", id]) if repo_ok(o, r) => {
+            let id: u64 = id.parse().unwrap_or(0);
+            let Some(text) = req
+                .body
+                .as_ref()
+                .and_then(|b| b.get("body"))
+                .and_then(Value::as_str)
+            else {
+                return (
+                    422,
+                    vec![],
+                    json!({"message": "Invalid request.", "status": "422"}),
+                );
+            };
+            if text.chars().count() > 65_536 {
+                return (
+                    422,
+                    vec![],
+                    json!({"message": "Validation Failed", "status": "422"}),
+                );
+            }
+            match s.comments.iter_mut().find(|c| c.id == id) {
+                Some(c) => {
+                    c.body = text.to_string();
+                    c.updated += 1;
+                    let c = c.clone();
+                    (200, vec![], comment_json(base, &c))
+                }
+                None => not_found,
+            }
+        }
+        ("GET", ["repos", o, r, "pulls", n]) if repo_ok(o, r) => {
+            match s.pulls.get(&n.parse().unwrap_or(0)) {
+                Some(p) => (200, vec![], p.clone()),
+                None => not_found,
+            }
+        }
+        _ => not_found,
+    }
+}
+
+fn list(s: &State, base: &str, issue: u64, target: &str) -> (u16, Vec<(String, String)>, Value) {
+    let per_page = query(target, "per_page")
+        .unwrap_or(30)
+        .min(s.page_size)
+        .max(1);
+    let page = query(target, "page").unwrap_or(1).max(1);
+    let all: Vec<&StoredComment> = s.comments.iter().filter(|c| c.issue == issue).collect();
+    let last = all.len().div_ceil(per_page).max(1);
+    let items: Vec<Value> = all
+        .iter()
+        .skip((page - 1) * per_page)
+        .take(per_page)
+        .map(|c| comment_json(base, c))
+        .collect();
+    let mut headers = Vec::new();
+    if last > 1 {
+        let url = |p: usize| {
+            format!(
+                "<{base}/repositories/778899/issues/{issue}/comments?per_page={per_page}&page={p}>"
+            )
+        };
+        let mut rels = Vec::new();
+        if page > 1 {
+            rels.push(format!("{}; rel=\"prev\"", url(page - 1)));
+        }
+        if page < last {
+            rels.push(format!("{}; rel=\"next\"", url(page + 1)));
+            rels.push(format!("{}; rel=\"last\"", url(last)));
+        }
+        if page > 1 {
+            rels.push(format!("{}; rel=\"first\"", url(1)));
+        }
+        headers.push(("link".to_string(), rels.join(", ")));
+    }
+    (200, headers, Value::Array(items))
+}
