@@ -81,6 +81,10 @@ impl Outcome {
             | Outcome::WrongTool { chosen: c }
             | Outcome::MustNotCall { chosen: c } => c.clone(),
             Outcome::Correct { chosen: None } | Outcome::NoCall => stats::NO_CALL.into(),
+            Outcome::Hallucinated {
+                name,
+                nearest: Some(n),
+            } => format!("{name} (not offered; nearest: {n})"),
             Outcome::Hallucinated { name, .. } => format!("{name} (not offered)"),
             Outcome::Malformed { .. } => "(malformed)".into(),
             Outcome::Error { .. } => "(error)".into(),
