@@ -257,11 +257,13 @@ impl Request {
 }
 
 type Handler = dyn Fn(&Request) -> Step + Send + Sync;
+/// Method, target and body bytes: what makes two requests "the same request" (a retry).
+type RequestKey = (String, String, Vec<u8>);
 
 struct Shared {
     handler: Box<Handler>,
     seen: Mutex<Vec<Request>>,
-    counts: Mutex<HashMap<(String, String, Vec<u8>), usize>>,
+    counts: Mutex<HashMap<RequestKey, usize>>,
 }
 
 /// A loopback HTTP/1.1 server on its own thread and runtime, so tests can run the driftgate
