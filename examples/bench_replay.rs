@@ -38,9 +38,15 @@ fn suite(path: &str, n: usize) -> Result<(), String> {
             (c.id.clone(), c.prompt.clone())
         } else {
             let (pre, post) = TEMPLATES[(round - 1) % TEMPLATES.len()];
+            let p = c.prompt.trim_end();
+            let stop = if post.is_empty() || p.ends_with(['.', '?', '!']) {
+                ""
+            } else {
+                "."
+            };
             (
                 format!("{}-r{round}", c.id),
-                format!("{pre}{}{post}", c.prompt),
+                format!("{pre}{p}{stop}{post}"),
             )
         };
         let expect = match &c.expect {
