@@ -92,12 +92,10 @@ pub fn choose_suite(
                 (base, "base", true, Some(n))
             }
         }
-        _ => (
-            head,
-            if base_rev.is_some() { "base" } else { "head" },
-            false,
-            None,
-        ),
+        // Identical at the base revision: the base suite measured both sides.
+        Some(_) => (head, "base", false, None),
+        // No base revision, or the suite does not exist there: only the head suite exists.
+        None => (head, "head", false, None),
     };
     let info = SuiteInfo {
         source: suite.source.clone(),

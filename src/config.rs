@@ -100,12 +100,11 @@ pub fn load(path: Option<&Path>) -> Result<Config> {
                 )
             })
             .unwrap_or((0, 0));
-        Error::Json {
-            source_name: path.display().to_string(),
-            line,
-            column,
-            message: e.message().to_string(),
-        }
+        Error::Usage(format!(
+            "{}: invalid TOML at line {line}, column {column}: {}",
+            path.display(),
+            e.message()
+        ))
     })?;
     validate(&cfg, &path)?;
     Ok(cfg)

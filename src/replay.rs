@@ -81,6 +81,10 @@ impl Outcome {
             | Outcome::WrongTool { chosen: c }
             | Outcome::MustNotCall { chosen: c } => c.clone(),
             Outcome::Correct { chosen: None } | Outcome::NoCall => stats::NO_CALL.into(),
+            Outcome::Hallucinated {
+                name,
+                nearest: Some(n),
+            } => format!("{name} (not offered; nearest: {n})"),
             Outcome::Hallucinated { name, .. } => format!("{name} (not offered)"),
             Outcome::Malformed { .. } => "(malformed)".into(),
             Outcome::Error { .. } => "(error)".into(),
@@ -199,6 +203,10 @@ pub struct RunStats {
     pub output_tokens: u64,
     pub request_latency_ms_sum: u64,
     pub wall_ms: u64,
+    /// Exact sum behind `request_latency_ms_sum` (summing whole milliseconds per request would
+    /// drop sub-millisecond requests entirely).
+    #[serde(skip)]
+    latency: std::time::Duration,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -277,8 +285,8 @@ impl<'a> Replayer<'a> {
                 let mut s = stats.lock().expect("stats");
                 s.requests_sent += u64::from(r.attempts);
                 s.retries += u64::from(r.attempts.saturating_sub(1));
-                s.request_latency_ms_sum +=
-                    (started.elapsed().saturating_sub(r.waited)).as_millis() as u64;
+                s.latency += started.elapsed().saturating_sub(r.waited);
+                s.request_latency_ms_sum = s.latency.as_millis() as u64;
                 match r.result {
                     Ok(resp) => {
                         if let Some(u) = &resp.usage {

@@ -85,12 +85,9 @@ pub fn parse(text: &str, source: &str, base_dir: &Path) -> Result<Suite> {
                 .location()
                 .map(|l| (l.line(), l.column()))
                 .unwrap_or((0, 0));
-            Error::Json {
-                source_name: source.into(),
-                line,
-                column,
-                message: format!("invalid YAML: {e}"),
-            }
+            Error::Usage(format!(
+                "{source}: invalid YAML at line {line}, column {column}: {e}"
+            ))
         })?;
         let list = match &doc {
             Value::Array(a) => a.clone(),

@@ -130,9 +130,17 @@ pub fn from_capture(label: String, cap: live::LiveCapture) -> Result<Loaded> {
 }
 
 /// Read `PATH` at `REV` without touching the work tree. `PATH` is relative to the current
-/// directory, like the plain file argument at head.
+/// directory, like the plain file argument at head; an absolute path inside the current directory
+/// is made relative to it (git does not accept absolute paths after `REV:`).
 pub fn git_show(rev: &str, path: &str) -> Result<String> {
-    let rel = if path.starts_with('/') || path.starts_with("./") || path.starts_with("../") {
+    let under_cwd = || {
+        let cwd = std::env::current_dir().ok()?;
+        let rel = Path::new(path).strip_prefix(&cwd).ok()?;
+        Some(format!("./{}", rel.display()))
+    };
+    let rel = if path.starts_with('/') {
+        under_cwd().unwrap_or_else(|| path.to_string())
+    } else if path.starts_with("./") || path.starts_with("../") {
         path.to_string()
     } else {
         format!("./{path}")

@@ -1,0 +1,525 @@
+//! `driftgate check --router openai` end to end, against a loopback server that speaks OpenAI's
+//! Chat Completions wire format and plays one fault per test: rate limits, exhausted retries,
+//! hangs, unreadable bodies, invented tool names, forbidden calls, echoed keys. The real binary
+//! runs; verdicts, exit codes and counters are read from its report. No network, no key.
+//!
+//! The fake answers from the request itself: the last user message says which suite case is
+//! asked, and the description of `schedule_appointment` says which side (the head version of the
+//! calendar tools rewrote it to "Book a slot."), so concurrent requests may arrive in any order.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{
+    FakeLlm, Request, Run, Step, driftgate, error_body, flip, read_tree, reply, reply_with, repo,
+    stat, text_answer, tool_call,
+};
+use driftgate::suite::Expect;
+use serde_json::{Value, json};
+
+const SUITE: &str = "tests/fixtures/check/calendar-6.suite.yaml";
+const BASE: &str = "examples/calendar/tools.base.json";
+const HEAD: &str = "examples/calendar/tools.head.json";
+
+const SCHED: &str = "set up a new appointment with Dr. Patel";
+const RESCH: &str = "move it to Thursday";
+const CANCEL: &str = "Cancel my appointment on Wednesday";
+const LIST: &str = "What appointments does patient 4471";
+const GET: &str = "details of appointment A-1029";
+const NONE: &str = "capital of Australia";
+
+/// True when the request offers the head version of the calendar tools.
+fn is_head(req: &Request) -> bool {
+    req.tool_description("schedule_appointment") == Some("Book a slot.")
+}
+
+/// A model that gets every case of the suite right: the expected tool, or text for `none`.
+fn right_answer(req: &Request) -> Step {
+    let suite = driftgate::suite::load(&repo(SUITE)).expect("suite fixture");
+    let Some(case) = suite.cases.iter().find(|c| c.prompt == req.prompt()) else {
+        return reply(
+            400,
+            error_body(
+                &format!("fake: no case for prompt {:?}", req.prompt()),
+                "invalid_request_error",
+            ),
+        );
+    };
+    match &case.expect {
+        Expect::None => text_answer("Canberra is the capital of Australia."),
+        Expect::Tools(names) => tool_call(&names[0], r#"{"appointment_id":"A-1029"}"#),
+    }
+}
+
+/// `check` of the calendar pair (or `base` == `head`) through the fake; terminal report on stdout,
+/// JSON report returned alongside. Meaning drift is off (`--no-embed`): these tests are about the
+/// router, and the verdict then follows routing alone.
+fn check(
+    fake: &FakeLlm,
+    base: &str,
+    head: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (Run, Value) {
+    let tmp = tempfile::tempdir().unwrap();
+    let json_out = tmp.path().join("report.json");
+    let cache = tmp.path().join("cache");
+    let url = fake.base_url();
+    let mut args = vec![
+        "check",
+        "--base",
+        base,
+        "--head",
+        head,
+        "--suite",
+        SUITE,
+        "--router",
+        "openai",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--max-attempts",
+        "3",
+        "--no-embed",
+        "--cache-dir",
+        cache.to_str().unwrap(),
+        "--json-out",
+        json_out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let run = driftgate(&repo(""), &args, env);
+    let text = std::fs::read_to_string(&json_out)
+        .unwrap_or_else(|e| panic!("no JSON report ({e}):\n{}", run.dump()));
+    (run, serde_json::from_str(&text).unwrap())
+}
+
+fn errors(report: &Value) -> Vec<String> {
+    report["routing"]["errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn rate_limit_with_retry_after_is_waited_out_and_counted() {
+    let fake = FakeLlm::start(|req| {
+        if req.prompt().contains(SCHED) && req.nth == 0 {
+            return reply_with(
+                429,
+                &[
+                    ("retry-after", "1"),
+                    ("x-ratelimit-remaining-requests", "0"),
+                ],
+                error_body(
+                    "Rate limit reached for m on requests per min (RPM): Limit 3, Used 3, Requested 1.",
+                    "requests",
+                ),
+            );
+        }
+        right_answer(req)
+    });
+    let started = Instant::now();
+    let (run, report) = check(&fake, BASE, HEAD, &[], &[]);
+    let elapsed = started.elapsed();
+
+    // Every case right at both sides once the 429 is waited out: the verdict decides, and it passes.
+    assert_eq!(run.code, 0, "{}", run.dump());
+    assert_eq!(report["verdict"]["status"], "pass");
+    assert!(errors(&report).is_empty());
+    for side in ["base", "head"] {
+        // Six questions, one of them asked twice.
+        assert_eq!(stat(&report, side, "requests_sent"), 7, "{side}");
+        assert_eq!(stat(&report, side, "retries"), 1, "{side}");
+        assert_eq!(stat(&report, side, "errors"), 0, "{side}");
+        assert_eq!(stat(&report, side, "cache_hits"), 0, "{side}");
+        // Usage from the wire: five tool calls at 400 prompt tokens, one text answer at 380.
+        assert_eq!(stat(&report, side, "input_tokens"), 5 * 400 + 380, "{side}");
+        assert_eq!(stat(&report, side, "output_tokens"), 5 * 20 + 12, "{side}");
+    }
+    assert_eq!(report["routing"]["summary"]["base_accuracy"], 1.0);
+    assert_eq!(report["routing"]["summary"]["head_accuracy"], 1.0);
+    // Retry-After: 1 at each side, and the sides run one after the other.
+    assert!(elapsed >= Duration::from_secs(2), "{elapsed:?}");
+    assert!(
+        run.stdout
+            .contains("Requests: base 7 sent, 0 cached, 0 reused, 1 retries; head 7 sent"),
+        "{}",
+        run.dump()
+    );
+
+    // The wire: what the router sent is OpenAI's request shape, paired across sides.
+    let seen = fake.requests();
+    assert_eq!(seen.len(), 14);
+    let sched: Vec<&Request> = seen.iter().filter(|r| r.prompt().contains(SCHED)).collect();
+    assert_eq!(sched.len(), 4);
+    assert_eq!(sched.iter().map(|r| r.nth).max(), Some(1));
+    let r = sched[0];
+    assert_eq!(
+        (r.method.as_str(), r.target.as_str()),
+        ("POST", "/v1/chat/completions")
+    );
+    assert_eq!(r.header("authorization"), None, "no key was configured");
+    assert_eq!(r.body["model"], "m");
+    assert_eq!(r.body["tool_choice"], "auto");
+    assert_eq!(r.body["parallel_tool_calls"], false);
+    assert_eq!(r.body["temperature"], json!(0.0));
+    assert_eq!(r.body["seed"], 0);
+    assert_eq!(r.body["max_tokens"], 256);
+    assert_eq!(
+        r.body["messages"][0],
+        json!({"role": "system", "content": include_str!("../prompts/router-system.v1.md")})
+    );
+    assert_eq!(r.body["messages"][1]["role"], "user");
+    assert_eq!(r.body["messages"].as_array().unwrap().len(), 2);
+    assert_eq!(r.tool_names().len(), 10);
+    let order = |head: bool| {
+        sched
+            .iter()
+            .find(|r| is_head(r) == head)
+            .map(|r| r.tool_names().join(","))
+            .unwrap()
+    };
+    assert_eq!(
+        order(false),
+        order(true),
+        "base and head offer the tools in the same order"
+    );
+}
+
+#[test]
+fn a_case_that_fails_every_attempt_makes_the_run_incomplete_exit_3() {
+    let fake = FakeLlm::start(|req| {
+        if req.prompt().contains(CANCEL) {
+            return reply(
+                500,
+                error_body(
+                    "The server had an error while processing your request. Sorry about that!",
+                    "server_error",
+                ),
+            );
+        }
+        right_answer(req)
+    });
+    let (run, report) = check(&fake, BASE, HEAD, &[], &[]);
+
+    assert_eq!(run.code, 3, "{}", run.dump());
+    assert_eq!(report["verdict"]["status"], "incomplete");
+    let reason = report["verdict"]["reason"].as_str().unwrap();
+    assert!(reason.contains("cancel-01"), "{reason}");
+    assert!(reason.contains("not a pass"), "{reason}");
+    let errs = errors(&report);
+    assert_eq!(errs.len(), 2, "{errs:?}");
+    for (e, side) in errs.iter().zip(["base", "head"]) {
+        assert!(
+            e.starts_with(&format!("{side} case \"cancel-01\": after 3 attempt(s): ")),
+            "{e}"
+        );
+        assert!(e.contains("HTTP 500 Internal Server Error"), "{e}");
+        assert!(e.contains("The server had an error"), "{e}");
+    }
+    for side in ["base", "head"] {
+        assert_eq!(stat(&report, side, "errors"), 1, "{side}");
+        assert_eq!(stat(&report, side, "retries"), 2, "{side}");
+        assert_eq!(stat(&report, side, "requests_sent"), 5 + 3, "{side}");
+    }
+    // Exactly --max-attempts per side, then given up.
+    assert_eq!(fake.requests_for(CANCEL).len(), 6);
+    // Said loudly, on the first line and in its own block naming the case.
+    let first = run.stdout.lines().next().unwrap_or_default();
+    assert!(
+        first.starts_with("driftgate check: INCOMPLETE — "),
+        "{}",
+        run.dump()
+    );
+    assert!(
+        run.stdout
+            .contains("INCOMPLETE: 2 answer(s) missing after retries"),
+        "{}",
+        run.dump()
+    );
+    assert!(
+        run.stdout
+            .lines()
+            .any(|l| l.contains("case \"cancel-01\"") && l.contains("HTTP 500")),
+        "{}",
+        run.dump()
+    );
+}
+
+#[test]
+fn a_request_that_hangs_past_the_timeout_on_every_attempt_is_incomplete() {
+    let fake = FakeLlm::start(|req| {
+        if req.prompt().contains(LIST) {
+            return Step::Hang(Duration::from_secs(30));
+        }
+        right_answer(req)
+    });
+    let started = Instant::now();
+    // Base and head identical: the head question is the base question, answered (here: failed) once.
+    let (run, report) = check(&fake, BASE, BASE, &["--request-timeout", "1"], &[]);
+    let elapsed = started.elapsed();
+
+    assert_eq!(run.code, 3, "{}", run.dump());
+    assert_eq!(report["verdict"]["status"], "incomplete");
+    let errs = errors(&report);
+    assert!(!errs.is_empty());
+    for e in &errs {
+        assert!(e.contains("case \"list-01\": after 3 attempt(s)"), "{e}");
+        assert!(e.contains("no complete answer within 1 s (timeout)"), "{e}");
+    }
+    assert_eq!(fake.requests_for(LIST).len(), 3);
+    assert_eq!(stat(&report, "head", "requests_sent"), 0);
+    // Three 1 s timeouts plus backoff; nowhere near the 30 s the server would have taken.
+    assert!(elapsed >= Duration::from_secs(3), "{elapsed:?}");
+    assert!(elapsed < Duration::from_secs(25), "{elapsed:?}");
+}
+
+#[test]
+fn an_unreadable_200_body_is_a_malformed_answer_not_an_error() {
+    let fake = FakeLlm::start(|req| {
+        if req.prompt().contains(GET) && !is_head(req) {
+            // Cut off mid-document.
+            return reply(
+                200,
+                r#"{"id":"chatcmpl-9","object":"chat.completion","choices":[{"index":0,"message":{"#,
+            );
+        }
+        right_answer(req)
+    });
+    let (run, report) = check(&fake, BASE, HEAD, &[], &[]);
+
+    // Malformed is the model's (wrong) answer: the run is complete, and head fixed the case.
+    assert_eq!(run.code, 0, "{}", run.dump());
+    assert!(errors(&report).is_empty());
+    assert_eq!(
+        report["routing"]["base_outcomes"],
+        json!({"correct": 5, "malformed": 1})
+    );
+    assert_eq!(report["routing"]["head_outcomes"], json!({"correct": 6}));
+    let f = flip(&report, "get-01").expect("get-01 flipped");
+    assert_eq!(f["direction"], "fixed");
+    assert_eq!(f["base"], "(malformed)");
+    assert_eq!(f["head"], "get_appointment");
+    // Not retried: a malformed answer would come back the same.
+    let base_gets = fake
+        .requests_for(GET)
+        .into_iter()
+        .filter(|r| !is_head(r))
+        .count();
+    assert_eq!(base_gets, 1);
+    assert_eq!(stat(&report, "base", "retries"), 0);
+    assert_eq!(stat(&report, "base", "errors"), 0);
+}
+
+#[test]
+fn invented_names_forbidden_calls_and_text_answers_are_classified() {
+    let fake = FakeLlm::start(|req| {
+        let p = req.prompt();
+        if is_head(req) && p.contains(SCHED) {
+            return tool_call("schedule_apointment", r#"{"patient_id":"p1"}"#);
+        }
+        if is_head(req) && p.contains(RESCH) {
+            return tool_call("cancel_appointment", r#"{"appointment_id":"A-1"}"#);
+        }
+        if p.contains(NONE) {
+            // Text for the `expect: none` case at both sides.
+            return text_answer("Canberra.");
+        }
+        right_answer(req)
+    });
+    let (run, report) = check(&fake, BASE, HEAD, &[], &[]);
+
+    assert_eq!(run.code, 1, "{}", run.dump());
+    assert_eq!(report["verdict"]["status"], "fail");
+    let reason = report["verdict"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("routing accuracy 100.0% → 66.7% (-33.3 pts"),
+        "{reason}"
+    );
+    assert_eq!(report["routing"]["base_outcomes"], json!({"correct": 6}));
+    assert_eq!(
+        report["routing"]["head_outcomes"],
+        json!({"correct": 4, "hallucinated name": 1, "must-not-call hit": 1})
+    );
+    let s = flip(&report, "sched-01").expect("sched-01 flipped");
+    assert_eq!(s["direction"], "regressed");
+    assert_eq!(
+        s["head"],
+        "schedule_apointment (not offered; nearest: schedule_appointment)"
+    );
+    let r = flip(&report, "resch-01").expect("resch-01 flipped");
+    assert_eq!(r["direction"], "regressed");
+    assert_eq!(r["head"], "cancel_appointment");
+    // A text answer where no tool is expected is right, at both sides.
+    assert!(flip(&report, "none-01").is_none());
+    assert_eq!(report["routing"]["flips"].as_array().unwrap().len(), 2);
+    assert!(
+        run.stdout.contains("Regressed cases (2):"),
+        "{}",
+        run.dump()
+    );
+    assert!(errors(&report).is_empty());
+}
+
+#[test]
+fn the_api_key_never_appears_even_when_the_server_echoes_it() {
+    const KEY: &str = "sk-proj-driftgate-5a1f0c9e7b3d2468aa";
+    let fake = FakeLlm::start(|req| {
+        let p = req.prompt();
+        let echo = "Incorrect API key provided: {{authorization}}. You can find your API key at https://platform.openai.com/account/api-keys.";
+        if p.contains(CANCEL) {
+            return reply(401, error_body(echo, "invalid_request_error"));
+        }
+        if p.contains(LIST) {
+            return reply(
+                500,
+                error_body(&format!("upstream failed; {echo}"), "server_error"),
+            );
+        }
+        if p.contains(GET) {
+            return reply(200, "proxy: request rejected, you sent {{authorization}}");
+        }
+        right_answer(req)
+    });
+    let tmp = tempfile::tempdir().unwrap();
+    let cache = tmp.path().join("cache");
+    let json_out = tmp.path().join("r.json");
+    let url = fake.base_url();
+    let mut outputs = Vec::new();
+    for format in ["terminal", "json"] {
+        let run = driftgate(
+            &repo(""),
+            &[
+                "check",
+                "--base",
+                BASE,
+                "--head",
+                HEAD,
+                "--suite",
+                SUITE,
+                "--router",
+                "openai",
+                "--base-url",
+                &url,
+                "--model",
+                "m",
+                "--api-key-env",
+                "MY_KEY",
+                "--max-attempts",
+                "2",
+                "--no-embed",
+                "--format",
+                format,
+                "--cache-dir",
+                cache.to_str().unwrap(),
+                "--json-out",
+                json_out.to_str().unwrap(),
+            ],
+            // The default variable holds something else: --api-key-env must win.
+            &[("MY_KEY", KEY), ("OPENAI_API_KEY", "sk-not-this-one")],
+        );
+        assert_eq!(run.code, 3, "{}", run.dump());
+        outputs.push(run.stdout);
+        outputs.push(run.stderr);
+        outputs.push(std::fs::read_to_string(&json_out).unwrap());
+    }
+    // The key was sent (so every echo above really carried it) …
+    let seen = fake.requests();
+    assert!(!seen.is_empty());
+    for r in &seen {
+        assert_eq!(
+            r.header("authorization"),
+            Some(format!("Bearer {KEY}").as_str())
+        );
+    }
+    // … and came back masked, never in the clear, nor any recognisable piece of it.
+    outputs.push(read_tree(&cache));
+    let all = outputs.join("\n");
+    for piece in [KEY, "5a1f0c9e7b3d2468", "driftgate-5a1f", "sk-not-this-one"] {
+        assert!(!all.contains(piece), "{piece:?} leaked:\n{all}");
+    }
+    let report: Value = serde_json::from_str(&outputs[5]).unwrap();
+    let errs = errors(&report);
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("cancel-01") && e.contains("HTTP 401") && e.contains("Bearer ***")),
+        "{errs:?}"
+    );
+    assert!(
+        errs.iter()
+            .any(|e| e.contains("list-01") && e.contains("HTTP 500") && e.contains("Bearer ***")),
+        "{errs:?}"
+    );
+    // 401 is not retried; the 500 is, up to --max-attempts. Second run: errors are not cached,
+    // answers are, so only the two failing cases are asked again.
+    assert_eq!(fake.requests_for(CANCEL).len(), 2 * 2);
+    assert_eq!(fake.requests_for(LIST).len(), 2 * 2 * 2);
+    assert_eq!(stat(&report, "base", "cache_hits"), 4);
+    assert_eq!(report["routing"]["base_outcomes"]["malformed"], 1);
+}
+
+#[test]
+fn llm_router_configuration_errors_are_usage_errors() {
+    let base = [
+        "check",
+        "--base",
+        BASE,
+        "--head",
+        HEAD,
+        "--suite",
+        SUITE,
+        "--no-embed",
+    ];
+    let run = driftgate(
+        &repo(""),
+        &[&base[..], &["--router", "openai", "--model", "gpt-4o-mini"]].concat(),
+        &[],
+    );
+    assert_eq!(run.code, 2, "{}", run.dump());
+    assert!(
+        run.stderr.contains("needs the key in $OPENAI_API_KEY"),
+        "{}",
+        run.dump()
+    );
+    let run = driftgate(
+        &repo(""),
+        &[
+            &base[..],
+            &["--router", "openai", "--base-url", "http://127.0.0.1:9/v1"],
+        ]
+        .concat(),
+        &[],
+    );
+    assert_eq!(run.code, 2, "{}", run.dump());
+    assert!(
+        run.stderr.contains("--router openai needs --model"),
+        "{}",
+        run.dump()
+    );
+    let run = driftgate(
+        &repo(""),
+        &[
+            &base[..],
+            &[
+                "--router",
+                "openai",
+                "--model",
+                "m",
+                "--base-url",
+                "ftp://x/v1",
+            ],
+        ]
+        .concat(),
+        &[],
+    );
+    assert_eq!(run.code, 2, "{}", run.dump());
+    assert!(
+        run.stderr.contains("expected an http:// or https:// URL"),
+        "{}",
+        run.dump()
+    );
+}

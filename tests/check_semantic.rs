@@ -1,0 +1,693 @@
+//! `driftgate check` end to end with the default, offline semantic router (the bundled MiniLM
+//! embedder): the calendar example's real regression, identical sides, the route cache, a real
+//! corpus pair, a suite changed in the same PR, and input errors. Every run gets its own cache
+//! directory in a temp dir, so nothing is written into the source tree.
+
+mod common;
+
+use std::path::Path;
+use std::process::Command;
+
+use common::{Run, driftgate, flip, repo, stat};
+use serde_json::{Value, json};
+
+const CAL_BASE: &str = "examples/calendar/tools.base.json";
+const CAL_HEAD: &str = "examples/calendar/tools.head.json";
+const CAL_SUITE: &str = "examples/calendar/suite.yaml";
+
+/// `check --format json` from the repository root with `cache` as the cache directory.
+fn check_json(cache: &Path, args: &[&str]) -> (Run, Value) {
+    let mut all = vec![
+        "check",
+        "--format",
+        "json",
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    let run = driftgate(&repo(""), &all, &[]);
+    let report = run.json();
+    (run, report)
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-9
+}
+
+/// The report minus what legitimately differs between two runs: timings and request counters.
+fn without_run_stats(mut report: Value) -> Value {
+    let routing = report["routing"].as_object_mut().unwrap();
+    routing.remove("base_stats");
+    routing.remove("head_stats");
+    report
+}
+
+#[test]
+fn calendar_rewrite_regresses_routing_and_fails() {
+    let cache = tempfile::tempdir().unwrap();
+    let (run, r) = check_json(
+        cache.path(),
+        &["--base", CAL_BASE, "--head", CAL_HEAD, "--suite", CAL_SUITE],
+    );
+    assert_eq!(run.code, 1, "{}", run.dump());
+    assert_eq!(r["command"], "check");
+    assert_eq!(r["verdict"]["status"], "fail");
+    // Routing decides first; the meaning floor and the per-tool drop are the "+2 more".
+    assert_eq!(
+        r["verdict"]["reason"],
+        "routing accuracy 80.6% → 69.4% (-11.1 pts, tolerance -2.0 pts; 5 case(s) regressed, 1 fixed, p=0.1094) (+2 more)"
+    );
+
+    let s = &r["routing"]["summary"];
+    assert_eq!(s["n_cases"], 36);
+    assert!(close(f(&s["base_accuracy"]), 29.0 / 36.0), "{s}");
+    assert!(close(f(&s["head_accuracy"]), 25.0 / 36.0), "{s}");
+    assert_eq!(s["discordant_right_to_wrong"], 5);
+    assert_eq!(s["discordant_wrong_to_right"], 1);
+    // Exact sign test on the 6 discordant cases: P(X >= 5 | n = 6, p = 1/2) = 7/64.
+    assert!(close(f(&s["p_value_worse"]), 7.0 / 64.0), "{s}");
+    assert!(close(f(&s["p_value_two_sided"]), 14.0 / 64.0), "{s}");
+
+    // The flips: regressions first, each with what was chosen at base and at head.
+    let flips = r["routing"]["flips"].as_array().unwrap();
+    let ids: Vec<(&str, &str)> = flips
+        .iter()
+        .map(|f| (f["id"].as_str().unwrap(), f["direction"].as_str().unwrap()))
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            ("sched-01", "regressed"),
+            ("sched-04", "regressed"),
+            ("sched-05", "regressed"),
+            ("sched-06", "regressed"),
+            ("sched-08", "regressed"),
+            ("resch-03", "fixed"),
+        ]
+    );
+    let s01 = flip(&r, "sched-01").unwrap();
+    assert_eq!(s01["expect"], "schedule_appointment");
+    assert_eq!(s01["base"], "schedule_appointment");
+    assert_eq!(s01["head"], "reschedule_appointment");
+    assert_eq!(flip(&r, "sched-05").unwrap()["head"], "list_appointments");
+    assert_eq!(
+        flip(&r, "resch-03").unwrap()["base"],
+        "schedule_appointment"
+    );
+
+    // Per tool: the rewritten tool carries the loss, significant on its own 8 cases.
+    let tool = |name: &str| -> Value {
+        r["routing"]["per_tool"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["tool"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("no per_tool entry for {name}"))
+    };
+    let sched = tool("schedule_appointment");
+    assert_eq!(sched["cases"], 8);
+    assert!(close(f(&sched["base_accuracy"]), 7.0 / 8.0));
+    assert!(close(f(&sched["head_accuracy"]), 2.0 / 8.0));
+    assert_eq!(sched["regressed"], 5);
+    assert_eq!(sched["fixed"], 0);
+    assert!(close(f(&sched["p_value_worse"]), 1.0 / 32.0), "{sched}");
+    let resch = tool("reschedule_appointment");
+    assert_eq!(
+        (resch["regressed"].as_u64(), resch["fixed"].as_u64()),
+        (Some(0), Some(1))
+    );
+    assert_eq!(r["routing"]["per_tool"].as_array().unwrap().len(), 10);
+
+    // Meaning drift: only schedule_appointment changed, and its description moved far.
+    let drift = r["drift"]["tools"].as_array().unwrap();
+    assert_eq!(drift.len(), 1);
+    assert_eq!(drift[0]["tool"], "schedule_appointment");
+    assert_eq!(drift[0]["below_floor"], true);
+    let cos = f(&drift[0]["description_cosine"]);
+    assert!((0.20..0.27).contains(&cos), "description cosine {cos}");
+
+    // No question is the same at head (a description changed); everything was asked once.
+    assert_eq!(r["routing"]["cases_unchanged_question"], 0);
+    assert!(r["routing"]["errors"].as_array().unwrap().is_empty());
+    for side in ["base", "head"] {
+        assert_eq!(stat(&r, side, "requests_sent"), 36, "{side}");
+        assert_eq!(stat(&r, side, "cache_hits"), 0, "{side}");
+        assert_eq!(stat(&r, side, "reused"), 0, "{side}");
+        assert_eq!(stat(&r, side, "retries"), 0, "{side}");
+    }
+    assert_eq!(r["suite"]["cases"], 36);
+    assert_eq!(r["suite"]["measured_with"], "head");
+    assert_eq!(r["suite"]["changed_in_pr"], false);
+    assert_eq!(r["router"]["kind"], "semantic");
+    assert_eq!(r["router"]["system_prompt"], "(none)");
+    assert!(r["notes"].as_array().unwrap().is_empty());
+}
+
+#[test]
+fn identical_sides_pass_and_head_is_answered_by_reuse() {
+    let cache = tempfile::tempdir().unwrap();
+    let (run, r) = check_json(
+        cache.path(),
+        &["--base", CAL_BASE, "--head", CAL_BASE, "--suite", CAL_SUITE],
+    );
+    assert_eq!(run.code, 0, "{}", run.dump());
+    assert_eq!(r["verdict"]["status"], "pass");
+    assert_eq!(
+        r["verdict"]["reason"],
+        "routing 80.6% → 80.6% (+0.0 pts, p=1.0000); no change at or above high (0 change(s))"
+    );
+    let s = &r["routing"]["summary"];
+    assert_eq!(f(&s["delta"]), 0.0);
+    assert_eq!(s["discordant_right_to_wrong"], 0);
+    assert_eq!(s["discordant_wrong_to_right"], 0);
+    assert!(r["routing"]["flips"].as_array().unwrap().is_empty());
+    assert!(r["diff"]["tools"].as_array().unwrap().is_empty());
+    assert!(r["drift"]["tools"].as_array().unwrap().is_empty());
+    // The same question at head as at base, for every case: answered from the run's memo.
+    assert_eq!(r["routing"]["cases_unchanged_question"], 36);
+    assert_eq!(stat(&r, "base", "requests_sent"), 36);
+    assert_eq!(stat(&r, "head", "requests_sent"), 0);
+    assert_eq!(stat(&r, "head", "reused"), 36);
+    assert_eq!(stat(&r, "head", "cache_hits"), 0);
+}
+
+#[test]
+fn a_second_run_with_the_same_cache_sends_nothing_and_reports_the_same() {
+    let cache = tempfile::tempdir().unwrap();
+    let args = ["--base", CAL_BASE, "--head", CAL_HEAD, "--suite", CAL_SUITE];
+    let (first_run, first) = check_json(cache.path(), &args);
+    let (second_run, second) = check_json(cache.path(), &args);
+    assert_eq!(first_run.code, 1, "{}", first_run.dump());
+    assert_eq!(second_run.code, 1, "{}", second_run.dump());
+    for side in ["base", "head"] {
+        assert_eq!(stat(&first, side, "requests_sent"), 36, "{side}");
+        assert_eq!(stat(&second, side, "requests_sent"), 0, "{side}");
+        assert_eq!(stat(&second, side, "cache_hits"), 36, "{side}");
+        assert_eq!(stat(&second, side, "request_latency_ms_sum"), 0, "{side}");
+    }
+    assert_eq!(without_run_stats(first), without_run_stats(second));
+    // The route cache lives where it was told to, one entry per distinct question.
+    let entries = common::read_tree(&cache.path().join("route"));
+    assert_eq!(entries.matches("\"answer\"").count(), 72);
+
+    // The terminal report of a fully cached run says so.
+    let run = driftgate(
+        &repo(""),
+        &[
+            "check",
+            "--cache-dir",
+            cache.path().to_str().unwrap(),
+            "--base",
+            CAL_BASE,
+            "--head",
+            CAL_HEAD,
+            "--suite",
+            CAL_SUITE,
+        ],
+        &[],
+    );
+    assert_eq!(run.code, 1, "{}", run.dump());
+    assert!(
+        run.stdout
+            .starts_with("driftgate check: FAIL — routing accuracy 80.6% → 69.4%"),
+        "{}",
+        run.dump()
+    );
+    assert!(
+        run.stdout.contains("Regressed cases (5):"),
+        "{}",
+        run.dump()
+    );
+    assert!(
+        run.stdout.contains(
+            "Requests: base 0 sent, 36 cached, 0 reused, 0 retries; head 0 sent, 36 cached"
+        ),
+        "{}",
+        run.dump()
+    );
+}
+
+/// server-filesystem 2025.7.1 → 2025.7.29, a real release: `read_text_file` and `read_media_file`
+/// were added, `read_file` was rewritten into a deprecation pointer ("Read the complete contents
+/// of a file as text. DEPRECATED: Use read_text_file instead."), and `list_allowed_directories`
+/// gained the word "root".
+///
+/// What the semantic router measures on the 40-case suite: routing got *better*, 52.5% → 60.0%,
+/// 3 fixed and 0 regressed. fs-06 and fs-07 ask for media files, which base could not serve at all
+/// (no tool scored above the none-threshold, so base answered "no call"); head's new
+/// `read_media_file` takes them. fs-30 ("what roots can this server reach?") now matches the
+/// "root directories" wording. The read cases accept read_file or read_text_file, so the
+/// deprecation moves them to read_text_file without loss (6/9 at both sides).
+///
+/// The gate still fails, exit 1, on meaning alone: read_file's description cosine to its old self
+/// is 0.546, below the 0.92 floor. That is the floor doing its job — the description an agent reads
+/// did change meaning — and the routing numbers are the evidence a reviewer uses to accept it
+/// (here with `--cosine-floor 0.5`, which passes). Four notes say the base tools cannot serve the
+/// media cases, and no question is unchanged because two tools were added to every request.
+#[test]
+fn real_corpus_rewrite_fails_on_meaning_while_routing_improves() {
+    let cache = tempfile::tempdir().unwrap();
+    let args = [
+        "--base",
+        "tests/fixtures/corpus/server-filesystem/2025.7.1.json",
+        "--head",
+        "tests/fixtures/corpus/server-filesystem/2025.7.29.json",
+        "--suite",
+        "tests/fixtures/server-filesystem.suite.jsonl",
+    ];
+    let (run, r) = check_json(cache.path(), &args);
+    assert_eq!(run.code, 1, "{}", run.dump());
+    assert_eq!(
+        r["verdict"]["reason"],
+        "`read_file` description cosine 0.546 < floor 0.92"
+    );
+    let s = &r["routing"]["summary"];
+    assert_eq!(s["n_cases"], 40);
+    assert!(close(f(&s["base_accuracy"]), 21.0 / 40.0), "{s}");
+    assert!(close(f(&s["head_accuracy"]), 24.0 / 40.0), "{s}");
+    assert_eq!(s["discordant_right_to_wrong"], 0);
+    assert_eq!(s["discordant_wrong_to_right"], 3);
+    assert_eq!(f(&s["p_value_worse"]), 1.0);
+    let fixed: Vec<(&str, &str, &str)> = r["routing"]["flips"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            assert_eq!(f["direction"], "fixed");
+            (
+                f["id"].as_str().unwrap(),
+                f["base"].as_str().unwrap(),
+                f["head"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        fixed,
+        [
+            ("fs-06", "(none)", "read_media_file"),
+            ("fs-07", "(none)", "read_media_file"),
+            ("fs-30", "(none)", "list_allowed_directories"),
+        ]
+    );
+    assert_eq!(
+        r["routing"]["base_outcomes"],
+        json!({"correct": 21, "no call": 13, "wrong tool": 6})
+    );
+    assert_eq!(
+        r["routing"]["head_outcomes"],
+        json!({"correct": 24, "no call": 10, "wrong tool": 6})
+    );
+    let drift: Vec<(&str, bool)> = r["drift"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| {
+            (
+                t["tool"].as_str().unwrap(),
+                t["below_floor"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        drift,
+        [("list_allowed_directories", false), ("read_file", true)]
+    );
+    let notes: Vec<&str> = r["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert_eq!(notes.len(), 4, "{notes:?}");
+    for (n, id) in notes.iter().zip(["fs-06", "fs-07", "fs-08", "fs-37"]) {
+        assert_eq!(
+            *n,
+            format!(
+                "suite vs base tools: case \"{id}\": no expected tool is offered (read_media_file)"
+            )
+        );
+    }
+    assert_eq!(r["routing"]["cases_unchanged_question"], 0);
+    assert_eq!(stat(&r, "base", "requests_sent"), 40);
+    assert_eq!(stat(&r, "head", "requests_sent"), 40);
+
+    // Accepting the rewrite with a lower floor: same measurement (all cached), now a pass.
+    let mut lower = args.to_vec();
+    lower.extend(["--cosine-floor", "0.5"]);
+    let (run, r) = check_json(cache.path(), &lower);
+    assert_eq!(run.code, 0, "{}", run.dump());
+    let reason = r["verdict"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(
+            "routing 52.5% → 60.0% (+7.5 pts, p=1.0000); min description cosine 0.546 ≥ 0.50"
+        ),
+        "{reason}"
+    );
+    assert_eq!(stat(&r, "base", "requests_sent"), 0);
+    assert_eq!(stat(&r, "head", "requests_sent"), 0);
+}
+
+// ---- the suite changed in the same PR ------------------------------------------------------------
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@example.org",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+const SUITE_V1: &str = "\
+cases:
+  - {id: sched-01, prompt: \"I'd like to set up a new appointment with Dr. Patel next Tuesday at 10am\", expect: schedule_appointment}
+  - {id: cancel-01, prompt: \"Cancel my appointment on Wednesday, I can't make it\", expect: cancel_appointment}
+  - {id: list-01, prompt: \"What appointments does patient 4471 have coming up?\", expect: list_appointments}
+";
+
+/// The PR's version: a case reworded, one added.
+const SUITE_V2: &str = "\
+cases:
+  - {id: sched-01, prompt: \"Book me a slot with Dr. Patel next Tuesday at 10am\", expect: schedule_appointment}
+  - {id: cancel-01, prompt: \"Cancel my appointment on Wednesday, I can't make it\", expect: cancel_appointment}
+  - {id: list-01, prompt: \"What appointments does patient 4471 have coming up?\", expect: list_appointments}
+  - {id: get-01, prompt: \"Give me the details of appointment A-1029\", expect: get_appointment}
+";
+
+/// A repository whose last commit changed both the tools (calendar base → head) and the suite.
+fn repo_with_pr() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path();
+    git(p, &["init", "-q"]);
+    std::fs::copy(repo(CAL_BASE), p.join("tools.json")).unwrap();
+    std::fs::write(p.join("suite.yaml"), SUITE_V1).unwrap();
+    git(p, &["add", "."]);
+    git(p, &["commit", "-qm", "base"]);
+    std::fs::copy(repo(CAL_HEAD), p.join("tools.json")).unwrap();
+    std::fs::write(p.join("suite.yaml"), SUITE_V2).unwrap();
+    git(p, &["commit", "-qam", "pr"]);
+    dir
+}
+
+/// `check --tools tools.json --base-ref REV` inside the repository `dir`.
+fn check_in(dir: &Path, cache: &Path, base_ref: &str, args: &[&str]) -> (Run, Value) {
+    let mut all = vec![
+        "check",
+        "--tools",
+        "tools.json",
+        "--base-ref",
+        base_ref,
+        "--format",
+        "json",
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    let run = driftgate(dir, &all, &[]);
+    let report = run.json();
+    (run, report)
+}
+
+#[test]
+fn a_suite_changed_in_the_pr_is_measured_with_the_base_version_unless_told() {
+    let dir = repo_with_pr();
+    let cache = tempfile::tempdir().unwrap();
+
+    let (run, r) = check_in(
+        dir.path(),
+        cache.path(),
+        "HEAD~1",
+        &["--suite", "suite.yaml"],
+    );
+    assert!(run.code == 0 || run.code == 1, "{}", run.dump());
+    assert_eq!(r["base"]["source"], "HEAD~1:tools.json");
+    assert_eq!(r["suite"]["measured_with"], "base");
+    assert_eq!(r["suite"]["changed_in_pr"], true);
+    assert_eq!(r["suite"]["cases"], 3);
+    assert_eq!(r["suite"]["source"], "HEAD~1:suite.yaml");
+    assert_eq!(
+        r["suite"]["sha256"],
+        driftgate::tools::canon::hash_str(SUITE_V1)
+    );
+    assert_eq!(r["routing"]["summary"]["n_cases"], 3);
+    let note = r["notes"][0].as_str().unwrap();
+    assert!(
+        note.starts_with("The suite changed in this PR (suite.yaml differs from HEAD~1); both sides were measured with the BASE suite"),
+        "{note}"
+    );
+    assert!(note.contains("--use-head-suite"), "{note}");
+
+    let (run, r) = check_in(
+        dir.path(),
+        cache.path(),
+        "HEAD~1",
+        &["--suite", "suite.yaml", "--use-head-suite"],
+    );
+    assert!(run.code == 0 || run.code == 1, "{}", run.dump());
+    assert_eq!(r["suite"]["measured_with"], "head");
+    assert_eq!(r["suite"]["changed_in_pr"], true);
+    assert_eq!(r["suite"]["cases"], 4);
+    assert_eq!(r["suite"]["source"], "suite.yaml");
+    assert_eq!(r["routing"]["summary"]["n_cases"], 4);
+    let note = r["notes"][0].as_str().unwrap();
+    assert!(
+        note.contains(
+            "both sides were measured with the HEAD suite because --use-head-suite was given"
+        ),
+        "{note}"
+    );
+
+    // The same, with the terminal report: the note is on top, loudly.
+    let run = driftgate(
+        dir.path(),
+        &[
+            "check",
+            "--tools",
+            "tools.json",
+            "--base-ref",
+            "HEAD~1",
+            "--suite",
+            "suite.yaml",
+            "--cache-dir",
+            cache.path().to_str().unwrap(),
+        ],
+        &[],
+    );
+    let third = run.stdout.lines().nth(2).unwrap_or_default();
+    assert!(
+        third.starts_with("NOTE: The suite changed in this PR"),
+        "{}",
+        run.dump()
+    );
+    assert!(
+        run.stdout.contains("measured with the base suite"),
+        "{}",
+        run.dump()
+    );
+}
+
+#[test]
+fn the_suite_change_is_found_when_the_suite_is_given_by_absolute_path() {
+    let dir = repo_with_pr();
+    let cache = tempfile::tempdir().unwrap();
+    let abs = dir.path().join("suite.yaml");
+    let (run, r) = check_in(
+        dir.path(),
+        cache.path(),
+        "HEAD~1",
+        &["--suite", abs.to_str().unwrap()],
+    );
+    assert!(run.code == 0 || run.code == 1, "{}", run.dump());
+    assert_eq!(r["suite"]["changed_in_pr"], true, "{}", r["suite"]);
+    assert_eq!(r["suite"]["measured_with"], "base");
+    assert_eq!(r["suite"]["cases"], 3);
+}
+
+#[test]
+fn an_unchanged_suite_and_a_suite_new_in_the_pr_are_labelled_truthfully() {
+    let dir = repo_with_pr();
+    let p = dir.path();
+    let cache = tempfile::tempdir().unwrap();
+    // Unchanged since the base: the base suite measured both sides; nothing to note.
+    let (run, r) = check_in(p, cache.path(), "HEAD", &["--suite", "suite.yaml"]);
+    assert_eq!(run.code, 0, "{}", run.dump());
+    assert_eq!(r["suite"]["measured_with"], "base");
+    assert_eq!(r["suite"]["changed_in_pr"], false);
+    assert!(r["notes"].as_array().unwrap().is_empty(), "{}", r["notes"]);
+
+    // A suite that does not exist at the base can only be the head's.
+    std::fs::write(p.join("new-suite.yaml"), SUITE_V2).unwrap();
+    git(p, &["add", "new-suite.yaml"]);
+    git(p, &["commit", "-qm", "add a suite"]);
+    let (run, r) = check_in(p, cache.path(), "HEAD~1", &["--suite", "new-suite.yaml"]);
+    assert!(run.code == 0 || run.code == 1, "{}", run.dump());
+    assert_eq!(r["suite"]["cases"], 4);
+    assert_eq!(r["suite"]["measured_with"], "head", "{}", r["suite"]);
+}
+
+// ---- input errors: exit 2, naming the file, the case and the field -------------------------------
+
+/// Run `check` of the calendar pair with `suite` in a fresh temp dir (also the working directory,
+/// so a `driftgate.toml` written there is read); returns the run.
+fn input_error(files: &[(&str, &str)], suite: &str, extra: &[&str]) -> Run {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in files {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    let base = repo(CAL_BASE);
+    let head = repo(CAL_HEAD);
+    let cache = dir.path().join("cache");
+    let mut args = vec![
+        "check",
+        "--base",
+        base.to_str().unwrap(),
+        "--head",
+        head.to_str().unwrap(),
+        "--suite",
+        suite,
+        "--cache-dir",
+        cache.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let run = driftgate(dir.path(), &args, &[]);
+    assert_eq!(run.code, 2, "{}", run.dump());
+    assert!(run.stdout.is_empty(), "{}", run.dump());
+    assert!(
+        !run.stderr.contains("answers"),
+        "nothing may be replayed:\n{}",
+        run.dump()
+    );
+    assert!(!cache.join("route").exists(), "nothing may be cached");
+    run
+}
+
+#[test]
+fn suite_errors_name_the_case_and_the_field() {
+    let run = input_error(
+        &[(
+            "s.yaml",
+            "cases:\n  - {id: a, prompt: book it, expect: schedule_appointment}\n  - {id: b, prompt: list them, expect: list_appointments}\n  - {id: a, prompt: again, expect: get_appointment}\n",
+        )],
+        "s.yaml",
+        &[],
+    );
+    assert!(
+        run.stderr
+            .contains("s.yaml: case \"a\" (/cases/2): duplicate id"),
+        "{}",
+        run.dump()
+    );
+
+    let run = input_error(
+        &[(
+            "s.yaml",
+            "cases:\n  - {id: a, prompt: book it, expect: schedule_appointment}\n  - {id: no-expect, prompt: list them}\n",
+        )],
+        "s.yaml",
+        &[],
+    );
+    assert!(
+        run.stderr
+            .contains("s.yaml: case \"no-expect\": `expect`: missing"),
+        "{}",
+        run.dump()
+    );
+
+    let run = input_error(
+        &[(
+            "s.jsonl",
+            "{\"id\": \"a\", \"prompt\": \"book it\", \"expect\": \"schedule_appointment\"}\n{\"id\": \"typo\", \"prompt\": \"list\", \"expect\": \"list_appointments\", \"must_not_cal\": [\"x\"]}\n",
+        )],
+        "s.jsonl",
+        &[],
+    );
+    assert!(
+        run.stderr
+            .contains("s.jsonl: case \"typo\": `must_not_cal`: unknown field"),
+        "{}",
+        run.dump()
+    );
+
+    let run = input_error(&[], "missing-suite.yaml", &[]);
+    assert!(
+        run.stderr
+            .contains("missing-suite.yaml: No such file or directory"),
+        "{}",
+        run.dump()
+    );
+
+    // Syntax errors say which language and where.
+    let run = input_error(
+        &[("s.yaml", "cases:\n  - {id: a, prompt: x, expect: [a, b\n")],
+        "s.yaml",
+        &[],
+    );
+    assert!(
+        run.stderr.contains("s.yaml: invalid YAML at line 3"),
+        "{}",
+        run.dump()
+    );
+    assert!(!run.stderr.contains("invalid JSON"), "{}", run.dump());
+}
+
+#[test]
+fn threshold_and_config_errors_are_usage_errors() {
+    let run = input_error(&[], "/dev/null", &["--tolerance", "5"]);
+    assert!(
+        run.stderr
+            .contains("--tolerance 5: expected a fraction between 0 and 1 (0.02 = 2 points)"),
+        "{}",
+        run.dump()
+    );
+    let run = input_error(&[], "/dev/null", &["--cosine-floor", "1.5"]);
+    assert!(run.stderr.contains("--cosine-floor 1.5"), "{}", run.dump());
+
+    // driftgate.toml in the working directory is read; a misspelt key is named with its line.
+    let run = input_error(
+        &[(
+            "driftgate.toml",
+            "[gate]\ntolerance = 0.05\ncosine_flor = 0.9\n",
+        )],
+        "/dev/null",
+        &[],
+    );
+    assert!(
+        run.stderr
+            .contains("driftgate.toml: invalid TOML at line 3"),
+        "{}",
+        run.dump()
+    );
+    assert!(
+        run.stderr.contains("unknown field `cosine_flor`"),
+        "{}",
+        run.dump()
+    );
+    let run = input_error(
+        &[("driftgate.toml", "[router]\nrepeats = 0\n")],
+        "/dev/null",
+        &[],
+    );
+    assert!(
+        run.stderr
+            .contains("driftgate.toml: router.repeats: expected at least 1"),
+        "{}",
+        run.dump()
+    );
+}
