@@ -75,12 +75,15 @@ fn summary(label: &str, conc: f64, process_wall_ms: u64, report: &str) -> Result
     let errors = routing["errors"].as_array().map_or(0, Vec::len);
     let mut total_wall = 0.0;
     let mut total_lat = 0.0;
+    let mut tokens = (0, 0);
     for side in ["base", "head"] {
         let s = &routing[format!("{side}_stats")];
         let n = |k: &str| s[k].as_u64().unwrap_or(0);
         let (wall, lat) = (n("wall_ms") as f64, n("request_latency_ms_sum") as f64);
         total_wall += wall;
         total_lat += lat;
+        tokens.0 += n("input_tokens");
+        tokens.1 += n("output_tokens");
         println!(
             "{label:<28} {side:<5} {:>5} {:>6} {:>6} {:>7} {:>10} {:>9} {:>10.1} {:>8}",
             n("requests_sent"),
@@ -98,9 +101,11 @@ fn summary(label: &str, conc: f64, process_wall_ms: u64, report: &str) -> Result
         );
     }
     println!(
-        "{label:<28} both  cases {} · process wall {process_wall_ms} ms · replay overhead {} · verdict {} · errors {errors}",
+        "{label:<28} both  cases {} · process wall {process_wall_ms} ms · replay overhead {} · tokens {} in / {} out · verdict {} · errors {errors}",
         routing["summary"]["n_cases"],
         ratio(total_wall, total_lat, conc),
+        tokens.0,
+        tokens.1,
         r["verdict"]["status"].as_str().unwrap_or("?"),
     );
     Ok(())
