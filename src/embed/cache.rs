@@ -130,6 +130,10 @@ impl Embedder for CachedEmbedder {
     }
 
     async fn embed(&self, texts: &[String]) -> Result<Array2<f32>> {
+        if texts.is_empty() {
+            // Only the engine knows its dimension for an empty result.
+            return self.inner.embed(texts).await;
+        }
         let keys: Vec<String> = texts.iter().map(|t| key(self.inner.id(), t)).collect();
         let dir = self.dir.clone();
         let read_keys = keys.clone();
