@@ -51,6 +51,11 @@ pub enum Command {
     Lock(LockArgs),
     /// Embed stdin, one text per line; prints one JSON array of vectors (one per line).
     Embed(crate::embed::EmbedArgs),
+    /// Perturb each tool with harmless-looking edits and replay the suite: which descriptions sit
+    /// on a knife-edge?
+    Stress(Box<crate::stress::StressArgs>),
+    /// Draft a routing suite (`suite init`) or validate one against a tools file (`suite check`).
+    Suite(crate::bootstrap::SuiteArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -355,6 +360,11 @@ pub async fn run(cli: Cli) -> Result<i32> {
             println!("{out}");
             Ok(crate::error::exit::PASS)
         }
+        Command::Stress(a) => crate::stress::run_cli(*a).await,
+        Command::Suite(a) => match a.command {
+            crate::bootstrap::SuiteCommand::Init(i) => crate::bootstrap::run_init(*i).await,
+            crate::bootstrap::SuiteCommand::Check(c) => crate::suite_check::run(c).await,
+        },
     }
 }
 
@@ -482,7 +492,7 @@ fn base_revision(base: &Spec, sides: &SidesArgs) -> Option<String> {
     }
 }
 
-fn build_router(
+pub(crate) fn build_router(
     r: &RouterArgs,
     cfg: &Config,
     embedder: Option<Arc<dyn Embedder>>,

@@ -3,6 +3,7 @@
 //! Data flows one way: `tools` → `diff` → `embed` → `route` → `replay` + `stats` → `gate` →
 //! `report` → `github`. `cli` only parses and dispatches.
 
+pub mod bootstrap;
 pub mod check;
 pub mod cli;
 pub mod config;
@@ -11,11 +12,14 @@ pub mod drift;
 pub mod embed;
 pub mod error;
 pub mod gate;
+pub mod llm;
 pub mod replay;
 pub mod report;
 pub mod route;
 pub mod stats;
+pub mod stress;
 pub mod suite;
+pub mod suite_check;
 pub mod tools;
 
 pub use error::{Error, Result};
