@@ -173,15 +173,46 @@ pub fn action_phrase(tool: &Tool) -> String {
     shorten(&out, MAX_ACTION_WORDS)
 }
 
+/// Words a long phrase is cut before: what follows them is a qualifier, what precedes them reads
+/// as a whole ("create a new file … | with new content").
+const CUT_BEFORE: &[&str] = &[
+    "of",
+    "to",
+    "for",
+    "from",
+    "with",
+    "in",
+    "on",
+    "as",
+    "by",
+    "at",
+    "into",
+    "that",
+    "which",
+    "including",
+    "and",
+    "or",
+];
+
+/// At most `max` words, cut before the last qualifier that leaves at least 3 words, else at
+/// `max` without a dangling article or preposition.
 fn shorten(words: &[String], max: usize) -> String {
-    let mut w: Vec<&str> = words.iter().map(String::as_str).take(max).collect();
-    if words.len() > max {
-        while w.len() > 2
-            && w.last()
-                .is_some_and(|x| DANGLING.contains(&x.to_ascii_lowercase().as_str()))
-        {
-            w.pop();
-        }
+    let lower = |w: &str| w.to_ascii_lowercase();
+    let mut w: Vec<&str> = if words.len() <= max {
+        words.iter().map(String::as_str).collect()
+    } else if let Some(cut) = (3..=max)
+        .rev()
+        .find(|&i| CUT_BEFORE.contains(&lower(&words[i]).as_str()))
+    {
+        words[..cut].iter().map(String::as_str).collect()
+    } else {
+        words[..max].iter().map(String::as_str).collect()
+    };
+    while w.len() > 2
+        && w.last()
+            .is_some_and(|x| DANGLING.contains(&lower(x).as_str()))
+    {
+        w.pop();
     }
     w.join(" ").trim_end_matches([',', ';']).to_string()
 }
@@ -228,7 +259,13 @@ pub fn example_value(name: &str, schema: &Value) -> Option<String> {
         });
     }
     if n == "id" || n.ends_with("_id") || (n.ends_with("id") && n.len() > 2 && ty == "string") {
-        return Some("A-1029".into());
+        // "patient_id" → "patient-1029": distinct per parameter, readable in a prompt.
+        let stem = n.trim_end_matches("id").trim_end_matches(['_', '-']);
+        return Some(if stem.is_empty() {
+            "A-1029".into()
+        } else {
+            format!("{stem}-1029")
+        });
     }
     if n.contains("date") || n.contains("time") {
         return Some("next Tuesday at 10am".into());
@@ -239,8 +276,15 @@ pub fn example_value(name: &str, schema: &Value) -> Option<String> {
     }
 }
 
-/// Required parameters with an example value, in schema order.
+/// Required parameters with an example value, in schema order. A path of a tool about
+/// directories gets a directory.
 fn required_examples(tool: &Tool) -> Vec<(String, String)> {
+    let about_dirs = name_tokens(&tool.name).iter().any(|t| {
+        matches!(
+            t.as_str(),
+            "dir" | "dirs" | "directory" | "directories" | "folder" | "tree"
+        )
+    });
     let required: Vec<&str> = tool
         .input_schema
         .get("required")
@@ -258,7 +302,14 @@ fn required_examples(tool: &Tool) -> Vec<(String, String)> {
                 .and_then(|p| p.get(*r))
                 .cloned()
                 .unwrap_or(Value::Null);
-            example_value(r, &schema).map(|v| (r.to_string(), v))
+            example_value(r, &schema).map(|v| {
+                let v = if about_dirs && v == "notes/todo.txt" {
+                    "projects/notes".to_string()
+                } else {
+                    v
+                };
+                (r.to_string(), v)
+            })
         })
         .collect()
 }
@@ -267,12 +318,7 @@ fn required_examples(tool: &Tool) -> Vec<(String, String)> {
 /// single file".
 fn need_clause(desc: &str) -> Option<String> {
     let lower = desc.to_ascii_lowercase();
-    for marker in [
-        "when you need to ",
-        "when you want to ",
-        "use this to ",
-        "useful for ",
-    ] {
+    for marker in ["when you need to ", "when you want to ", "use this to "] {
         if let Some(at) = lower.find(marker) {
             let rest = &desc[at + marker.len()..];
             let clause = rest
@@ -317,8 +363,11 @@ pub fn templates(tool: &Tool, sibling: Option<&Tool>) -> Vec<(String, &'static s
         out.push((format!("Help me {clause}."), "template"));
     }
     out.push((format!("{}.", capitalise(&action)), "template"));
-    if examples.is_empty() {
-        out.push((format!("Quick one: {action}, please."), "template"));
+    // The name's words: what tells apart siblings whose descriptions open alike.
+    let name = capitalise(&name_tokens(&tool.name).join(" "));
+    match examples.first() {
+        Some((_, first)) => out.push((format!("{name}: {first}"), "template")),
+        None => out.push((format!("{name}, please."), "template")),
     }
     if let Some(s) = sibling {
         let theirs: Vec<String> = action_phrase(s)
@@ -367,8 +416,13 @@ pub fn none_templates(tools: &ToolSet, n: usize) -> Vec<String> {
         .map(|(t, _)| t);
     let mut out = Vec::new();
     if let Some(t) = topic {
+        let article = if t.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
         out.push(format!(
-            "In general terms, what is a {t}? No need to look anything up."
+            "In general terms, what is {article} {t}? No need to look anything up."
         ));
     }
     out.extend(GENERIC_NONE.iter().map(|s| s.to_string()));
@@ -446,11 +500,29 @@ pub async fn draft_offline(
     n_none: usize,
 ) -> Result<Vec<Draft>> {
     let siblings = nearest_siblings(embedder, tools).await?;
+    let candidates: Vec<Vec<(String, &'static str)>> = tools
+        .tools
+        .iter()
+        .enumerate()
+        .map(|(i, t)| templates(t, siblings[i].map(|j| &tools.tools[j])))
+        .collect();
+    // A prompt drafted for two tools (siblings with the same opening sentence) cannot tell them
+    // apart: drop it from both rather than write a contradictory suite.
+    let mut owners: BTreeMap<String, usize> = BTreeMap::new();
+    for list in &candidates {
+        let unique: std::collections::BTreeSet<String> =
+            list.iter().map(|(p, _)| p.to_lowercase()).collect();
+        for p in unique {
+            *owners.entry(p).or_insert(0) += 1;
+        }
+    }
     let mut out = Vec::new();
-    for (i, tool) in tools.tools.iter().enumerate() {
-        let sibling = siblings[i].map(|j| &tools.tools[j]);
+    for (tool, list) in tools.tools.iter().zip(candidates) {
         let mut scored = Vec::new();
-        for (order, (prompt, kind)) in templates(tool, sibling).into_iter().enumerate() {
+        let list = list
+            .into_iter()
+            .filter(|(p, _)| owners.get(&p.to_lowercase()) == Some(&1));
+        for (order, (prompt, kind)) in list.enumerate() {
             let got = route_once(router, tools, &prompt).await?;
             let right = got.as_deref() == Some(tool.name.as_str());
             scored.push((order, prompt, kind, got, right));
@@ -507,7 +579,7 @@ pub async fn draft_llm(
     k: usize,
     n_none: usize,
 ) -> Result<Vec<Draft>> {
-    let mut out = Vec::new();
+    let mut out: Vec<Draft> = Vec::new();
     let targets: Vec<(Option<&str>, usize)> = tools
         .tools
         .iter()
@@ -526,6 +598,13 @@ pub async fn draft_llm(
             .complete(&task, |v| distinct_strings(v, "prompts").map(|_| ()))
             .await?;
         for prompt in distinct_strings(&v, "prompts").expect("checked") {
+            // The same prompt drafted for two targets would make the suite contradict itself.
+            if out
+                .iter()
+                .any(|d| d.prompt.to_lowercase() == prompt.to_lowercase())
+            {
+                continue;
+            }
             let got = route_once(router, tools, &prompt).await?;
             out.push(Draft {
                 expect: target.map(String::from),
@@ -747,6 +826,10 @@ mod tests {
         );
         assert_eq!(
             example_value("appointment_id", &json!({"type": "string"})).unwrap(),
+            "appointment-1029"
+        );
+        assert_eq!(
+            example_value("id", &json!({"type": "string"})).unwrap(),
             "A-1029"
         );
         assert_eq!(
@@ -772,6 +855,7 @@ mod tests {
                 "Can you read a file as text?",
                 "Help me examine one file.",
                 "Read a file as text.",
+                "Read text file: notes/todo.txt",
                 "I don't want to read the contents of multiple files simultaneously; I want to read a file as text.",
             ]
         );
