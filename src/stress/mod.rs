@@ -503,3 +503,227 @@ pub async fn run_cli(a: StressArgs) -> Result<i32> {
         exit::PASS
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::route::{Answer, RouteError, RouteRequest, RouteResponse};
+    use serde_json::json;
+
+    /// Calls the offered tool whose description starts with the prompt's first word (first in
+    /// offered order on a tie), else no call: a router whose answers follow descriptions only.
+    struct FirstWord;
+
+    #[async_trait::async_trait]
+    impl Router for FirstWord {
+        fn kind(&self) -> &str {
+            "first-word"
+        }
+        fn model(&self) -> &str {
+            "test"
+        }
+        fn endpoint_host(&self) -> String {
+            "local".into()
+        }
+        async fn route(
+            &self,
+            req: &RouteRequest,
+        ) -> std::result::Result<RouteResponse, RouteError> {
+            let prompt = req
+                .messages
+                .last()
+                .map(|m| m.content.clone())
+                .unwrap_or_default();
+            let word = prompt
+                .split_whitespace()
+                .next()
+                .unwrap_or("")
+                .to_lowercase();
+            let hit = req.tools.iter().find(|t| {
+                t.description_text()
+                    .split_whitespace()
+                    .next()
+                    .is_some_and(|w| w.to_lowercase() == word)
+            });
+            let answer = match hit {
+                Some(t) => Answer::Call {
+                    name: t.name.clone(),
+                    arguments: Some(json!({})),
+                    raw_arguments: "{}".into(),
+                },
+                None => Answer::NoCall { text: "no".into() },
+            };
+            Ok(RouteResponse {
+                answer,
+                usage: None,
+                latency_ms: 1,
+            })
+        }
+    }
+
+    /// Test perturbations through the same trait: the table is open to new edits.
+    struct Rename;
+    impl Perturbation for Rename {
+        fn id(&self) -> &str {
+            "rename"
+        }
+        fn summary(&self) -> String {
+            "rename to cat_*".into()
+        }
+        fn apply(&self, tool: &Tool, _: &Context) -> Option<perturb::Perturbed> {
+            let mut t = tool.clone();
+            t.name = format!("cat_{}", tool.name);
+            Some(perturb::Perturbed {
+                tool: t,
+                detail: "renamed".into(),
+            })
+        }
+    }
+
+    struct Blank;
+    impl Perturbation for Blank {
+        fn id(&self) -> &str {
+            "blank"
+        }
+        fn summary(&self) -> String {
+            "empty the description".into()
+        }
+        fn apply(&self, tool: &Tool, _: &Context) -> Option<perturb::Perturbed> {
+            // Only tools that say "Read" — the others are "not applicable".
+            if !tool.description_text().starts_with("Read") {
+                return None;
+            }
+            let mut t = tool.clone();
+            t.description = Some(String::new());
+            Some(perturb::Perturbed {
+                tool: t,
+                detail: "blank".into(),
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn runner_replays_applicable_edits_and_judges_renames_by_implementation() {
+        let tools = ToolSet::from_array(
+            &[
+                json!({"name": "read_text_file", "description": "Read a file."}),
+                json!({"name": "write_file", "description": "Write a file."}),
+                json!({"name": "list_directory", "description": "List a directory."}),
+            ],
+            "t",
+            "",
+        )
+        .unwrap();
+        let suite = crate::suite::parse(
+            "- {id: r1, prompt: read notes, expect: read_text_file}\n\
+             - {id: r2, prompt: read more, expect: read_text_file}\n\
+             - {id: w1, prompt: write notes, expect: write_file, must_not_call: [read_text_file]}\n\
+             - {id: l1, prompt: list src, expect: list_directory}\n\
+             - {id: x1, prompt: delete it, expect: write_file}\n",
+            "s.yaml",
+            std::path::Path::new("."),
+        )
+        .unwrap();
+        let cache = RouteCache::new(None);
+        #[derive(clap::Parser)]
+        struct Flags {
+            #[command(flatten)]
+            r: RouterArgs,
+        }
+        let flags = <Flags as clap::Parser>::parse_from(["t", "--concurrency", "2"]);
+        let cfg = replay_config(&flags.r, &Config::default(), false).unwrap();
+        let router = FirstWord;
+        let replayer = Replayer::new(&router, &cache, &cfg);
+        let perturbations: Vec<Box<dyn Perturbation>> = vec![Box::new(Rename), Box::new(Blank)];
+        let out = run(
+            &replayer,
+            StressJob {
+                suite: &suite,
+                tools: &tools,
+                packs: &[],
+                perturbations: &perturbations,
+                only: &["read_text_file".into(), "write_file".into()],
+                progress: false,
+            },
+        )
+        .await;
+        assert!(out.errors.is_empty());
+        assert_eq!((out.base.correct, out.base.cases), (4, 5));
+        // Base once, rename for both tools, blank for read_text_file only.
+        assert_eq!(out.cost.replays, 4);
+        assert_eq!(out.tools.len(), 2);
+        let read = &out.tools[0];
+        assert_eq!(
+            (read.tool.as_str(), read.own_cases, read.own_right_at_base),
+            ("read_text_file", 2, 2)
+        );
+        // A rename alone: the router still reaches the same implementation, by its new name.
+        let rename = &read.results[0];
+        assert_eq!(rename.renamed_to.as_deref(), Some("cat_read_text_file"));
+        assert_eq!((rename.delta, rename.regressed), (Some(0.0), 0));
+        // Blank description: both "read" prompts lose their tool.
+        let blank = &read.results[1];
+        assert_eq!((blank.regressed, blank.fixed), (2, 0));
+        assert!(
+            (blank.delta.unwrap() + 0.4).abs() < 1e-12,
+            "{:?}",
+            blank.delta
+        );
+        assert!((blank.own_delta.unwrap() + 1.0).abs() < 1e-12);
+        let ids: Vec<&str> = blank.flips.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["r1", "r2"]);
+        assert_eq!(blank.flips[0].head, "(none)");
+        assert_eq!(read.worst.as_deref(), Some("blank"));
+        // (0 + min(1, 2/2)) / 2 applied edits.
+        assert_eq!(read.fragility, Some(0.5));
+        let write = &out.tools[1];
+        assert!(!write.results[1].applied);
+        assert_eq!(write.results[1].delta, None);
+        assert_eq!((write.fragility, write.worst.as_deref()), (Some(0.0), None));
+    }
+
+    #[test]
+    fn perturb_selection_rejects_unknown_ids() {
+        let all = perturb::builtin(None);
+        let e = select(all, &["tersr".into()]).err().unwrap().to_string();
+        assert!(
+            e.starts_with("--perturb tersr: unknown perturbation (known: terser, jargonier"),
+            "{e}"
+        );
+        let some = select(
+            perturb::builtin(None),
+            &["inverted".into(), "terser".into()],
+        )
+        .unwrap();
+        let ids: Vec<&str> = some.iter().map(|p| p.id()).collect();
+        assert_eq!(ids, ["terser", "inverted"]);
+    }
+
+    #[test]
+    fn jargon_files_keep_order_and_reject_bad_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("j.yaml");
+        std::fs::write(&p, "file: artifact\nlist: enumerate\n").unwrap();
+        assert_eq!(
+            load_jargon(&p).unwrap(),
+            [
+                ("file".to_string(), "artifact".to_string()),
+                ("list".to_string(), "enumerate".to_string())
+            ]
+        );
+        std::fs::write(&p, "- a\n").unwrap();
+        assert!(
+            load_jargon(&p)
+                .unwrap_err()
+                .to_string()
+                .contains("expected a map")
+        );
+        std::fs::write(&p, "file: [x]\n").unwrap();
+        assert!(
+            load_jargon(&p)
+                .unwrap_err()
+                .to_string()
+                .contains("non-empty phrase to a string")
+        );
+    }
+}
