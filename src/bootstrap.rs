@@ -571,6 +571,30 @@ pub fn llm_user_message(tools: &ToolSet, target: Option<&str>, k: usize) -> Stri
         .expect("json")
 }
 
+/// What a user would type: distinct, at least three words, and not naming a tool by its
+/// identifier (small models answer "move_file" or list the tool names).
+pub fn check_prompts(v: &Value, tools: &ToolSet) -> std::result::Result<(), String> {
+    let items = distinct_strings(v, "prompts")?;
+    for (i, p) in items.iter().enumerate() {
+        if p.split_whitespace().count() < 3 {
+            return Err(format!(
+                "/prompts/{i}: {p:?} is not a sentence a user would type"
+            ));
+        }
+        let lower = p.to_lowercase();
+        if let Some(t) = tools.tools.iter().find(|t| {
+            let n = t.name.to_lowercase();
+            n.len() > 3 && name_tokens(&t.name).len() > 1 && lower.contains(&n)
+        }) {
+            return Err(format!(
+                "/prompts/{i}: names the tool `{}`; users describe what they want instead",
+                t.name
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// LLM draft: K prompts per tool and `n_none` for no tool, each checked by the semantic router.
 pub async fn draft_llm(
     llm: &JsonLlm,
@@ -594,9 +618,7 @@ pub async fn draft_llm(
             user: llm_user_message(tools, target, n),
             schema: string_list_schema("prompts", n, 300),
         };
-        let v = llm
-            .complete(&task, |v| distinct_strings(v, "prompts").map(|_| ()))
-            .await?;
+        let v = llm.complete(&task, |v| check_prompts(v, tools)).await?;
         for prompt in distinct_strings(&v, "prompts").expect("checked") {
             // The same prompt drafted for two targets would make the suite contradict itself.
             if out
@@ -881,6 +903,29 @@ mod tests {
                 "In general terms, what is a file? No need to look anything up.",
                 "Tell me a joke about programmers."
             ]
+        );
+    }
+
+    #[test]
+    fn llm_prompts_must_read_like_user_requests() {
+        let set = ToolSet::from_array(
+            &[json!({"name": "move_file"}), json!({"name": "search"})],
+            "t",
+            "",
+        )
+        .unwrap();
+        let ok = json!({"prompts": ["Rename a.md to b.md", "Search the docs for TODO"]});
+        assert!(check_prompts(&ok, &set).is_ok());
+        let short = json!({"prompts": ["move_file"]});
+        assert!(
+            check_prompts(&short, &set)
+                .unwrap_err()
+                .contains("not a sentence")
+        );
+        let named = json!({"prompts": ["Please use Move_File on a.md"]});
+        assert_eq!(
+            check_prompts(&named, &set).unwrap_err(),
+            "/prompts/0: names the tool `move_file`; users describe what they want instead"
         );
     }
 
