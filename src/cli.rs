@@ -56,6 +56,11 @@ pub enum Command {
     Lint(Box<crate::lint::cli::LintArgs>),
     /// Post a JSON report as the sticky PR comment (the `workflow_run` job for fork PRs).
     Comment(crate::github::CommentArgs),
+    /// Perturb each tool with harmless-looking edits and replay the suite: which descriptions sit
+    /// on a knife-edge?
+    Stress(Box<crate::stress::StressArgs>),
+    /// Draft a routing suite (`suite init`) or validate one against a tools file (`suite check`).
+    Suite(crate::bootstrap::SuiteArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -372,6 +377,11 @@ pub async fn run(cli: Cli) -> Result<i32> {
             Ok(crate::error::exit::PASS)
         }
         Command::Comment(a) => crate::github::run_comment(a).await,
+        Command::Stress(a) => crate::stress::run_cli(*a).await,
+        Command::Suite(a) => match a.command {
+            crate::bootstrap::SuiteCommand::Init(i) => crate::bootstrap::run_init(*i).await,
+            crate::bootstrap::SuiteCommand::Check(c) => crate::suite_check::run(c).await,
+        },
     }
 }
 

@@ -3,6 +3,7 @@
 //! Data flows one way: `tools` → `diff` → `embed` → `route` → `replay` + `stats` → `gate` →
 //! `report` → `github`. `cli` only parses and dispatches.
 
+pub mod bootstrap;
 pub mod check;
 pub mod cli;
 pub mod config;
@@ -14,11 +15,14 @@ pub mod fs;
 pub mod gate;
 pub mod github;
 pub mod lint;
+pub mod llm;
 pub mod replay;
 pub mod report;
 pub mod route;
 pub mod stats;
+pub mod stress;
 pub mod suite;
+pub mod suite_check;
 pub mod tools;
 
 pub use error::{Error, Result};

@@ -1,0 +1,476 @@
+//! LLM drafting (`stress --llm-paraphrase`, `suite init --llm`) against a scripted loopback
+//! server speaking OpenAI's Chat Completions wire format (bodies shaped like the llama.cpp replies
+//! captured in tests/fixtures/llm): exact request bodies, schema validation and re-asks, transport
+//! retries, the draft cache, and the CLI end to end. No network, no key.
+
+use std::collections::VecDeque;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use driftgate::llm::{self, JsonLlm, JsonTask};
+use driftgate::stress::paraphrase;
+use driftgate::tools::ToolSet;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::net::TcpListener;
+
+// ---- the fake server ----------------------------------------------------------------------------
+
+struct Fake {
+    addr: SocketAddr,
+    /// Request bodies in arrival order.
+    seen: Arc<Mutex<Vec<Value>>>,
+}
+
+/// A 200 whose assistant message content is `content`, as llama.cpp's server sends it.
+fn completion(content: &str) -> (u16, String) {
+    let body = json!({
+        "choices": [{"finish_reason": "stop", "index": 0,
+                     "message": {"role": "assistant", "content": content}}],
+        "created": 1795960979,
+        "model": "qwen2.5-coder-0.5b-instruct-q4_k_m",
+        "object": "chat.completion",
+        "usage": {"completion_tokens": 21, "prompt_tokens": 180, "total_tokens": 201},
+        "id": "chatcmpl-test"
+    });
+    (200, body.to_string())
+}
+
+impl Fake {
+    async fn start(script: Vec<(u16, String)>) -> Fake {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let script = Arc::new(Mutex::new(VecDeque::from(script)));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let seen2 = seen.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let (script, seen) = (script.clone(), seen2.clone());
+                tokio::spawn(async move {
+                    let mut s = BufReader::new(stream);
+                    loop {
+                        let mut line = String::new();
+                        if s.read_line(&mut line).await.unwrap_or(0) == 0 {
+                            return;
+                        }
+                        let mut length = 0;
+                        loop {
+                            let mut h = String::new();
+                            if s.read_line(&mut h).await.unwrap_or(0) == 0 {
+                                return;
+                            }
+                            let h = h.trim_end();
+                            if h.is_empty() {
+                                break;
+                            }
+                            if let Some((k, v)) = h.split_once(':')
+                                && k.eq_ignore_ascii_case("content-length")
+                            {
+                                length = v.trim().parse().unwrap();
+                            }
+                        }
+                        let mut body = vec![0; length];
+                        s.read_exact(&mut body).await.unwrap();
+                        seen.lock()
+                            .unwrap()
+                            .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+                        let (status, text) = script
+                            .lock()
+                            .unwrap()
+                            .pop_front()
+                            .unwrap_or((418, "{\"error\":\"no scripted reply left\"}".into()));
+                        let head = format!(
+                            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+                            text.len()
+                        );
+                        let out = s.get_mut();
+                        out.write_all(head.as_bytes()).await.unwrap();
+                        out.write_all(text.as_bytes()).await.unwrap();
+                    }
+                });
+            }
+        });
+        Fake { addr, seen }
+    }
+
+    fn url(&self) -> String {
+        format!("http://{}/v1", self.addr)
+    }
+
+    fn seen(&self) -> Vec<Value> {
+        self.seen.lock().unwrap().clone()
+    }
+}
+
+fn fs_tools() -> ToolSet {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/corpus/server-filesystem/2025.7.29.json"
+    );
+    let items: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    ToolSet::from_array(&items, path, "").unwrap()
+}
+
+fn client(fake: &Fake, cache: Option<PathBuf>) -> JsonLlm {
+    let mut l = JsonLlm::new(Some(&fake.url()), "qwen", None, Duration::from_secs(10))
+        .unwrap()
+        .with_cache(cache);
+    l.retry.base_delay = Duration::from_millis(5);
+    l.retry.max_delay = Duration::from_millis(20);
+    l
+}
+
+const MEDIA: &str = "read_media_file";
+
+// ---- client behaviour ---------------------------------------------------------------------------
+
+#[tokio::test]
+async fn paraphrase_sends_the_exact_body_reasks_a_copy_and_caches_the_answer() {
+    let tools = fs_tools();
+    let original = tools.get(MEDIA).unwrap().description_text().to_string();
+    let good = "Reads an image or audio file and returns its base64 data with the MIME type. Only works within allowed directories.";
+    let fake = Fake::start(vec![
+        completion(&json!({"paraphrase": original}).to_string()),
+        completion(&format!("```json\n{}\n```", json!({"paraphrase": good}))),
+    ])
+    .await;
+    let cache = tempfile::tempdir().unwrap();
+    let llm = client(&fake, Some(cache.path().to_path_buf()));
+    let only = vec![MEDIA.to_string()];
+    let drafted = paraphrase::draft(&llm, &tools, &only, 1, false)
+        .await
+        .unwrap();
+    assert_eq!(drafted.len(), 1);
+    assert_eq!(drafted[0].by_tool[MEDIA], good);
+
+    let seen = fake.seen();
+    assert_eq!(seen.len(), 2);
+    let user = paraphrase::user_message(tools.get(MEDIA).unwrap(), 0);
+    assert_eq!(
+        seen[0],
+        json!({
+            "model": "qwen",
+            "messages": [
+                {"role": "system", "content": paraphrase::PROMPT},
+                {"role": "user", "content": user}
+            ],
+            "temperature": 0.0,
+            "max_tokens": 1024,
+            "response_format": {"type": "json_schema", "json_schema": {
+                "name": "paraphrase", "strict": true, "schema": paraphrase::schema(&original)}},
+            "seed": 0
+        })
+    );
+    // The re-ask is a fresh question naming the problem, sampled warmer with the next seed.
+    assert_eq!(seen[1]["temperature"], 1.0);
+    assert_eq!(seen[1]["seed"], 1);
+    assert_eq!(
+        seen[1]["messages"][1]["content"],
+        format!(
+            "{user}\n\nAn earlier answer was rejected (/paraphrase: identical to the original; use different words); make sure yours satisfies every requirement."
+        )
+    );
+    let s = llm.stats();
+    assert_eq!((s.requests_sent, s.schema_retries, s.cache_hits), (2, 1, 0));
+    assert_eq!((s.input_tokens, s.output_tokens), (360, 42));
+
+    // Same input again: answered from the cache, nothing sent (the fake has no reply left).
+    let llm2 = client(&fake, Some(cache.path().to_path_buf()));
+    let again = paraphrase::draft(&llm2, &tools, &only, 1, false)
+        .await
+        .unwrap();
+    assert_eq!(again[0].by_tool[MEDIA], good);
+    assert_eq!(fake.seen().len(), 2);
+    assert_eq!(llm2.stats().cache_hits, 1);
+}
+
+#[tokio::test]
+async fn transport_errors_are_retried_and_bad_answers_give_up_incomplete() {
+    let fake = Fake::start(vec![
+        (
+            503,
+            r#"{"error":{"message":"Loading model","type":"unavailable_error"}}"#.into(),
+        ),
+        completion(r#"Sure! {"prompts": ["List my files", "What is in docs?"]}"#),
+    ])
+    .await;
+    let llm = client(&fake, None);
+    let task = JsonTask {
+        name: "prompts",
+        system: "s",
+        user: "u".into(),
+        schema: llm::string_list_schema("prompts", 2, 300),
+    };
+    let v = llm
+        .complete(&task, |v| llm::distinct_strings(v, "prompts").map(|_| ()))
+        .await
+        .unwrap();
+    assert_eq!(v, json!({"prompts": ["List my files", "What is in docs?"]}));
+    assert_eq!(llm.stats().requests_sent, 2);
+
+    // Four answers that never match the schema: incomplete (exit 3), naming the last problem.
+    let bad = completion(r#"{"prompts": ["only one"]}"#);
+    let fake = Fake::start(vec![bad.clone(), bad.clone(), bad.clone(), bad]).await;
+    let llm = client(&fake, None);
+    let e = llm.complete(&task, |_| Ok(())).await.unwrap_err();
+    assert_eq!(e.exit_code(), 3);
+    assert_eq!(
+        e.to_string(),
+        "incomplete: prompts: model qwen gave no valid answer in 4 attempt(s); last problem: /prompts: 1 item(s), expected at least 2"
+    );
+    assert_eq!(fake.seen().len(), 4);
+
+    // A refused key is not retried and says what the server said.
+    let fake = Fake::start(vec![(
+        401,
+        r#"{"error":{"message":"bad key","type":"auth"}}"#.into(),
+    )])
+    .await;
+    let e = client(&fake, None)
+        .complete(&task, |_| Ok(()))
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("HTTP 401 Unauthorized: auth: bad key"),
+        "{e}"
+    );
+    assert_eq!(fake.seen().len(), 1);
+}
+
+#[test]
+fn the_subset_validator_agrees_with_a_full_json_schema_validator() {
+    let schemas = [
+        llm::string_list_schema("prompts", 2, 12),
+        paraphrase::schema("Read a file."),
+    ];
+    let samples = [
+        json!({"prompts": ["a", "b"]}),
+        json!({"prompts": ["a"]}),
+        json!({"prompts": ["a", "b", "c"]}),
+        json!({"prompts": ["a", ""]}),
+        json!({"prompts": ["a", "b"], "extra": 1}),
+        json!({"prompts": ["a", 2]}),
+        json!({"prompts": ["a", "bbbbbbbbbbbbbbbbb"]}),
+        json!({"paraphrase": "Open a file."}),
+        json!({"paraphrase": ""}),
+        json!({"paraphrase": 3}),
+        json!({"paraphrase": "x".repeat(300)}),
+        json!({}),
+        json!([]),
+        json!("text"),
+    ];
+    for schema in &schemas {
+        let full = jsonschema::validator_for(schema).unwrap();
+        for v in &samples {
+            assert_eq!(
+                llm::validate(schema, v).is_ok(),
+                full.is_valid(v),
+                "schema {schema} on {v}"
+            );
+        }
+    }
+}
+
+// ---- the CLI end to end -------------------------------------------------------------------------
+
+fn driftgate(args: Vec<String>, cache: PathBuf) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_driftgate"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("NO_COLOR", "1")
+        .env("DRIFTGATE_CACHE_DIR", cache)
+        .env_remove("OPENAI_API_KEY")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+#[tokio::test]
+async fn stress_llm_paraphrase_applies_the_drafted_rewrites() {
+    let p1 = "Loads an image or audio file and returns its base64 data and MIME type. Only works within allowed directories.";
+    let p2 = "Returns the base64 data and MIME type of an image or an audio file. Only works within allowed directories.";
+    let fake = Fake::start(vec![
+        completion(&json!({"paraphrase": p1}).to_string()),
+        completion(&json!({"paraphrase": p2}).to_string()),
+    ])
+    .await;
+    let cache = tempfile::tempdir().unwrap();
+    let args: Vec<String> = [
+        "stress",
+        "--tools",
+        "tests/fixtures/corpus/server-filesystem/2025.7.29.json",
+        "--suite",
+        "tests/fixtures/server-filesystem.suite.jsonl",
+        "--tool",
+        MEDIA,
+        "--perturb",
+        "terser",
+        "--llm-paraphrase",
+        "2",
+        "--model",
+        "qwen",
+        "--base-url",
+        &fake.url(),
+        "--format",
+        "json",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let path = cache.path().to_path_buf();
+    let (code, out, err) = tokio::task::spawn_blocking(move || driftgate(args, path))
+        .await
+        .unwrap();
+    assert_eq!(code, 0, "{err}");
+    let r: Value = serde_json::from_str(&out).unwrap();
+    let ids: Vec<&str> = r["perturbations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["terser", "paraphrase-1", "paraphrase-2"]);
+    let results = r["tools"][0]["results"].as_array().unwrap();
+    assert_eq!(results[1]["description"], p1);
+    assert_eq!(results[2]["description"], p2);
+    assert!(results[1]["applied"].as_bool().unwrap());
+    assert_eq!(r["paraphrase"]["model"], "qwen");
+    assert_eq!(r["paraphrase"]["prompt"], "prompts/paraphrase.v1.md");
+    assert_eq!(r["cost"]["drafting"]["requests_sent"], 2);
+    // Only drafting went to the model; the replay router stayed semantic and offline.
+    assert_eq!(r["router"]["kind"], "semantic");
+    assert_eq!(fake.seen().len(), 2);
+    assert!(
+        fake.seen()[1]["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains("Variation: Change the sentence order")
+    );
+}
+
+#[tokio::test]
+async fn suite_init_llm_writes_the_models_prompts_with_notes_and_stable_ids() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools.json");
+    let three: Vec<Value> = serde_json::from_str::<Vec<Value>>(
+        &std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/corpus/server-filesystem/2025.7.29.json"
+        ))
+        .unwrap(),
+    )
+    .unwrap()
+    .into_iter()
+    .filter(|t| {
+        ["read_text_file", "write_file", "move_file"].contains(&t["name"].as_str().unwrap())
+    })
+    .collect();
+    std::fs::write(&tools, serde_json::to_string(&three).unwrap()).unwrap();
+    let fake = Fake::start(vec![
+        completion(
+            r#"{"prompts": ["Show me what's in notes.txt", "Open config.yaml and print it"]}"#,
+        ),
+        // A duplicate answer is rejected and re-asked.
+        completion(r#"{"prompts": ["Save this as out.txt", "save this as OUT.txt"]}"#),
+        completion(
+            r#"{"prompts": ["Save this as out.txt", "Overwrite todo.md with an empty list"]}"#,
+        ),
+        // Drafted for two targets: kept once, for the first.
+        completion(r#"{"prompts": ["Rename a.md to b.md", "Show me what's in notes.txt"]}"#),
+        completion(r#"{"prompts": ["Tell me a joke"]}"#),
+    ])
+    .await;
+    let out = dir.path().join("suite.yaml");
+    let args: Vec<String> = [
+        "suite",
+        "init",
+        "--llm",
+        "--tools",
+        tools.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "--per-tool",
+        "2",
+        "--none",
+        "1",
+        "--model",
+        "qwen",
+        "--base-url",
+        &fake.url(),
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    let cache = dir.path().join("cache");
+    let (code, _, err) = tokio::task::spawn_blocking(move || driftgate(args, cache))
+        .await
+        .unwrap();
+    assert_eq!(code, 0, "{err}");
+    let seen = fake.seen();
+    assert_eq!(seen.len(), 5);
+    let user: Value =
+        serde_json::from_str(seen[0]["messages"][1]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(user["route_to"], "read_text_file");
+    assert_eq!(user["count"], 2);
+    assert_eq!(user["tools"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        seen[0]["messages"][0]["content"],
+        driftgate::bootstrap::PROMPT
+    );
+    let none: Value =
+        serde_json::from_str(seen[4]["messages"][1]["content"].as_str().unwrap()).unwrap();
+    assert_eq!(
+        (none["route_to"].clone(), none["count"].clone()),
+        (Value::Null, json!(1))
+    );
+
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        text.contains("# drafted by: model qwen at 127.0.0.1:"),
+        "{text}"
+    );
+    let suite = driftgate::suite::load(&out).unwrap();
+    let got: Vec<(String, String)> = suite
+        .cases
+        .iter()
+        .map(|c| (c.prompt.clone(), c.expect.label()))
+        .collect();
+    let want: Vec<(String, String)> = [
+        ("Show me what's in notes.txt", "read_text_file"),
+        ("Open config.yaml and print it", "read_text_file"),
+        ("Save this as out.txt", "write_file"),
+        ("Overwrite todo.md with an empty list", "write_file"),
+        ("Rename a.md to b.md", "move_file"),
+        ("Tell me a joke", "(none)"),
+    ]
+    .iter()
+    .map(|(a, b)| (a.to_string(), b.to_string()))
+    .collect();
+    assert_eq!(got, want);
+    assert!(suite.cases.iter().all(|c| c.tags
+        == [
+            "draft",
+            if c.expect.label() == "(none)" {
+                "none"
+            } else {
+                "llm"
+            }
+        ]));
+    assert_eq!(
+        suite.cases[0].id,
+        format!(
+            "read_text_file-{}",
+            &driftgate::tools::canon::hash_str("Show me what's in notes.txt")[7..13]
+        )
+    );
+}
