@@ -18,7 +18,7 @@ use crate::cli::{LiveArgs, RouterArgs, write_atomic};
 use crate::config;
 use crate::embed::{EmbedArgs, Embedder, cosine};
 use crate::error::{Error, Result, exit};
-use crate::llm::{JsonLlm, JsonTask, distinct_strings, string_list_schema};
+use crate::llm::{JsonLlm, JsonTask, string_list_schema};
 use crate::route::semantic::{DEFAULT_NONE_THRESHOLD, SemanticRouter};
 use crate::route::{Answer, Message, RouteRequest, Router, Sampling, ToolChoice};
 use crate::stress::perturb::{ellipsis, name_tokens, split_first_sentence};
@@ -571,31 +571,67 @@ pub fn llm_user_message(tools: &ToolSet, target: Option<&str>, k: usize) -> Stri
         .expect("json")
 }
 
-/// What a user would type: distinct, at least three words, and not naming a tool by its
-/// identifier (small models answer "move_file" or list the tool names).
+/// Consecutive words shared with a description that make a prompt a copy of it.
+const COPY_RUN: usize = 6;
+
+/// Why `p` is not a prompt a user would type, if it is not: fewer than three words, naming a tool
+/// by its identifier, or copying a description (small models answer "move_file", list the tool
+/// names, or paste the description back).
+pub fn unusable(p: &str, tools: &ToolSet) -> Option<String> {
+    if p.split_whitespace().count() < 3 {
+        return Some(format!("{p:?} is not a sentence a user would type"));
+    }
+    let lower = p.to_lowercase();
+    if let Some(t) = tools.tools.iter().find(|t| {
+        let n = t.name.to_lowercase();
+        n.len() > 3 && name_tokens(&t.name).len() > 1 && lower.contains(&n)
+    }) {
+        return Some(format!(
+            "names the tool `{}`; users describe what they want instead",
+            t.name
+        ));
+    }
+    let words = |t: &str| -> Vec<String> {
+        t.split(|c: char| !c.is_alphanumeric() && c != '_')
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let mine = words(p);
+    let copied = tools.tools.iter().find(|t| {
+        let theirs = words(t.description_text());
+        mine.windows(COPY_RUN)
+            .any(|run| theirs.windows(COPY_RUN).any(|w| w == run))
+    });
+    copied.map(|t| format!("copies the description of `{}`", t.name))
+}
+
+/// Accept an answer with at least one usable prompt (the rest are dropped and asked for again):
+/// demanding a perfect list from a small model only burns attempts.
 pub fn check_prompts(v: &Value, tools: &ToolSet) -> std::result::Result<(), String> {
-    let items = distinct_strings(v, "prompts")?;
-    for (i, p) in items.iter().enumerate() {
-        if p.split_whitespace().count() < 3 {
-            return Err(format!(
-                "/prompts/{i}: {p:?} is not a sentence a user would type"
-            ));
-        }
-        let lower = p.to_lowercase();
-        if let Some(t) = tools.tools.iter().find(|t| {
-            let n = t.name.to_lowercase();
-            n.len() > 3 && name_tokens(&t.name).len() > 1 && lower.contains(&n)
-        }) {
-            return Err(format!(
-                "/prompts/{i}: names the tool `{}`; users describe what they want instead",
-                t.name
-            ));
-        }
+    let items: Vec<&str> = v["prompts"]
+        .as_array()
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let problems: Vec<String> = items
+        .iter()
+        .enumerate()
+        .filter_map(|(i, p)| unusable(p, tools).map(|why| format!("/prompts/{i}: {why}")))
+        .collect();
+    if !items.is_empty() && problems.len() == items.len() {
+        return Err(problems.join("; "));
     }
     Ok(())
 }
 
+/// Rounds of asking for the prompts still missing for one target.
+const DRAFT_ROUNDS: usize = 3;
+
 /// LLM draft: K prompts per tool and `n_none` for no tool, each checked by the semantic router.
+/// Unusable or repeated prompts are dropped and the missing ones asked for again; what the model
+/// still has not supplied after `DRAFT_ROUNDS` (a small model may never manage "no tool"
+/// prompts) is filled from the offline templates, with a note, so the command always finishes.
+/// An endpoint that fails is an error.
 pub async fn draft_llm(
     llm: &JsonLlm,
     tools: &ToolSet,
@@ -604,41 +640,101 @@ pub async fn draft_llm(
     n_none: usize,
 ) -> Result<Vec<Draft>> {
     let mut out: Vec<Draft> = Vec::new();
-    let targets: Vec<(Option<&str>, usize)> = tools
+    let targets: Vec<(Option<&Tool>, usize)> = tools
         .tools
         .iter()
-        .map(|t| (Some(t.name.as_str()), k))
+        .map(|t| (Some(t), k))
         .chain(std::iter::once((None, n_none)))
         .filter(|(_, n)| *n > 0)
         .collect();
+    let fresh = |out: &[Draft], p: &str| {
+        !out.iter()
+            .any(|d| d.prompt.to_lowercase() == p.to_lowercase())
+    };
     for (target, n) in targets {
-        let task = JsonTask {
-            name: "prompts",
-            system: PROMPT,
-            user: llm_user_message(tools, target, n),
-            schema: string_list_schema("prompts", n, 300),
-        };
-        let v = llm.complete(&task, |v| check_prompts(v, tools)).await?;
-        for prompt in distinct_strings(&v, "prompts").expect("checked") {
-            // The same prompt drafted for two targets would make the suite contradict itself.
-            if out
-                .iter()
-                .any(|d| d.prompt.to_lowercase() == prompt.to_lowercase())
-            {
-                continue;
+        let name = target.map(|t| t.name.as_str());
+        let mut got = 0;
+        for round in 0..DRAFT_ROUNDS {
+            let need = n - got;
+            if need == 0 {
+                break;
             }
-            let got = route_once(router, tools, &prompt).await?;
-            out.push(Draft {
-                expect: target.map(String::from),
-                note: disagreement(target, got.as_deref()),
-                prompt,
-                kind: if target.is_some() { "llm" } else { "none" },
-            });
+            let mut user = llm_user_message(tools, name, need);
+            // The round is part of the question so a repeated ask is not answered from the cache.
+            if round > 0 {
+                user.push_str(&format!(
+                    "\n\nRound {}: write new ones, different from any you wrote before.",
+                    round + 1
+                ));
+            }
+            let task = JsonTask {
+                name: "prompts",
+                system: PROMPT,
+                user,
+                schema: string_list_schema("prompts", need, 300),
+            };
+            let Ok(v) = llm.try_complete(&task, |v| check_prompts(v, tools)).await? else {
+                continue;
+            };
+            let items: Vec<String> = v["prompts"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .filter_map(Value::as_str)
+                        .map(|s| s.trim().to_string())
+                        .collect()
+                })
+                .unwrap_or_default();
+            for prompt in items {
+                if got == n || unusable(&prompt, tools).is_some() || !fresh(&out, &prompt) {
+                    continue;
+                }
+                let routed = route_once(router, tools, &prompt).await?;
+                out.push(Draft {
+                    expect: name.map(String::from),
+                    note: disagreement(name, routed.as_deref()),
+                    prompt,
+                    kind: if name.is_some() { "llm" } else { "none" },
+                });
+                got += 1;
+            }
         }
-        eprintln!(
-            "driftgate: drafted {n} prompt(s) for {}",
-            target.unwrap_or("no tool")
-        );
+        let what = name.unwrap_or("no tool");
+        let from_model = got;
+        if got < n {
+            let templated: Vec<(String, &'static str)> = match target {
+                Some(t) => templates(t, None),
+                None => none_templates(tools, GENERIC_NONE.len() + 1)
+                    .into_iter()
+                    .map(|p| (p, "none"))
+                    .collect(),
+            };
+            let mut filled = 0;
+            for (prompt, kind) in templated {
+                if got == n || !fresh(&out, &prompt) {
+                    continue;
+                }
+                let routed = route_once(router, tools, &prompt).await?;
+                let why = disagreement(name, routed.as_deref())
+                    .map(|d| format!("; {d}"))
+                    .unwrap_or_default();
+                out.push(Draft {
+                    expect: name.map(String::from),
+                    note: Some(format!(
+                        "templated: the model drafted no usable prompt{why}"
+                    )),
+                    prompt,
+                    kind,
+                });
+                got += 1;
+                filled += 1;
+            }
+            eprintln!(
+                "driftgate: warning: the model drafted {from_model} of {n} prompt(s) for {what}; {filled} templated"
+            );
+        } else {
+            eprintln!("driftgate: drafted {n} prompt(s) for {what}");
+        }
     }
     Ok(out)
 }
@@ -909,23 +1005,41 @@ mod tests {
     #[test]
     fn llm_prompts_must_read_like_user_requests() {
         let set = ToolSet::from_array(
-            &[json!({"name": "move_file"}), json!({"name": "search"})],
+            &[
+                json!({"name": "move_file", "description": "Move or rename files and directories. More."}),
+                json!({"name": "search"}),
+            ],
             "t",
             "",
         )
         .unwrap();
-        let ok = json!({"prompts": ["Rename a.md to b.md", "Search the docs for TODO"]});
-        assert!(check_prompts(&ok, &set).is_ok());
-        let short = json!({"prompts": ["move_file"]});
+        assert_eq!(unusable("Rename a.md to b.md", &set), None);
+        assert_eq!(unusable("Search the docs for TODO", &set), None);
         assert!(
-            check_prompts(&short, &set)
-                .unwrap_err()
+            unusable("move_file", &set)
+                .unwrap()
                 .contains("not a sentence")
         );
-        let named = json!({"prompts": ["Please use Move_File on a.md"]});
         assert_eq!(
-            check_prompts(&named, &set).unwrap_err(),
-            "/prompts/0: names the tool `move_file`; users describe what they want instead"
+            unusable("Please use Move_File on a.md", &set).unwrap(),
+            "names the tool `move_file`; users describe what they want instead"
+        );
+        assert_eq!(
+            unusable("Please: move or rename files and directories now", &set).unwrap(),
+            "copies the description of `move_file`"
+        );
+        assert_eq!(unusable("Move or rename files in docs", &set), None);
+        // One usable prompt is enough to keep the answer; none is a re-ask.
+        assert!(
+            check_prompts(
+                &json!({"prompts": ["move_file", "Rename a.md to b.md"]}),
+                &set
+            )
+            .is_ok()
+        );
+        assert_eq!(
+            check_prompts(&json!({"prompts": ["move_file", "ok"]}), &set).unwrap_err(),
+            "/prompts/0: \"move_file\" is not a sentence a user would type; /prompts/1: \"ok\" is not a sentence a user would type"
         );
     }
 

@@ -202,12 +202,29 @@ impl JsonLlm {
             .map(|d| d.join(&key[..2]).join(format!("{key}.json")))
     }
 
-    /// Ask until the answer matches `task.schema` and `check`, at most `max_attempts` times.
+    /// Ask until the answer matches `task.schema` and `check`, at most `max_attempts` times; no
+    /// valid answer is an incomplete measurement (exit 3).
     pub async fn complete(
         &self,
         task: &JsonTask<'_>,
         check: impl Fn(&Value) -> std::result::Result<(), String>,
     ) -> Result<Value> {
+        self.try_complete(task, check).await?.map_err(|last_error| {
+            Error::Incomplete(format!(
+                "{}: model {} gave no valid answer in {} attempt(s); last problem: {last_error}",
+                task.name, self.model, self.max_attempts
+            ))
+        })
+    }
+
+    /// Like `complete`, but telling apart a model that answered and never validly (inner `Err`
+    /// with the last problem, which a caller may work around) from an endpoint that failed
+    /// (outer `Err`).
+    pub async fn try_complete(
+        &self,
+        task: &JsonTask<'_>,
+        check: impl Fn(&Value) -> std::result::Result<(), String>,
+    ) -> Result<std::result::Result<Value, String>> {
         let path = self.cache_path(task);
         if let Some(p) = &path
             && let Ok(text) = std::fs::read_to_string(p)
@@ -215,7 +232,7 @@ impl JsonLlm {
             && validate(&task.schema, &v).and_then(|_| check(&v)).is_ok()
         {
             self.stats.lock().expect("stats").cache_hits += 1;
-            return Ok(v);
+            return Ok(Ok(v));
         }
         let mut last_error = String::new();
         for attempt in 1..=self.max_attempts.max(1) {
@@ -247,15 +264,12 @@ impl JsonLlm {
                     if let Some(p) = &path {
                         let _ = write_entry(p, &to_canonical(&v));
                     }
-                    return Ok(v);
+                    return Ok(Ok(v));
                 }
                 Err(e) => last_error = e,
             }
         }
-        Err(Error::Incomplete(format!(
-            "{}: model {} gave no valid answer in {} attempt(s); last problem: {last_error}",
-            task.name, self.model, self.max_attempts
-        )))
+        Ok(Err(last_error))
     }
 
     /// POST one body with transport retries; the assistant message's text.

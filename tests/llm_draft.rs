@@ -380,13 +380,15 @@ async fn suite_init_llm_writes_the_models_prompts_with_notes_and_stable_ids() {
         completion(
             r#"{"prompts": ["Show me what's in notes.txt", "Open config.yaml and print it"]}"#,
         ),
-        // A duplicate answer is rejected and re-asked.
+        // write_file: a repeat is dropped and the missing prompt asked for in a second round.
         completion(r#"{"prompts": ["Save this as out.txt", "save this as OUT.txt"]}"#),
-        completion(
-            r#"{"prompts": ["Save this as out.txt", "Overwrite todo.md with an empty list"]}"#,
-        ),
-        // Drafted for two targets: kept once, for the first.
-        completion(r#"{"prompts": ["Rename a.md to b.md", "Show me what's in notes.txt"]}"#),
+        completion(r#"{"prompts": ["Overwrite todo.md with an empty list"]}"#),
+        // move_file: a bare tool name is dropped; a prompt already drafted for another tool too;
+        // an answer with nothing usable is re-asked.
+        completion(r#"{"prompts": ["move_file", "Rename a.md to b.md"]}"#),
+        completion(r#"{"prompts": ["Show me what's in notes.txt"]}"#),
+        completion(r#"{"prompts": ["move_file"]}"#),
+        completion(r#"{"prompts": ["Move b.md into the archive folder"]}"#),
         completion(r#"{"prompts": ["Tell me a joke"]}"#),
     ])
     .await;
@@ -417,7 +419,9 @@ async fn suite_init_llm_writes_the_models_prompts_with_notes_and_stable_ids() {
         .unwrap();
     assert_eq!(code, 0, "{err}");
     let seen = fake.seen();
-    assert_eq!(seen.len(), 5);
+    // Two per tool, plus a second round for write_file, two more rounds (one re-asked) for
+    // move_file, and one for `none`.
+    assert_eq!(seen.len(), 8);
     let user: Value =
         serde_json::from_str(seen[0]["messages"][1]["content"].as_str().unwrap()).unwrap();
     assert_eq!(user["route_to"], "read_text_file");
@@ -427,8 +431,26 @@ async fn suite_init_llm_writes_the_models_prompts_with_notes_and_stable_ids() {
         seen[0]["messages"][0]["content"],
         driftgate::bootstrap::PROMPT
     );
+    let second_round = seen[2]["messages"][1]["content"].as_str().unwrap();
+    assert!(
+        second_round.ends_with("\n\nRound 2: write new ones, different from any you wrote before.")
+    );
+    let (json_part, _) = second_round.split_once("\n\n").unwrap();
+    let second: Value = serde_json::from_str(json_part).unwrap();
+    assert_eq!(
+        (second["route_to"].clone(), second["count"].clone()),
+        (json!("write_file"), json!(1))
+    );
+    assert!(
+        seen[6]["messages"][1]["content"]
+            .as_str()
+            .unwrap()
+            .contains(
+                "An earlier answer was rejected (/prompts/0: \"move_file\" is not a sentence"
+            )
+    );
     let none: Value =
-        serde_json::from_str(seen[4]["messages"][1]["content"].as_str().unwrap()).unwrap();
+        serde_json::from_str(seen[7]["messages"][1]["content"].as_str().unwrap()).unwrap();
     assert_eq!(
         (none["route_to"].clone(), none["count"].clone()),
         (Value::Null, json!(1))
@@ -451,6 +473,7 @@ async fn suite_init_llm_writes_the_models_prompts_with_notes_and_stable_ids() {
         ("Save this as out.txt", "write_file"),
         ("Overwrite todo.md with an empty list", "write_file"),
         ("Rename a.md to b.md", "move_file"),
+        ("Move b.md into the archive folder", "move_file"),
         ("Tell me a joke", "(none)"),
     ]
     .iter()
@@ -472,5 +495,88 @@ async fn suite_init_llm_writes_the_models_prompts_with_notes_and_stable_ids() {
             "read_text_file-{}",
             &driftgate::tools::canon::hash_str("Show me what's in notes.txt")[7..13]
         )
+    );
+}
+
+/// A router that never calls a tool: the semantic notes are not what this test is about.
+struct NoCall;
+
+#[async_trait::async_trait]
+impl driftgate::route::Router for NoCall {
+    fn kind(&self) -> &str {
+        "none"
+    }
+    fn model(&self) -> &str {
+        "none"
+    }
+    fn endpoint_host(&self) -> String {
+        "local".into()
+    }
+    async fn route(
+        &self,
+        _: &driftgate::route::RouteRequest,
+    ) -> Result<driftgate::route::RouteResponse, driftgate::route::RouteError> {
+        Ok(driftgate::route::RouteResponse {
+            answer: driftgate::route::Answer::NoCall { text: "-".into() },
+            usage: None,
+            latency_ms: 1,
+        })
+    }
+}
+
+#[tokio::test]
+async fn suite_init_llm_fills_what_the_model_cannot_draft_from_templates() {
+    let tools = ToolSet::from_array(
+        &[json!({"name": "move_file", "description": "Move or rename files and directories."})],
+        "t",
+        "",
+    )
+    .unwrap();
+    // One usable prompt for the tool; three rounds of nothing usable for `none`.
+    let fake = Fake::start(vec![
+        completion(r#"{"prompts": ["Rename a.md to b.md"]}"#),
+        completion(r#"{"prompts": ["move_file"]}"#),
+        completion(r#"{"prompts": ["Move or rename files and directories."]}"#),
+        completion(r#"{"prompts": ["ok"]}"#),
+    ])
+    .await;
+    let mut llm = client(&fake, None);
+    llm.max_attempts = 1;
+    let drafts = driftgate::bootstrap::draft_llm(&llm, &tools, &NoCall, 1, 1)
+        .await
+        .unwrap();
+    assert_eq!(fake.seen().len(), 4);
+    assert_eq!(drafts.len(), 2);
+    assert_eq!(
+        (drafts[0].prompt.as_str(), drafts[0].kind),
+        ("Rename a.md to b.md", "llm")
+    );
+    assert_eq!(
+        drafts[0].note.as_deref(),
+        Some("semantic router calls no tool: check the expectation or rephrase")
+    );
+    assert_eq!(drafts[1].expect, None);
+    assert_eq!(
+        drafts[1].prompt,
+        "In general terms, what is a file? No need to look anything up."
+    );
+    assert_eq!(
+        drafts[1].note.as_deref(),
+        Some("templated: the model drafted no usable prompt")
+    );
+
+    // An endpoint that fails is an error, not a silent fallback.
+    let fake = Fake::start(vec![(
+        404,
+        r#"{"error":{"message":"no such model"}}"#.into(),
+    )])
+    .await;
+    let e = driftgate::bootstrap::draft_llm(&client(&fake, None), &tools, &NoCall, 1, 0)
+        .await
+        .unwrap_err();
+    assert_eq!(e.exit_code(), 3);
+    assert!(
+        e.to_string().contains("HTTP 404 Not Found: no such model"),
+        "{e}"
     );
 }
