@@ -360,7 +360,10 @@ fn sarif_validates_and_points_results_at_tool_lines() {
     let doc = assert_valid_sarif(&cal);
     let run = &doc["runs"][0];
     let rules = run["tool"]["driver"]["rules"].as_array().unwrap();
-    assert_eq!(rules.len(), driftgate::diff::LAW.len() + 3);
+    assert_eq!(
+        rules.len(),
+        driftgate::diff::LAW.len() + driftgate::lint::RULES.len() + 3
+    );
     let results = run["results"].as_array().unwrap();
     for res in results {
         let idx = res["ruleIndex"].as_u64().unwrap() as usize;

@@ -114,6 +114,7 @@ pub fn render(report: &Report, opts: &Options) -> String {
     let rows = view::tools(report);
     blocks.extend(tools_table(report, &rows));
     blocks.extend(text_diffs(&rows));
+    blocks.extend(lint(report));
     let footer = footer(report, opts);
     assemble(blocks, footer, opts)
 }
@@ -233,6 +234,50 @@ fn routing_summary(report: &Report) -> Option<String> {
         );
     }
     Some(out)
+}
+
+/// Static-analysis findings: for `check`, only what the PR introduced or fixed ("this PR makes
+/// `read_file` and `read_text_file` confusable"); for `lint`, every finding.
+fn lint(report: &Report) -> Vec<String> {
+    let Some(l) = &report.lint else {
+        return Vec::new();
+    };
+    let table = |title: &str, findings: &[crate::lint::Finding]| -> Option<String> {
+        if findings.is_empty() {
+            return None;
+        }
+        let mut b =
+            format!("#### {title}\n\n| Level | Rule | Tools | Finding |\n|---|---|---|---|\n");
+        for f in findings.iter().take(50) {
+            let tools: Vec<String> = f.tools.iter().map(|t| md_code(t, 60, true)).collect();
+            let _ = writeln!(
+                b,
+                "| {} | {} | {} | {} |",
+                f.level.as_str(),
+                md_code(f.rule, 40, true),
+                tools.join(" "),
+                md_code(&f.message, 200, true)
+            );
+        }
+        if findings.len() > 50 {
+            let _ = writeln!(b, "\n_{} more in the full report._", findings.len() - 50);
+        }
+        Some(b)
+    };
+    [
+        table(
+            "Lint: introduced by this PR",
+            l.introduced.as_deref().unwrap_or_default(),
+        ),
+        table(
+            "Lint: fixed by this PR",
+            l.fixed.as_deref().unwrap_or_default(),
+        ),
+        table("Lint findings", l.findings.as_deref().unwrap_or_default()),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 fn flips(report: &Report) -> Vec<String> {

@@ -53,6 +53,14 @@ fn rules() -> Vec<Value> {
             })
         })
         .collect();
+    for r in crate::lint::RULES {
+        out.push(json!({
+            "id": r.id,
+            "shortDescription": {"text": r.summary},
+            "defaultConfiguration": {"level": r.level.as_str()},
+            "properties": {"tags": ["mcp", "lint"]},
+        }));
+    }
     for (id, level, text) in MEASUREMENT_RULES {
         out.push(json!({
             "id": id,
@@ -67,6 +75,7 @@ fn rules() -> Vec<Value> {
 fn rule_index(id: &str) -> usize {
     LAW.iter()
         .map(|r| r.id)
+        .chain(crate::lint::RULES.iter().map(|r| r.id))
         .chain(MEASUREMENT_RULES.iter().map(|r| r.0))
         .position(|r| r == id)
         .expect("every result's rule is in the rule table")
@@ -202,6 +211,27 @@ pub fn render(report: &Report) -> String {
                 loc.clone(),
                 &name,
                 "/description",
+            ));
+        }
+    }
+    // Lint: for `check` only what the PR introduced (what it fixed is not a result), for `lint`
+    // every finding; located at the first tool's line.
+    if let Some(l) = &report.lint {
+        let findings = l.introduced.iter().chain(l.findings.iter()).flatten();
+        for f in findings {
+            let first = f.tools.first().map(String::as_str).unwrap_or("");
+            let tools: Vec<String> = f
+                .tools
+                .iter()
+                .map(|t| format!("`{}`", cell(t, 200)))
+                .collect();
+            results.push(result(
+                f.rule,
+                f.level.as_str(),
+                format!("{}: {}", tools.join(" / "), cell(&f.message, 500)),
+                location(file, report.head.lines.get(first).copied()),
+                &f.tools.join("|"),
+                "",
             ));
         }
     }

@@ -6,7 +6,7 @@
 //! prompts meant for it, which is exactly what a wording change can break.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use ndarray::Array1;
@@ -23,8 +23,10 @@ pub struct SemanticRouter {
     embedder: Arc<dyn Embedder>,
     model: String,
     none_threshold: f32,
-    /// Tool texts recur in every case: embed each once per run.
-    memo: Mutex<HashMap<String, Array1<f32>>>,
+    /// Tool texts recur in every case: embed each once per run. An async lock held across the
+    /// embedding single-flights it: concurrent cases would otherwise all embed the same tool
+    /// texts at once (CPU-bound work that only oversubscribes the cores).
+    memo: tokio::sync::Mutex<HashMap<String, Array1<f32>>>,
 }
 
 impl SemanticRouter {
@@ -34,34 +36,29 @@ impl SemanticRouter {
             embedder,
             model,
             none_threshold,
-            memo: Mutex::new(HashMap::new()),
+            memo: tokio::sync::Mutex::new(HashMap::new()),
         }
     }
 
     async fn vectors(&self, texts: &[String]) -> Result<Vec<Array1<f32>>, RouteError> {
-        let missing: Vec<String> = {
-            let memo = self.memo.lock().expect("memo");
-            let mut m: Vec<String> = texts
-                .iter()
-                .filter(|t| !memo.contains_key(*t))
-                .cloned()
-                .collect();
-            m.sort();
-            m.dedup();
-            m
-        };
+        let mut memo = self.memo.lock().await;
+        let mut missing: Vec<String> = texts
+            .iter()
+            .filter(|t| !memo.contains_key(*t))
+            .cloned()
+            .collect();
+        missing.sort();
+        missing.dedup();
         if !missing.is_empty() {
             let rows = self
                 .embedder
                 .embed(&missing)
                 .await
                 .map_err(|e| RouteError::Fatal(format!("embedding failed: {e}")))?;
-            let mut memo = self.memo.lock().expect("memo");
             for (t, row) in missing.into_iter().zip(rows.rows()) {
                 memo.insert(t, row.to_owned());
             }
         }
-        let memo = self.memo.lock().expect("memo");
         Ok(texts.iter().map(|t| memo[t].clone()).collect())
     }
 }

@@ -1,0 +1,95 @@
+//! Lint findings reach the PR-facing renderers: Markdown (the sticky comment) and SARIF (code
+//! scanning), both for `lint` and, as introduced/fixed, for `check`.
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
+}
+
+fn run(args: &[&str]) -> (i32, String) {
+    let cache = tempfile::tempdir().unwrap();
+    let out = cargo_bin_cmd!("driftgate")
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .env("DRIFTGATE_CACHE_DIR", cache.path())
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_EVENT_PATH")
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+    )
+}
+
+const FS_NEW: &str = "tests/fixtures/corpus/server-filesystem/2025.7.29.json";
+const FS_OLD: &str = "tests/fixtures/corpus/server-filesystem/2025.7.1.json";
+
+#[test]
+fn lint_markdown_lists_the_confusable_pairs() {
+    let (code, md) = run(&["lint", FS_NEW, "--format", "markdown"]);
+    assert_eq!(code, 0, "lint passes unless --strict");
+    assert!(md.contains("#### Lint findings"), "{md}");
+    assert!(
+        md.contains("`confusable-pair`") && md.contains("`read_text_file`"),
+        "{md}"
+    );
+}
+
+#[test]
+fn lint_sarif_is_valid_and_located() {
+    let (_, text) = run(&["lint", FS_NEW, "--format", "sarif"]);
+    let doc: Value = serde_json::from_str(&text).unwrap();
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("tests/fixtures/sarif/sarif-schema-2.1.0.json"))
+            .unwrap(),
+    )
+    .unwrap();
+    let v = jsonschema::validator_for(&schema).unwrap();
+    assert!(
+        v.is_valid(&doc),
+        "{:?}",
+        v.iter_errors(&doc)
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+    );
+    let results = doc["runs"][0]["results"].as_array().unwrap();
+    let pair = results
+        .iter()
+        .find(|r| r["ruleId"] == "confusable-pair")
+        .expect("a confusable pair result");
+    assert!(
+        pair["locations"][0]["physicalLocation"]["region"]["startLine"]
+            .as_u64()
+            .unwrap()
+            > 1
+    );
+}
+
+#[test]
+fn check_markdown_says_what_the_pr_introduced() {
+    let (code, md) = run(&[
+        "check",
+        "--base",
+        FS_OLD,
+        "--head",
+        FS_NEW,
+        "--suite",
+        "tests/fixtures/server-filesystem.suite.jsonl",
+        "--format",
+        "markdown",
+    ]);
+    assert_eq!(code, 1, "read_file's rewrite crosses the cosine floor");
+    let i = md
+        .find("#### Lint: introduced by this PR")
+        .expect("introduced section");
+    assert!(
+        md[i..].contains("`read_file`") && md[i..].contains("`read_text_file`"),
+        "{md}"
+    );
+}
