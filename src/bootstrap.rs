@@ -21,7 +21,8 @@ use crate::error::{Error, Result, exit};
 use crate::llm::{JsonLlm, JsonTask, string_list_schema};
 use crate::route::semantic::{DEFAULT_NONE_THRESHOLD, SemanticRouter};
 use crate::route::{Answer, Message, RouteRequest, Router, Sampling, ToolChoice};
-use crate::stress::perturb::{ellipsis, name_tokens, split_first_sentence};
+// NOT_VERBS: one table of first words with no action to reuse, shared with the perturbations.
+use crate::stress::perturb::{NOT_VERBS, ellipsis, name_tokens, split_first_sentence};
 use crate::tools::canon::hash_str;
 use crate::tools::load::{self, Spec};
 use crate::tools::{Tool, ToolSet};
@@ -103,33 +104,6 @@ impl Draft {
 
 // ---- templates (pure) ---------------------------------------------------------------------------
 
-/// First words that are not verbs (a description that starts with them has no action to reuse).
-const NOT_VERBS: &[&str] = &[
-    "a",
-    "an",
-    "the",
-    "this",
-    "these",
-    "that",
-    "those",
-    "it",
-    "its",
-    "for",
-    "in",
-    "to",
-    "with",
-    "when",
-    "if",
-    "all",
-    "each",
-    "every",
-    "some",
-    "any",
-    "one",
-    "tool",
-    "note",
-    "deprecated",
-];
 /// Words that should not end a shortened phrase.
 const DANGLING: &[&str] = &[
     "a", "an", "the", "of", "to", "for", "from", "with", "in", "on", "as", "and", "or", "by", "at",

@@ -205,7 +205,7 @@ impl Perturbation for Jargonier {
 // ---- reordered ----------------------------------------------------------------------------------
 
 /// First words that are not verbs: a description starting with them has no leading verb to move.
-const NOT_VERBS: &[&str] = &[
+pub(crate) const NOT_VERBS: &[&str] = &[
     "a",
     "an",
     "the",
