@@ -5,14 +5,13 @@
 //! asks; when attempts run out the measurement is `Error::Incomplete` (exit 3). Other 4xx are
 //! configuration mistakes (`Error::Usage`). The API key never appears in any message.
 
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use ndarray::Array2;
-use reqwest::StatusCode;
-use reqwest::header::HeaderMap;
 use serde::Deserialize;
 
 use super::{Embedder, l2_normalize_rows};
+use crate::route::retry::{is_transient_status, parse_retry_after};
 use crate::{Error, Result};
 
 pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
@@ -161,11 +160,11 @@ impl OpenAiEmbedder {
             let wait_at_least = match req.send().await {
                 Ok(resp) => {
                     let status = resp.status();
-                    let retry_after = retry_after(resp.headers());
+                    let retry_after = parse_retry_after(resp.headers());
                     let bytes = resp.bytes().await;
                     match (status, bytes) {
                         (s, Ok(b)) if s.is_success() => return self.parse(&b, texts.len()),
-                        (s, Ok(b)) if !retryable(s) => {
+                        (s, Ok(b)) if !is_transient_status(s) => {
                             return Err(Error::Usage(self.redact(&format!(
                                 "embeddings endpoint {} answered {s}: {}",
                                 self.url,
@@ -262,62 +261,6 @@ fn client(retry: &RetryPolicy) -> Result<reqwest::Client> {
         .map_err(|e| Error::Usage(format!("cannot build HTTP client: {e}")))
 }
 
-fn retryable(s: StatusCode) -> bool {
-    s == StatusCode::TOO_MANY_REQUESTS || s == StatusCode::REQUEST_TIMEOUT || s.is_server_error()
-}
-
-/// `retry-after-ms` (OpenAI's precise variant) wins over `Retry-After` (seconds or HTTP-date).
-fn retry_after(h: &HeaderMap) -> Option<Duration> {
-    let get = |name: &str| h.get(name).and_then(|v| v.to_str().ok()).map(str::trim);
-    let ms = get("retry-after-ms").and_then(|v| v.parse::<f64>().ok());
-    if let Some(ms) = ms.filter(|ms| ms.is_finite() && *ms >= 0.0) {
-        return Some(Duration::from_secs_f64(ms / 1000.0));
-    }
-    let v = get("retry-after")?;
-    if let Ok(secs) = v.parse::<f64>() {
-        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs));
-    }
-    let at = parse_http_date(v)?;
-    Some(at.duration_since(SystemTime::now()).unwrap_or_default())
-}
-
-/// IMF-fixdate only (`Sun, 06 Nov 1994 08:49:37 GMT`), the form RFC 9110 requires senders to use.
-fn parse_http_date(s: &str) -> Option<SystemTime> {
-    let rest = s.split_once(", ")?.1;
-    let parts: Vec<&str> = rest.split(' ').collect();
-    let [day, mon, year, time, "GMT"] = parts.as_slice() else {
-        return None;
-    };
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let m = MONTHS.iter().position(|x| x == mon)? as i64 + 1;
-    let d: i64 = day.parse().ok()?;
-    let y: i64 = year.parse().ok()?;
-    let hms: Vec<i64> = time
-        .split(':')
-        .map(|p| p.parse().ok())
-        .collect::<Option<_>>()?;
-    let [hh, mm, ss] = hms.as_slice() else {
-        return None;
-    };
-    if !(1..=31).contains(&d) || *hh > 23 || *mm > 59 || *ss > 60 {
-        return None;
-    }
-    // Days since 1970-01-01 in the proleptic Gregorian calendar, counting years from March so the
-    // leap day falls at the end of the year.
-    let (y, m) = if m <= 2 { (y - 1, m + 9) } else { (y, m - 3) };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let doy = (153 * m + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let secs = days * 86_400 + hh * 3600 + mm * 60 + ss;
-    u64::try_from(secs)
-        .ok()
-        .map(|s| SystemTime::UNIX_EPOCH + Duration::from_secs(s))
-}
-
 /// A short, single-line piece of a response body for error messages.
 fn excerpt(b: &[u8]) -> String {
     let s = String::from_utf8_lossy(b);
@@ -370,6 +313,7 @@ impl Embedder for OpenAiEmbedder {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use reqwest::header::HeaderMap;
 
     #[test]
     fn endpoint_forms() {
@@ -388,27 +332,23 @@ mod tests {
 
     #[test]
     fn retry_after_forms() {
+        // The embedder shares the router's parser: OpenAI's `retry-after-ms` wins over `Retry-After`.
         let mut h = HeaderMap::new();
-        assert_eq!(retry_after(&h), None);
+        assert_eq!(parse_retry_after(&h), None);
         h.insert("retry-after", "2".parse().unwrap());
-        assert_eq!(retry_after(&h), Some(Duration::from_secs(2)));
+        assert_eq!(parse_retry_after(&h), Some(Duration::from_secs(2)));
         h.insert("retry-after-ms", "250".parse().unwrap());
-        assert_eq!(retry_after(&h), Some(Duration::from_millis(250)));
+        assert_eq!(parse_retry_after(&h), Some(Duration::from_millis(250)));
         h.clear();
         h.insert(
             "retry-after",
             "Sun, 06 Nov 1994 08:49:37 GMT".parse().unwrap(),
         );
-        assert_eq!(retry_after(&h), Some(Duration::ZERO), "date in the past");
         assert_eq!(
-            parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT"),
-            Some(SystemTime::UNIX_EPOCH + Duration::from_secs(784_111_777))
+            parse_retry_after(&h),
+            Some(Duration::ZERO),
+            "date in the past"
         );
-        assert_eq!(
-            parse_http_date("Thu, 29 Feb 2024 00:00:00 GMT"),
-            Some(SystemTime::UNIX_EPOCH + Duration::from_secs(1_709_164_800))
-        );
-        assert_eq!(parse_http_date("Sunday, 06-Nov-94 08:49:37 GMT"), None);
     }
 
     #[test]
