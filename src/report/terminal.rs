@@ -238,7 +238,7 @@ fn routing(report: &Report, p: &Paint, out: &mut String) {
                 vec![
                     cell(&f.id, 24),
                     cell(&f.expect, 40),
-                    format!("{} → {}", cell(&f.base, 32), cell(&f.head, 32)),
+                    format!("{} → {}", cell(&f.base, 64), cell(&f.head, 64)),
                     cell(&f.prompt, 70),
                 ]
             })
