@@ -302,22 +302,38 @@ fn flips(report: &Report) -> Vec<String> {
             md_code(&f.head, 60, true)
         )
     };
-    let mut open = format!(
+    let title = format!(
         "#### Flipped cases: {regressed} regressed, {} fixed\n\n{header}",
         flips.len() - regressed
     );
-    for f in flips.iter().take(OPEN_FLIPS) {
-        open.push_str(&row(f));
+    folded(title, header, &flips, OPEN_FLIPS, "flipped case(s)", |f| {
+        row(f)
+    })
+}
+
+/// A table block with the first `open` rows visible and the rest (capped at `MAX_ROWS`) folded
+/// into `<details>`, pointing at the full report for anything beyond.
+fn folded<T>(
+    title: String,
+    header: &str,
+    items: &[T],
+    open: usize,
+    what: &str,
+    row: impl Fn(&T) -> String,
+) -> Vec<String> {
+    let mut first = title;
+    for item in items.iter().take(open) {
+        first.push_str(&row(item));
     }
-    let mut blocks = vec![open];
-    if flips.len() > OPEN_FLIPS {
-        let rest = &flips[OPEN_FLIPS..];
+    let mut blocks = vec![first];
+    if items.len() > open {
+        let rest = &items[open..];
         let mut more = format!(
-            "<details><summary>{} more flipped case(s)</summary>\n\n{header}",
+            "<details><summary>{} more {what}</summary>\n\n{header}",
             rest.len()
         );
-        for f in rest.iter().take(MAX_ROWS) {
-            more.push_str(&row(f));
+        for item in rest.iter().take(MAX_ROWS) {
+            more.push_str(&row(item));
         }
         if rest.len() > MAX_ROWS {
             let _ = writeln!(
@@ -368,34 +384,11 @@ fn tools_table(report: &Report, rows: &[ToolView]) -> Vec<String> {
             if v.failed() { "❌ fail" } else { "✅ ok" }
         )
     };
-    let mut open = format!(
+    let title = format!(
         "#### Changed tools ({}), most severe first\n\n{header}",
         rows.len()
     );
-    for v in rows.iter().take(OPEN_TOOLS) {
-        open.push_str(&row(v));
-    }
-    let mut blocks = vec![open];
-    if rows.len() > OPEN_TOOLS {
-        let rest = &rows[OPEN_TOOLS..];
-        let mut more = format!(
-            "<details><summary>{} more tool(s)</summary>\n\n{header}",
-            rest.len()
-        );
-        for v in rest.iter().take(MAX_ROWS) {
-            more.push_str(&row(v));
-        }
-        if rest.len() > MAX_ROWS {
-            let _ = writeln!(
-                more,
-                "\n…and {} more in the full report.",
-                rest.len() - MAX_ROWS
-            );
-        }
-        more.push_str("\n</details>\n");
-        blocks.push(more);
-    }
-    blocks
+    folded(title, header, rows, OPEN_TOOLS, "tool(s)", row)
 }
 
 /// One block per changed text (description, parameter description, title): a `diff` fence with
