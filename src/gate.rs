@@ -5,6 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::diff::{Diff, Severity};
 use crate::error::exit;
+use crate::lint::{Level, LintSection};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -186,5 +187,101 @@ pub fn check_verdict(
     Verdict {
         status: Status::Pass,
         reason: parts.join("; "),
+    }
+}
+
+/// `lint`'s verdict: a heuristic passes unless `strict`, which fails on any warning or error.
+pub fn lint_verdict(section: &LintSection, strict: bool) -> Verdict {
+    let findings = section.findings.as_deref().unwrap_or_default();
+    let count = |l: Level| findings.iter().filter(|f| f.level == l).count();
+    let (e, w, n) = (
+        count(Level::Error),
+        count(Level::Warning),
+        count(Level::Note),
+    );
+    let summary = format!("{e} hard gate(s), {w} confusable pair(s), {n} note(s)");
+    if let Some(l) = &section.llm
+        && !l.errors.is_empty()
+    {
+        return Verdict {
+            status: Status::Incomplete,
+            reason: format!(
+                "{} tool(s) could not be scored by the model (first: {}); {summary}",
+                l.errors.len(),
+                l.errors[0]
+            ),
+        };
+    }
+    if strict && e + w > 0 {
+        Verdict {
+            status: Status::Fail,
+            reason: format!("{summary} (--strict fails on hard gates and confusable pairs)"),
+        }
+    } else {
+        Verdict {
+            status: Status::Pass,
+            reason: if strict {
+                summary
+            } else {
+                format!("{summary} (a heuristic: pass --strict to fail on them)")
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn lint(v: serde_json::Value) -> crate::lint::Lint {
+        let set = crate::tools::ToolSet::from_array(v.as_array().unwrap(), "t", "").unwrap();
+        crate::lint::analyse_with(&set, None, None, &crate::lint::LintOptions::default())
+    }
+
+    fn pair_tools() -> serde_json::Value {
+        let p = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
+        json!([
+            {"name": "read_file", "description": "Read a file as text.", "inputSchema": p},
+            {"name": "read_text_file", "description": "Read a text file as text.", "inputSchema": p},
+            {"name": "ping"}
+        ])
+    }
+
+    #[test]
+    fn verdict_passes_unless_strict_and_is_incomplete_without_model_scores() {
+        let s = LintSection::full(lint(pair_tools()));
+        let v = lint_verdict(&s, false);
+        assert_eq!(v.status, Status::Pass);
+        assert_eq!(
+            v.reason,
+            "1 hard gate(s), 1 confusable pair(s), 0 note(s) (a heuristic: pass --strict to fail on them)"
+        );
+        assert_eq!(lint_verdict(&s, true).status, Status::Fail);
+        let clean = LintSection::full(lint(json!([{"name": "a", "description": "Does a."}])));
+        assert_eq!(lint_verdict(&clean, true).status, Status::Pass);
+        let mut s = s;
+        s.llm = Some(crate::lint::llm::LlmReport {
+            router: "openai".into(),
+            model: "m".into(),
+            host: "h".into(),
+            prompt: crate::lint::llm::PROMPT_FILE,
+            prompt_sha256: String::new(),
+            tools: vec![],
+            server_score: None,
+            server_tier: None,
+            requests_sent: 0,
+            cache_hits: 0,
+            retries: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            errors: vec!["`a`: HTTP 500".into()],
+        });
+        let v = lint_verdict(&s, false);
+        assert_eq!(v.status, Status::Incomplete);
+        assert!(
+            v.reason
+                .starts_with("1 tool(s) could not be scored by the model (first: `a`: HTTP 500)")
+        );
     }
 }

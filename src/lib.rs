@@ -1,28 +1,33 @@
 //! driftgate: a CI gate for MCP tool-definition drift.
 //!
-//! Data flows one way: `tools` → `diff` → `embed` → `route` → `replay` + `stats` → `gate` →
-//! `report` → `github`. `cli` only parses and dispatches.
+//! Layers, each importing only from the layers below it (see `docs/ARCHITECTURE.md`).
 
-pub mod bootstrap;
-pub mod check;
-pub mod cli;
-pub mod config;
+pub mod app;
+pub mod cache;
+
+pub mod canon;
+pub mod choice;
+pub mod console;
 pub mod diff;
+pub mod draft;
 pub mod drift;
 pub mod embed;
 pub mod error;
 pub mod fs;
 pub mod gate;
 pub mod github;
+pub mod http;
+pub mod job;
 pub mod lint;
 pub mod llm;
 pub mod replay;
 pub mod report;
 pub mod route;
+pub mod source;
 pub mod stats;
 pub mod stress;
 pub mod suite;
-pub mod suite_check;
+pub mod text;
 pub mod tools;
 
 pub use error::{Error, Result};

@@ -442,10 +442,7 @@ fn a_suite_changed_in_the_pr_is_measured_with_the_base_version_unless_told() {
     assert_eq!(r["suite"]["changed_in_pr"], true);
     assert_eq!(r["suite"]["cases"], 3);
     assert_eq!(r["suite"]["source"], "HEAD~1:suite.yaml");
-    assert_eq!(
-        r["suite"]["sha256"],
-        driftgate::tools::canon::hash_str(SUITE_V1)
-    );
+    assert_eq!(r["suite"]["sha256"], driftgate::canon::hash_str(SUITE_V1));
     assert_eq!(r["routing"]["summary"]["n_cases"], 3);
     let note = r["notes"][0].as_str().unwrap();
     assert!(

@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use driftgate::diff::{self, Diff, Status};
-use driftgate::report::{self, OutputFormat};
-use driftgate::tools::live::LiveOptions;
-use driftgate::tools::load::{Loaded, Spec, load};
+use driftgate::report::render;
+use driftgate::source::live::LiveOptions;
+use driftgate::source::{Loaded, Spec, load};
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus")
@@ -69,10 +69,11 @@ fn every_capture_loads_and_every_consecutive_pair_diffs_and_renders() {
         let loaded: Vec<Loaded> = present.iter().map(|v| load_version(server, v)).collect();
         files += loaded.len();
         for w in loaded.windows(2) {
-            let r = driftgate::cli::diff_report(&w[0], &w[1], driftgate::diff::Severity::High);
-            for fmt in [OutputFormat::Terminal, OutputFormat::Json] {
+            let r =
+                driftgate::job::check::diff_report(&w[0], &w[1], driftgate::diff::Severity::High);
+            for fmt in [render::Format::Terminal, render::Format::Json] {
                 for color in [false, true] {
-                    assert!(!report::render(&r, fmt, color).is_empty());
+                    assert!(!render::render(&r, fmt, &render::Options { color }).is_empty());
                 }
             }
             pairs += 1;

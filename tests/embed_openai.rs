@@ -5,7 +5,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use driftgate::Error;
-use driftgate::embed::{Embedder, OpenAiEmbedder, RetryPolicy};
+use driftgate::embed::{Embedder, OpenAiEmbedder};
+use driftgate::http::retry::RetryPolicy;
+use driftgate::http::secret::Secret;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 
@@ -145,15 +147,20 @@ fn fast_policy() -> RetryPolicy {
         base_delay: Duration::from_millis(10),
         max_delay: Duration::from_millis(50),
         max_retry_after: Duration::from_secs(5),
-        timeout: Duration::from_secs(5),
+        jitter: true,
     }
 }
 
 fn client(base: &str) -> OpenAiEmbedder {
-    OpenAiEmbedder::with_api_key(base, "text-embedding-3-small", Some("sk-test-key".into()))
-        .unwrap()
-        .with_retry(fast_policy())
-        .unwrap()
+    OpenAiEmbedder::new(
+        base,
+        "text-embedding-3-small",
+        Some(Secret::new("sk-test-key")),
+    )
+    .unwrap()
+    .with_retry(fast_policy())
+    .with_timeout(Duration::from_secs(5))
+    .unwrap()
 }
 
 fn texts(n: usize) -> Vec<String> {
@@ -239,10 +246,7 @@ async fn a_timed_out_request_is_retried() {
     slow.delay = Duration::from_secs(3);
     let (base, seen) = server(vec![slow, ok()]).await;
     let e = client(&base)
-        .with_retry(RetryPolicy {
-            timeout: Duration::from_millis(300),
-            ..fast_policy()
-        })
+        .with_timeout(Duration::from_millis(300))
         .unwrap();
     let start = Instant::now();
     e.embed(&texts(1)).await.unwrap();
@@ -276,7 +280,7 @@ async fn retry_after_beyond_the_limit_gives_up_at_once() {
 #[tokio::test]
 async fn no_key_means_no_authorization_header() {
     let (base, seen) = server(vec![ok()]).await;
-    let e = OpenAiEmbedder::new(&base, "m", "DRIFTGATE_TEST_SURELY_UNSET_VAR").unwrap();
+    let e = OpenAiEmbedder::new(&base, "m", None).unwrap();
     e.embed(&texts(1)).await.unwrap();
     assert_eq!(seen.lock().unwrap()[0].authorization, None);
 }

@@ -6,10 +6,11 @@
 mod support;
 
 use driftgate::diff::Severity;
-use driftgate::report::markdown::{self, Options};
-use driftgate::report::{self, OutputFormat, Report};
+use driftgate::report::Report;
+use driftgate::report::render;
+use driftgate::report::render::markdown::{self, Options};
+use driftgate::source::{Format, Loaded};
 use driftgate::tools::ToolSet;
-use driftgate::tools::load::{Format, Loaded};
 use serde_json::{Value, json};
 
 fn hostile_texts() -> Vec<String> {
@@ -95,7 +96,11 @@ fn sarif_validator() -> jsonschema::Validator {
 
 /// Every renderer on one report.
 fn check_all(r: &Report, case: &str, sarif: &jsonschema::Validator) {
-    let term = report::render(r, OutputFormat::Terminal, false);
+    let term = render::render(
+        r,
+        render::Format::Terminal,
+        &render::Options { color: false },
+    );
     assert!(!term.contains('\u{1b}'), "{case}: ESC in terminal output");
     assert!(
         !term.contains('\u{202E}') && !term.contains('\u{2066}') && !term.contains('\u{200B}'),
@@ -105,7 +110,11 @@ fn check_all(r: &Report, case: &str, sarif: &jsonschema::Validator) {
         !term.contains('\u{0}') && !term.contains('\r'),
         "{case}: control"
     );
-    let colored = report::render(r, OutputFormat::Terminal, true);
+    let colored = render::render(
+        r,
+        render::Format::Terminal,
+        &render::Options { color: true },
+    );
     // Only our own SGR sequences remain: every ESC is followed by '[' and a colour code.
     for (pos, _) in colored.match_indices('\u{1b}') {
         let rest = &colored[pos + 1..];
@@ -116,12 +125,16 @@ fn check_all(r: &Report, case: &str, sarif: &jsonschema::Validator) {
             "{case}"
         );
     }
-    let js = report::render(r, OutputFormat::Json, false);
+    let js = render::render(r, render::Format::Json, &render::Options { color: false });
     let back: Value = serde_json::from_str(&js).expect("JSON stays valid");
     assert_eq!(back["schema_version"], 1);
     let again = Report::from_json(&js, "report.json").expect("JSON reads back");
     assert_eq!(
-        report::render(&again, OutputFormat::Json, false),
+        render::render(
+            &again,
+            render::Format::Json,
+            &render::Options { color: false }
+        ),
         js,
         "{case}: round trip"
     );
@@ -141,12 +154,28 @@ fn check_all(r: &Report, case: &str, sarif: &jsonschema::Validator) {
     for bad in ['\u{1b}', '\u{202E}', '\u{2066}', '\u{200B}', '\u{0}', '\r'] {
         assert!(!comment.contains(bad), "{case}: {bad:?} in markdown");
     }
-    let summary = report::render(r, OutputFormat::Markdown, false);
+    let summary = render::render(
+        r,
+        render::Format::Markdown,
+        &render::Options { color: false },
+    );
     support::markdown::assert_inert(&summary, None, None);
 
-    assert_annotations_safe(&report::render(r, OutputFormat::Annotations, false), case);
+    assert_annotations_safe(
+        &render::render(
+            r,
+            render::Format::Annotations,
+            &render::Options { color: false },
+        ),
+        case,
+    );
 
-    let s: Value = serde_json::from_str(&report::render(r, OutputFormat::Sarif, false)).unwrap();
+    let s: Value = serde_json::from_str(&render::render(
+        r,
+        render::Format::Sarif,
+        &render::Options { color: false },
+    ))
+    .unwrap();
     let errors: Vec<String> = sarif.iter_errors(&s).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{case}: SARIF invalid: {errors:?}");
     assert_clean_strings(&s, case);
@@ -167,7 +196,7 @@ fn no_renderer_crashes_or_leaks_control_characters() {
             {"name": format!("evil{i}\u{1b}[1m<!--@octocat #9"), "description": text}]),
             &format!("head {i}, with: odd,chars.json"),
         );
-        let r = driftgate::cli::diff_report(&base, &head, Severity::High);
+        let r = driftgate::job::check::diff_report(&base, &head, Severity::High);
         check_all(&r, &format!("case {i}"), &sarif);
     }
 }

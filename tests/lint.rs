@@ -10,9 +10,10 @@ use std::sync::{Arc, Mutex};
 use assert_cmd::cargo::cargo_bin_cmd;
 use driftgate::embed::{Embedder, MiniLm};
 use driftgate::lint::{self, Level, Lint, LintOptions, LintSection};
-use driftgate::report::{self, OutputFormat};
+use driftgate::report;
+use driftgate::report::render;
+use driftgate::source::parse_text;
 use driftgate::tools::ToolSet;
-use driftgate::tools::load::parse_text;
 use ndarray::Array2;
 
 fn corpus() -> PathBuf {
@@ -449,10 +450,18 @@ fn every_capture_in_the_corpus_lints_and_renders() {
             }
             // Renders through the one report model without a panic; JSON parses back.
             let r = lint_report(&ts, l.clone());
-            let text = report::render(&r, OutputFormat::Terminal, false);
+            let text = render::render(
+                &r,
+                render::Format::Terminal,
+                &render::Options { color: false },
+            );
             assert!(text.starts_with("driftgate lint: PASS"), "{server} {v}");
-            let json: serde_json::Value =
-                serde_json::from_str(&report::render(&r, OutputFormat::Json, false)).unwrap();
+            let json: serde_json::Value = serde_json::from_str(&render::render(
+                &r,
+                render::Format::Json,
+                &render::Options { color: false },
+            ))
+            .unwrap();
             assert_eq!(
                 json["lint"]["findings"].as_array().unwrap().len(),
                 l.findings.len()
@@ -477,7 +486,7 @@ fn every_capture_in_the_corpus_lints_and_renders() {
 fn lint_report(ts: &ToolSet, l: Lint) -> driftgate::report::Report {
     let side = driftgate::report::Side {
         source: "corpus".into(),
-        format: driftgate::tools::load::Format::BareArray,
+        format: driftgate::source::Format::BareArray,
         tool_count: ts.len(),
         file: None,
         lines: Default::default(),
@@ -485,9 +494,9 @@ fn lint_report(ts: &ToolSet, l: Lint) -> driftgate::report::Report {
     let section = LintSection::full(l);
     driftgate::report::Report {
         schema_version: report::SCHEMA_VERSION,
-        driftgate_version: "test",
-        command: "lint",
-        verdict: lint::verdict(&section, false),
+        driftgate_version: "test".into(),
+        command: driftgate::report::Command::Lint,
+        verdict: driftgate::gate::lint_verdict(&section, false),
         base: side.clone(),
         head: side,
         thresholds: Default::default(),

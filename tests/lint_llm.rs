@@ -10,10 +10,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use assert_cmd::cargo::cargo_bin_cmd;
-use driftgate::lint::llm::{self, LlmCache, parse_answer};
+use driftgate::cache::Cache;
+use driftgate::http::retry::RetryPolicy;
+use driftgate::lint::llm::{self, parse_answer};
 use driftgate::lint::quality;
-use driftgate::route::openai::OpenAiRouter;
-use driftgate::route::retry::RetryPolicy;
+use driftgate::route::provider::ProviderRouter;
 use driftgate::tools::ToolSet;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -262,7 +263,7 @@ async fn score_with(
     tools: &ToolSet,
     cache: Option<std::path::PathBuf>,
 ) -> llm::LlmReport {
-    let router = OpenAiRouter::new(
+    let router = ProviderRouter::openai(
         Some(&fake.base_url()),
         "grader",
         None,
@@ -275,7 +276,7 @@ async fn score_with(
         base_delay: Duration::from_millis(1),
         ..RetryPolicy::default()
     };
-    llm::score(tools, &q, &router, &LlmCache::new(cache), 2, &policy).await
+    llm::score(tools, &q, &router, &Cache::new(cache), 2, &policy).await
 }
 
 #[tokio::test]
@@ -390,7 +391,7 @@ async fn the_cache_is_keyed_by_input_hash_and_model() {
     assert_eq!((again.requests_sent, again.cache_hits), (0, 1));
     assert!(again.tools[0].cached);
     // Another model is another key.
-    let other = OpenAiRouter::new(
+    let other = ProviderRouter::openai(
         Some(&fake.base_url()),
         "other",
         None,
@@ -398,7 +399,7 @@ async fn the_cache_is_keyed_by_input_hash_and_model() {
     )
     .unwrap();
     let h = quality::input_hash(&tools.tools[0]);
-    let same = OpenAiRouter::new(
+    let same = ProviderRouter::openai(
         Some(&fake.base_url()),
         "grader",
         None,
@@ -464,7 +465,7 @@ async fn real_llama_server_scores_tools() {
         );
         return;
     };
-    let router = OpenAiRouter::new(
+    let router = ProviderRouter::openai(
         Some(&format!("{}/v1", url.trim_end_matches('/'))),
         "local",
         None,
@@ -481,7 +482,7 @@ async fn real_llama_server_scores_tools() {
         &tools,
         &q,
         &router,
-        &LlmCache::new(None),
+        &Cache::new(None),
         1,
         &RetryPolicy::default(),
     )

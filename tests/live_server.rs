@@ -12,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use driftgate::Error;
-use driftgate::tools::live::{LiveCapture, LiveOptions, list_tools_http, list_tools_stdio};
+use driftgate::source::live::{LiveCapture, LiveOptions, list_tools_http, list_tools_stdio};
 use serde_json::json;
 
 fn npm_dir(test: &str) -> Option<PathBuf> {

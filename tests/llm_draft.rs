@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use driftgate::llm::{self, JsonLlm, JsonTask};
+use driftgate::cache::Cache;
+use driftgate::llm::Chat;
+use driftgate::llm::json::{self as llm, JsonLlm, JsonTask};
 use driftgate::stress::paraphrase;
 use driftgate::tools::ToolSet;
 use serde_json::{Value, json};
@@ -117,9 +119,8 @@ fn fs_tools() -> ToolSet {
 }
 
 fn client(fake: &Fake, cache: Option<PathBuf>) -> JsonLlm {
-    let mut l = JsonLlm::new(Some(&fake.url()), "qwen", None, Duration::from_secs(10))
-        .unwrap()
-        .with_cache(cache);
+    let chat = Chat::openai(Some(&fake.url()), "qwen", None, Duration::from_secs(10)).unwrap();
+    let mut l = JsonLlm::new(chat).with_cache(&Cache::new(cache));
     l.retry.base_delay = Duration::from_millis(5);
     l.retry.max_delay = Duration::from_millis(20);
     l
@@ -427,10 +428,7 @@ async fn suite_init_llm_writes_the_models_prompts_with_notes_and_stable_ids() {
     assert_eq!(user["route_to"], "read_text_file");
     assert_eq!(user["count"], 2);
     assert_eq!(user["tools"].as_array().unwrap().len(), 3);
-    assert_eq!(
-        seen[0]["messages"][0]["content"],
-        driftgate::bootstrap::PROMPT
-    );
+    assert_eq!(seen[0]["messages"][0]["content"], driftgate::draft::PROMPT);
     let second_round = seen[2]["messages"][1]["content"].as_str().unwrap();
     assert!(
         second_round.ends_with("\n\nRound 2: write new ones, different from any you wrote before.")
@@ -493,7 +491,7 @@ async fn suite_init_llm_writes_the_models_prompts_with_notes_and_stable_ids() {
         suite.cases[0].id,
         format!(
             "read_text_file-{}",
-            &driftgate::tools::canon::hash_str("Show me what's in notes.txt")[7..13]
+            &driftgate::canon::hash_str("Show me what's in notes.txt")[7..13]
         )
     );
 }
@@ -515,9 +513,9 @@ impl driftgate::route::Router for NoCall {
     async fn route(
         &self,
         _: &driftgate::route::RouteRequest,
-    ) -> Result<driftgate::route::RouteResponse, driftgate::route::RouteError> {
+    ) -> Result<driftgate::route::RouteResponse, driftgate::http::Failure> {
         Ok(driftgate::route::RouteResponse {
-            answer: driftgate::route::Answer::NoCall { text: "-".into() },
+            answer: driftgate::llm::Answer::NoCall { text: "-".into() },
             usage: None,
             latency_ms: 1,
         })
@@ -542,9 +540,10 @@ async fn suite_init_llm_fills_what_the_model_cannot_draft_from_templates() {
     .await;
     let mut llm = client(&fake, None);
     llm.max_attempts = 1;
-    let drafts = driftgate::bootstrap::draft_llm(&llm, &tools, &NoCall, 1, 1)
-        .await
-        .unwrap();
+    let drafts =
+        driftgate::draft::draft_llm(&llm, &tools, &NoCall, 1, 1, &driftgate::console::Silent)
+            .await
+            .unwrap();
     assert_eq!(fake.seen().len(), 4);
     assert_eq!(drafts.len(), 2);
     assert_eq!(
@@ -571,9 +570,16 @@ async fn suite_init_llm_fills_what_the_model_cannot_draft_from_templates() {
         r#"{"error":{"message":"no such model"}}"#.into(),
     )])
     .await;
-    let e = driftgate::bootstrap::draft_llm(&client(&fake, None), &tools, &NoCall, 1, 0)
-        .await
-        .unwrap_err();
+    let e = driftgate::draft::draft_llm(
+        &client(&fake, None),
+        &tools,
+        &NoCall,
+        1,
+        0,
+        &driftgate::console::Silent,
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.exit_code(), 3);
     assert!(
         e.to_string().contains("HTTP 404 Not Found: no such model"),

@@ -6,9 +6,10 @@
 mod support;
 
 use driftgate::diff::Severity;
-use driftgate::report::markdown::{self, Options};
-use driftgate::report::{self, OutputFormat, Report};
-use driftgate::tools::load::{Loaded, parse_text};
+use driftgate::report::Report;
+use driftgate::report::render;
+use driftgate::report::render::markdown::{self, Options};
+use driftgate::source::{Loaded, parse_text};
 use serde_json::{Value, json};
 
 fn calendar() -> Report {
@@ -40,7 +41,7 @@ fn big_report(changed: usize, removed: usize) -> Report {
     let n = changed + removed;
     let base: Vec<Value> = (0..n).map(|i| tool(i, &long("old", i))).collect();
     let head: Vec<Value> = (0..changed).map(|i| tool(i, &long("new", i))).collect();
-    driftgate::cli::diff_report(
+    driftgate::job::check::diff_report(
         &loaded(&base, "mcp/tools.json"),
         &loaded(&head, "mcp/tools.json"),
         Severity::High,
@@ -57,7 +58,12 @@ fn sarif_validator() -> jsonschema::Validator {
 }
 
 fn assert_valid_sarif(r: &Report) -> Value {
-    let doc: Value = serde_json::from_str(&report::render(r, OutputFormat::Sarif, false)).unwrap();
+    let doc: Value = serde_json::from_str(&render::render(
+        r,
+        render::Format::Sarif,
+        &render::Options { color: false },
+    ))
+    .unwrap();
     let v = sarif_validator();
     let errors: Vec<String> = v
         .iter_errors(&doc)
@@ -70,9 +76,16 @@ fn assert_valid_sarif(r: &Report) -> Value {
 #[test]
 fn json_reads_back_into_the_same_report() {
     for r in [calendar(), big_report(3, 2)] {
-        let js = report::render(&r, OutputFormat::Json, false);
+        let js = render::render(&r, render::Format::Json, &render::Options { color: false });
         let back = Report::from_json(&js, "r.json").unwrap();
-        assert_eq!(report::render(&back, OutputFormat::Json, false), js);
+        assert_eq!(
+            render::render(
+                &back,
+                render::Format::Json,
+                &render::Options { color: false }
+            ),
+            js
+        );
         assert_eq!(
             markdown::render(&back, &Options::default()),
             markdown::render(&r, &Options::default())
@@ -288,7 +301,11 @@ fn many_flips_fold_and_are_capped() {
 #[test]
 fn annotations_point_at_the_tool_line_ten_per_kind_most_severe_first() {
     let r = big_report(25, 15);
-    let text = report::render(&r, OutputFormat::Annotations, false);
+    let text = render::render(
+        &r,
+        render::Format::Annotations,
+        &render::Options { color: false },
+    );
     let errors: Vec<&str> = text.lines().filter(|l| l.starts_with("::error ")).collect();
     let warnings: Vec<&str> = text
         .lines()
@@ -348,7 +365,11 @@ fn annotations_point_at_the_tool_line_ten_per_kind_most_severe_first() {
     assert!(warnings[9].contains("16 more tool(s)"));
 
     // The calendar check: the failing tool is an error at its line, with the numbers.
-    let cal = report::render(&calendar(), OutputFormat::Annotations, false);
+    let cal = render::render(
+        &calendar(),
+        render::Format::Annotations,
+        &render::Options { color: false },
+    );
     let first = cal.lines().next().unwrap();
     assert!(first.starts_with("::error file=examples/calendar/tools.head.json,line=4,title=driftgate%3A schedule_appointment fails the gate::routing 87.5%25 → 25.0%25 (-62.5 pts, p=0.0312)%0Adescription cosine 0.235 < floor 0.92"), "{first}");
     assert!(cal.contains("::notice file=examples/calendar/tools.head.json,line=42,title=driftgate%3A reschedule_appointment routing moved::"), "{cal}");
@@ -427,8 +448,12 @@ fn sarif_validates_and_points_results_at_tool_lines() {
 #[test]
 fn the_sarif_schema_rejects_a_broken_document() {
     let v = sarif_validator();
-    let mut doc: Value =
-        serde_json::from_str(&report::render(&calendar(), OutputFormat::Sarif, false)).unwrap();
+    let mut doc: Value = serde_json::from_str(&render::render(
+        &calendar(),
+        render::Format::Sarif,
+        &render::Options { color: false },
+    ))
+    .unwrap();
     assert!(v.is_valid(&doc));
     doc["runs"][0]["results"][0]["level"] = "fatal".into();
     assert!(!v.is_valid(&doc));

@@ -6,13 +6,12 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use driftgate::route::anthropic::AnthropicRouter;
-use driftgate::route::keys::Secret;
-use driftgate::route::openai::OpenAiRouter;
-use driftgate::route::retry::{RetryPolicy, with_retry};
-use driftgate::route::{
-    Answer, Message, RouteError, RouteRequest, Router, Sampling, ToolChoice, Usage,
-};
+use driftgate::http::Failure;
+use driftgate::http::retry::{RetryPolicy, with_retry};
+use driftgate::http::secret::Secret;
+use driftgate::llm::{Answer, Message, Sampling, ToolChoice, Usage};
+use driftgate::route::provider::ProviderRouter;
+use driftgate::route::{RouteRequest, Router};
 use driftgate::tools::Tool;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -245,8 +244,8 @@ fn request(system: &str, choice: ToolChoice) -> RouteRequest {
 const KEY: &str = "sk-test-9f8e7d6c5b4a39281706";
 const TIMEOUT: Duration = Duration::from_secs(10);
 
-fn openai(fake: &Fake, key: Option<&str>) -> OpenAiRouter {
-    OpenAiRouter::new(
+fn openai(fake: &Fake, key: Option<&str>) -> ProviderRouter {
+    ProviderRouter::openai(
         Some(&fake.url("/v1")),
         "gpt-4o-mini",
         key.map(Secret::new),
@@ -255,8 +254,8 @@ fn openai(fake: &Fake, key: Option<&str>) -> OpenAiRouter {
     .unwrap()
 }
 
-fn anthropic(fake: &Fake) -> AnthropicRouter {
-    AnthropicRouter::new(
+fn anthropic(fake: &Fake) -> ProviderRouter {
+    ProviderRouter::anthropic(
         Some(&fake.url("")),
         "claude-sonnet-4-20250514",
         Some(Secret::new(KEY)),
@@ -271,6 +270,7 @@ fn fast() -> RetryPolicy {
         max_attempts: 4,
         base_delay: Duration::from_millis(10),
         max_delay: Duration::from_millis(50),
+        max_retry_after: driftgate::http::retry::RETRY_AFTER_CAP,
         jitter: true,
     }
 }
@@ -286,9 +286,9 @@ fn expected_openai_tools() -> Value {
     ])
 }
 
-fn message_of(e: &RouteError) -> &str {
+fn message_of(e: &Failure) -> &str {
     match e {
-        RouteError::Transient { message, .. } | RouteError::Fatal(message) => message,
+        Failure::Transient { message, .. } | Failure::Fatal(message) => message,
     }
 }
 
@@ -354,7 +354,7 @@ async fn openai_sends_the_exact_body_and_reads_the_tool_call() {
 #[tokio::test]
 async fn openai_text_answer_without_key_system_or_trailing_slash_trouble() {
     let fake = Fake::start(vec![reply(200, &fixture("openai/text.json"))]).await;
-    let router = OpenAiRouter::new(Some(&fake.url("/v1/")), "local", None, TIMEOUT).unwrap();
+    let router = ProviderRouter::openai(Some(&fake.url("/v1/")), "local", None, TIMEOUT).unwrap();
     let mut req = request("", ToolChoice::Auto);
     req.sampling = Sampling {
         temperature: 0.7,
@@ -425,7 +425,7 @@ async fn server_errors_are_retried_until_attempts_run_out() {
     assert_eq!(out.attempts, 4);
     assert_eq!(fake.seen().len(), 4);
     match out.result {
-        Err(RouteError::Transient {
+        Err(Failure::Transient {
             message,
             retry_after: None,
         }) => {
@@ -447,7 +447,7 @@ async fn a_server_slower_than_the_timeout_is_transient_and_retried() {
         reply(200, &fixture("openai/tool_call.json")),
     ])
     .await;
-    let router = OpenAiRouter::new(
+    let router = ProviderRouter::openai(
         Some(&fake.url("/v1")),
         "m",
         None,
@@ -463,7 +463,7 @@ async fn a_server_slower_than_the_timeout_is_transient_and_retried() {
         "the timeout did not fire"
     );
     assert!(
-        matches!(&err, RouteError::Transient { message, .. } if message.contains("timeout")),
+        matches!(&err, Failure::Transient { message, .. } if message.contains("timeout")),
         "{err:?}"
     );
 
@@ -488,10 +488,11 @@ async fn connections_closed_or_refused_are_transient() {
         .unwrap()
         .local_addr()
         .unwrap();
-    let router = OpenAiRouter::new(Some(&format!("http://{addr}/v1")), "m", None, TIMEOUT).unwrap();
+    let router =
+        ProviderRouter::openai(Some(&format!("http://{addr}/v1")), "m", None, TIMEOUT).unwrap();
     let err = router.route(&req).await.unwrap_err();
     assert!(
-        matches!(&err, RouteError::Transient { message, .. } if message.contains("cannot connect")),
+        matches!(&err, Failure::Transient { message, .. } if message.contains("cannot connect")),
         "{err:?}"
     );
 }
@@ -565,7 +566,7 @@ async fn unauthorized_is_fatal_not_retried_and_the_echoed_key_is_redacted() {
     let out = with_retry(&fast(), || router.route(&req)).await;
     assert_eq!(out.attempts, 1);
     assert_eq!(fake.seen().len(), 1);
-    let Err(RouteError::Fatal(message)) = out.result else {
+    let Err(Failure::Fatal(message)) = out.result else {
         panic!("expected Fatal, got {:?}", out.result);
     };
     assert!(message.to_lowercase().contains("unauthorized"), "{message}");
@@ -600,7 +601,7 @@ async fn client_errors_are_fatal_with_the_message_trimmed() {
     let req = request("s", ToolChoice::Required);
     let out = with_retry(&fast(), || router.route(&req)).await;
     assert_eq!(out.attempts, 1);
-    let Err(RouteError::Fatal(message)) = out.result else {
+    let Err(Failure::Fatal(message)) = out.result else {
         panic!("expected Fatal, got {:?}", out.result);
     };
     assert!(
@@ -643,7 +644,7 @@ async fn llama_cpp_unparsed_output_500_is_a_malformed_answer_not_retried() {
 #[tokio::test]
 async fn azure_uses_the_api_key_header_and_api_version_query() {
     let fake = Fake::start(vec![reply(200, &fixture("openai/tool_call.json"))]).await;
-    let router = OpenAiRouter::new(
+    let router = ProviderRouter::openai(
         Some(&fake.url("/openai/deployments/gpt4o-mini/")),
         "gpt-4o-mini",
         Some(Secret::new(KEY)),
@@ -752,7 +753,7 @@ async fn anthropic_overloaded_529_is_transient_and_retried() {
     let req = request("s", ToolChoice::Required);
     let err = router.route(&req).await.unwrap_err();
     assert!(
-        matches!(&err, RouteError::Transient { message, .. }
+        matches!(&err, Failure::Transient { message, .. }
             if message.contains("HTTP 529") && message.contains("overloaded_error: Overloaded")),
         "{err:?}"
     );
@@ -775,14 +776,14 @@ async fn anthropic_error_bodies_are_fatal_with_the_provider_message() {
     assert_eq!(out.attempts, 1);
     let err = out.result.unwrap_err();
     assert!(
-        matches!(&err, RouteError::Fatal(m)
+        matches!(&err, Failure::Fatal(m)
             if m.contains("HTTP 400 Bad Request: invalid_request_error: tools.0.custom.input_schema")),
         "{err:?}"
     );
 
     let err = router.route(&req).await.unwrap_err();
     let message = message_of(&err);
-    assert!(matches!(err, RouteError::Fatal(_)));
+    assert!(matches!(err, Failure::Fatal(_)));
     assert!(
         message.contains("authentication_error: invalid x-api-key: ***"),
         "{message}"

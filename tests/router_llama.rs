@@ -12,11 +12,10 @@
 
 use std::time::Duration;
 
-use driftgate::route::openai::OpenAiRouter;
-use driftgate::route::retry::{RetryPolicy, with_retry};
-use driftgate::route::{
-    Answer, Message, RouteRequest, RouteResponse, Router, Sampling, ToolChoice,
-};
+use driftgate::http::retry::{RetryPolicy, with_retry};
+use driftgate::llm::{Answer, Message, Sampling, ToolChoice};
+use driftgate::route::provider::ProviderRouter;
+use driftgate::route::{RouteRequest, RouteResponse, Router};
 use driftgate::tools::ToolSet;
 use serde_json::Value;
 
@@ -73,7 +72,7 @@ fn request(tools: &ToolSet, prompt: &str, choice: ToolChoice) -> RouteRequest {
     }
 }
 
-async fn ask(router: &OpenAiRouter, req: &RouteRequest) -> RouteResponse {
+async fn ask(router: &ProviderRouter, req: &RouteRequest) -> RouteResponse {
     let out = with_retry(&RetryPolicy::default(), || router.route(req)).await;
     match out.result {
         Ok(r) => r,
@@ -97,7 +96,8 @@ async fn real_llama_server_routes_filesystem_prompts() {
     };
     let base = format!("{}/v1", url.trim_end_matches('/'));
     // Generous: the first request evaluates ~2k prompt tokens of tool definitions on one thread.
-    let router = OpenAiRouter::new(Some(&base), "local", None, Duration::from_secs(300)).unwrap();
+    let router =
+        ProviderRouter::openai(Some(&base), "local", None, Duration::from_secs(300)).unwrap();
     let tools = filesystem_tools();
     assert_eq!(tools.len(), 14);
     let offered = tools.names();

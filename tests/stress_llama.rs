@@ -13,7 +13,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use driftgate::llm::JsonLlm;
+use driftgate::cache::Cache;
+use driftgate::llm::Chat;
+use driftgate::llm::json::JsonLlm;
 use driftgate::stress::paraphrase;
 use driftgate::tools::ToolSet;
 use serde_json::Value;
@@ -63,9 +65,8 @@ async fn drafting_and_stress_against_llama_cpp() {
     // 1. Paraphrases: validated, new, distinct, keeping identifiers and capitals.
     let started = Instant::now();
     let tools = ToolSet::from_array(&corpus(), "corpus", "").unwrap();
-    let llm = JsonLlm::new(Some(&base_url), "qwen", None, Duration::from_secs(600))
-        .unwrap()
-        .with_cache(Some(dir.path().join("cache")));
+    let chat = Chat::openai(Some(&base_url), "qwen", None, Duration::from_secs(600)).unwrap();
+    let llm = JsonLlm::new(chat).with_cache(&Cache::new(Some(dir.path().join("cache"))));
     let only = vec!["read_media_file".to_string(), "edit_file".to_string()];
     let drafted = paraphrase::draft(&llm, &tools, &only, 2, true)
         .await

@@ -5,21 +5,9 @@
 //! reads to choose a tool is `unknown` until the replay measures it. Safety annotations flipping
 //! is `high`: an agent may now run a destructive tool it believed read-only.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    clap::ValueEnum,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
     Info,
@@ -27,6 +15,19 @@ pub enum Severity {
     Warning,
     High,
     Breaking,
+}
+
+impl crate::choice::Choice for Severity {
+    const ALL: &'static [Severity] = &[
+        Severity::Info,
+        Severity::Unknown,
+        Severity::Warning,
+        Severity::High,
+        Severity::Breaking,
+    ];
+    fn name(self) -> &'static str {
+        self.as_str()
+    }
 }
 
 impl Severity {
@@ -314,4 +315,17 @@ pub fn rule(id: &str) -> &'static Rule {
     LAW.iter()
         .find(|r| r.id == id)
         .unwrap_or_else(|| panic!("no rule {id:?} in the severity law"))
+}
+
+/// A rule's id: always one of [`LAW`]'s, so a report read back stays inside the vocabulary we
+/// render. (An alias, because serde's derive takes a field spelled `&str` as borrowed.)
+pub type RuleId = &'static str;
+
+/// Read a rule id back from JSON; an id the law does not have is an error, not a guess.
+pub fn rule_id<'de, D: Deserializer<'de>>(d: D) -> Result<RuleId, D::Error> {
+    let s = String::deserialize(d)?;
+    LAW.iter()
+        .find(|r| r.id == s)
+        .map(|r| r.id)
+        .ok_or_else(|| serde::de::Error::custom(format!("unknown rule {s:?}")))
 }

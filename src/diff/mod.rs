@@ -10,13 +10,14 @@ use serde_json::{Map, Value};
 
 pub use law::{Kind, LAW, Rule, Severity, rule};
 
+use crate::text::tokens::name_tokens;
 use crate::tools::{Tool, ToolSet};
 
 /// One classified change of one tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Change {
-    #[serde(deserialize_with = "crate::report::de::rule")]
-    pub rule: crate::report::de::Static,
+    #[serde(deserialize_with = "law::rule_id")]
+    pub rule: law::RuleId,
     pub kind: Kind,
     pub severity: Severity,
     /// JSON pointer inside the tool definition ("" for whole-tool changes).
@@ -436,31 +437,6 @@ fn param_similarity(a: &[(String, Option<String>)], b: &[(String, Option<String>
             .sum()
     };
     (best(a, b) + best(b, a)) / (a.len() + b.len()) as f64
-}
-
-/// Split `getLibraryDocs`, `get-library-docs`, `get_library_docs` into the same tokens.
-pub fn name_tokens(name: &str) -> Vec<String> {
-    let mut tokens = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if !c.is_alphanumeric() {
-            if !cur.is_empty() {
-                tokens.push(std::mem::take(&mut cur));
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower && !cur.is_empty() {
-            tokens.push(std::mem::take(&mut cur));
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        cur.extend(c.to_lowercase());
-    }
-    if !cur.is_empty() {
-        tokens.push(cur);
-    }
-    tokens
 }
 
 fn name_similarity(a: &str, b: &str) -> f64 {

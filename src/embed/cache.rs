@@ -1,21 +1,22 @@
-//! On-disk embedding cache: one small file per (model id, text).
+//! Embedding cache: one entry per (model id, text) in the `embed` section of the one
+//! `crate::cache::Cache`.
 //!
-//! File layout (little-endian): `DGE1` magic, u32 dimension, dimension × f32, then sha256 over the
-//! cache key and everything before it. Any file that fails those checks is treated as a miss and
+//! Entry layout (little-endian): `DGE1` magic, u32 dimension, dimension × f32, then sha256 over the
+//! cache key and everything before it. Any entry that fails those checks is treated as a miss and
 //! rewritten, so a truncated or hand-edited entry can never leak into a measurement.
-//! Writes go to a temporary file renamed into place, so concurrent runs never see half an entry.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use ndarray::Array2;
 use sha2::{Digest, Sha256};
 
 use super::Embedder;
+use crate::cache::Cache;
 use crate::{Error, Result};
 
-/// Default cache directory, relative to the working directory.
-pub const DEFAULT_CACHE_DIR: &str = ".driftgate/cache/embed";
+/// The cache section embeddings live in.
+pub const SECTION: &str = "embed";
 
 const MAGIC: &[u8; 4] = b"DGE1";
 
@@ -31,30 +32,22 @@ pub struct CacheStats {
 /// Wraps an embedder with a persistent cache keyed by sha256(model id, text).
 pub struct CachedEmbedder {
     inner: Box<dyn Embedder>,
-    dir: PathBuf,
+    cache: Cache,
     hits: AtomicU64,
     misses: AtomicU64,
     write_errors: AtomicU64,
 }
 
 impl CachedEmbedder {
-    pub fn new(inner: Box<dyn Embedder>, dir: impl Into<PathBuf>) -> Self {
+    /// Memoise `inner` in `cache`'s embed section.
+    pub fn new(inner: Box<dyn Embedder>, cache: &Cache) -> Self {
         Self {
             inner,
-            dir: dir.into(),
+            cache: cache.section(SECTION),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             write_errors: AtomicU64::new(0),
         }
-    }
-
-    /// Cache under [`DEFAULT_CACHE_DIR`].
-    pub fn with_default_dir(inner: Box<dyn Embedder>) -> Self {
-        Self::new(inner, DEFAULT_CACHE_DIR)
-    }
-
-    pub fn dir(&self) -> &Path {
-        &self.dir
     }
 
     pub fn stats(&self) -> CacheStats {
@@ -65,9 +58,10 @@ impl CachedEmbedder {
         }
     }
 
-    /// Path of the entry for `text` (exposed so tests and tools can inspect or corrupt it).
-    pub fn entry_path(&self, text: &str) -> PathBuf {
-        entry_path(&self.dir, &key(self.inner.id(), text))
+    /// Path of the entry for `text` (exposed so tests and tools can inspect or corrupt it);
+    /// `None` when the cache is off.
+    pub fn entry_path(&self, text: &str) -> Option<PathBuf> {
+        self.cache.path(&key(self.inner.id(), text))
     }
 }
 
@@ -78,11 +72,6 @@ fn key(model_id: &str, text: &str) -> String {
     h.update(model_id.as_bytes());
     h.update(text.as_bytes());
     hex::encode(h.finalize())
-}
-
-/// Two-level fan-out keeps directories small on big corpora.
-fn entry_path(dir: &Path, key: &str) -> PathBuf {
-    dir.join(&key[..2]).join(&key[2..])
 }
 
 fn checksum(key: &str, body: &[u8]) -> [u8; 32] {
@@ -135,15 +124,12 @@ impl Embedder for CachedEmbedder {
             return self.inner.embed(texts).await;
         }
         let keys: Vec<String> = texts.iter().map(|t| key(self.inner.id(), t)).collect();
-        let dir = self.dir.clone();
+        let cache = self.cache.clone();
         let read_keys = keys.clone();
         let cached: Vec<Option<Vec<f32>>> = tokio::task::spawn_blocking(move || {
             read_keys
                 .iter()
-                .map(|k| {
-                    let bytes = std::fs::read(entry_path(&dir, k)).ok()?;
-                    decode(k, &bytes)
-                })
+                .map(|k| decode(k, &cache.read(k)?))
                 .collect()
         })
         .await
@@ -198,20 +184,21 @@ impl Embedder for CachedEmbedder {
         }
 
         if let Some(f) = fresh {
-            let entries: Vec<(PathBuf, Vec<u8>)> = miss_slot
+            let entries: Vec<(String, Vec<u8>)> = miss_slot
                 .iter()
                 .map(|(k, &j)| {
                     let row = f.row(j);
                     (
-                        entry_path(&self.dir, k),
+                        k.to_string(),
                         encode(k, row.as_slice().expect("standard layout")),
                     )
                 })
                 .collect();
+            let cache = self.cache.clone();
             let failed = tokio::task::spawn_blocking(move || {
                 entries
                     .iter()
-                    .filter(|(p, b)| crate::fs::write_atomic(p, b).is_err())
+                    .filter(|(k, b)| cache.write(k, b).is_err())
                     .count()
             })
             .await
@@ -287,7 +274,7 @@ mod tests {
     async fn hits_misses_dedup_and_corruption() {
         let dir = tempfile::tempdir().unwrap();
         let (inner, calls) = fake();
-        let c = CachedEmbedder::new(inner, dir.path());
+        let c = CachedEmbedder::new(inner, &Cache::new(Some(dir.path().to_path_buf())));
 
         let first = c.embed(&s(&["aa", "b", "aa"])).await.unwrap();
         assert_eq!(first.row(0), first.row(2));
@@ -299,11 +286,11 @@ mod tests {
         assert_eq!(calls.lock().unwrap().len(), 1, "all hits: inner not called");
         assert_eq!(c.stats().hits, 2);
 
-        std::fs::write(c.entry_path("b"), b"garbage").unwrap();
+        std::fs::write(c.entry_path("b").unwrap(), b"garbage").unwrap();
         let fixed = c.embed(&s(&["b", "aa"])).await.unwrap();
         assert_eq!(fixed, again);
         assert_eq!(calls.lock().unwrap().last().unwrap(), &s(&["b"]));
-        let rewritten = std::fs::read(c.entry_path("b")).unwrap();
+        let rewritten = std::fs::read(c.entry_path("b").unwrap()).unwrap();
         assert!(decode(&key("fake:v1", "b"), &rewritten).is_some());
         assert_eq!(c.stats().write_errors, 0);
     }
@@ -313,7 +300,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("not-a-dir");
         std::fs::write(&file, b"").unwrap();
-        let c = CachedEmbedder::new(fake().0, &file);
+        let c = CachedEmbedder::new(fake().0, &Cache::new(Some(file)));
         let v = c.embed(&s(&["x"])).await.unwrap();
         assert_eq!(v.row(0).to_vec(), vec![1.0, 1.0, 0.0]);
         assert_eq!(c.stats().write_errors, 1);

@@ -8,15 +8,14 @@ mod cache;
 mod minilm;
 mod openai;
 
-use std::io::BufRead;
-
 use ndarray::{Array2, ArrayView1};
-use serde::{Deserialize, Serialize};
 
-pub use cache::{CacheStats, CachedEmbedder, DEFAULT_CACHE_DIR};
+pub use cache::{CacheStats, CachedEmbedder};
 pub use minilm::{MAX_SEQ_LEN, MiniLm};
-pub use openai::{DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, OpenAiEmbedder, RetryPolicy};
+pub use openai::{DEFAULT_API_KEY_ENV, DEFAULT_BASE_URL, OpenAiEmbedder};
 
+use crate::cache::Cache;
+use crate::http::secret::Secret;
 use crate::{Error, Result};
 
 #[async_trait::async_trait]
@@ -50,9 +49,8 @@ pub fn cosine(a: ArrayView1<f32>, b: ArrayView1<f32>) -> f32 {
     (dot / (na.sqrt() * nb.sqrt())) as f32
 }
 
-/// Which embedder to use; serialisable so it can live in a config file.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "lowercase")]
+/// Which embedder to use.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum EmbedderKind {
     /// Bundled all-MiniLM-L6-v2, in-process.
     #[default]
@@ -62,10 +60,8 @@ pub enum EmbedderKind {
         /// e.g. `https://api.openai.com/v1` or `http://127.0.0.1:8080/v1`; `/embeddings` is appended.
         base_url: String,
         model: String,
-        /// Name of the environment variable holding the API key (default `OPENAI_API_KEY`);
-        /// if it is unset or empty no `Authorization` header is sent (local servers).
-        #[serde(default)]
-        api_key_env: Option<String>,
+        /// `None`: no `Authorization` header (local servers).
+        key: Option<Secret>,
     },
 }
 
@@ -77,80 +73,15 @@ impl EmbedderKind {
             EmbedderKind::OpenAi {
                 base_url,
                 model,
-                api_key_env,
-            } => Box::new(OpenAiEmbedder::new(
-                base_url,
-                model,
-                api_key_env.as_deref().unwrap_or(DEFAULT_API_KEY_ENV),
-            )?),
+                key,
+            } => Box::new(OpenAiEmbedder::new(base_url, model, key.clone())?),
         })
     }
 
-    /// Build the embedder wrapped in an on-disk cache under `cache_dir`.
-    pub fn build_cached(&self, cache_dir: impl Into<std::path::PathBuf>) -> Result<CachedEmbedder> {
-        Ok(CachedEmbedder::new(self.build()?, cache_dir))
+    /// Build the embedder, memoised in `cache`.
+    pub fn build_cached(&self, cache: &Cache) -> Result<CachedEmbedder> {
+        Ok(CachedEmbedder::new(self.build()?, cache))
     }
-}
-
-/// Command-line options selecting an embedder; flattened into subcommands that embed.
-#[derive(Debug, Clone, clap::Args)]
-pub struct EmbedArgs {
-    /// Embedding engine: the bundled model, or an OpenAI-compatible endpoint.
-    #[arg(long, value_enum, default_value_t = EmbedderChoice::Minilm)]
-    pub embedder: EmbedderChoice,
-    /// Base URL of the OpenAI-compatible API (with `--embedder openai`).
-    #[arg(long, value_name = "URL")]
-    pub embed_base_url: Option<String>,
-    /// Embedding model name sent to the endpoint (required with `--embedder openai`).
-    #[arg(long, value_name = "MODEL")]
-    pub embed_model: Option<String>,
-    /// Environment variable that holds the API key (its value is never printed).
-    #[arg(long, value_name = "VAR", default_value = DEFAULT_API_KEY_ENV)]
-    pub embed_api_key_env: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum EmbedderChoice {
-    Minilm,
-    Openai,
-}
-
-impl EmbedArgs {
-    pub fn kind(&self) -> Result<EmbedderKind> {
-        match self.embedder {
-            EmbedderChoice::Minilm => {
-                if self.embed_base_url.is_some() || self.embed_model.is_some() {
-                    return Err(Error::Usage(
-                        "--embed-base-url/--embed-model need --embedder openai".into(),
-                    ));
-                }
-                Ok(EmbedderKind::MiniLm)
-            }
-            EmbedderChoice::Openai => Ok(EmbedderKind::OpenAi {
-                base_url: self
-                    .embed_base_url
-                    .clone()
-                    .unwrap_or_else(|| DEFAULT_BASE_URL.to_string()),
-                model: self
-                    .embed_model
-                    .clone()
-                    .ok_or_else(|| Error::Usage("--embedder openai needs --embed-model".into()))?,
-                api_key_env: Some(self.embed_api_key_env.clone()),
-            }),
-        }
-    }
-}
-
-/// `driftgate embed`: one text per input line → a JSON array with one vector per line.
-pub async fn run_embed_cli(kind: EmbedderKind, input: impl BufRead) -> Result<String> {
-    let texts = input
-        .lines()
-        .collect::<std::io::Result<Vec<String>>>()
-        .map_err(|e| Error::io("<stdin>", e))?;
-    let embedder = kind.build()?;
-    let vectors = embedder.embed(&texts).await?;
-    let rows: Vec<Vec<f32>> = vectors.outer_iter().map(|r| r.to_vec()).collect();
-    Ok(serde_json::to_string(&rows).expect("f32 vectors always serialise"))
 }
 
 /// Scale each row to unit length; a zero row means the engine produced garbage.
@@ -197,30 +128,5 @@ mod tests {
             l2_normalize_rows(&mut z),
             Err(Error::Incomplete(_))
         ));
-    }
-
-    #[test]
-    fn args_to_kind() {
-        use clap::Parser;
-        #[derive(clap::Parser)]
-        struct T {
-            #[command(flatten)]
-            e: EmbedArgs,
-        }
-        let k = |v: &[&str]| T::try_parse_from(std::iter::once("t").chain(v.iter().copied()));
-        assert_eq!(k(&[]).unwrap().e.kind().unwrap(), EmbedderKind::MiniLm);
-        let o = k(&["--embedder", "openai", "--embed-model", "m"]).unwrap();
-        assert_eq!(
-            o.e.kind().unwrap(),
-            EmbedderKind::OpenAi {
-                base_url: DEFAULT_BASE_URL.into(),
-                model: "m".into(),
-                api_key_env: Some("OPENAI_API_KEY".into()),
-            }
-        );
-        let no_model = k(&["--embedder", "openai"]).unwrap();
-        assert!(matches!(no_model.e.kind(), Err(Error::Usage(_))));
-        let stray = k(&["--embed-model", "m"]).unwrap();
-        assert!(matches!(stray.e.kind(), Err(Error::Usage(_))));
     }
 }

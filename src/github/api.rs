@@ -12,6 +12,10 @@ use octocrab::Octocrab;
 use serde::Deserialize;
 use serde_json::Value;
 
+use crate::console::Console;
+use crate::http::retry::{RetryPolicy, Retryable, with_retry_notify};
+use crate::http::secret::{Secret, clean_message};
+
 /// Longest we wait for a rate limit to reset before giving up (`DRIFTGATE_GITHUB_MAX_WAIT`
 /// seconds overrides it).
 pub const DEFAULT_MAX_WAIT: Duration = Duration::from_secs(60);
@@ -30,6 +34,24 @@ pub struct ApiError {
     pub message: String,
     /// Still rate limited when we gave up (a 403 that is not about permissions).
     pub rate_limited: bool,
+    /// Whether another attempt may help, and no sooner than when (the retry loop reads it).
+    retry: Option<Option<Duration>>,
+}
+
+impl Retryable for ApiError {
+    fn retry_after(&self) -> Option<Option<Duration>> {
+        self.retry
+    }
+
+    fn waited_too_long(mut self, asked: Duration, cap: Duration) -> Self {
+        self.message = format!(
+            "{}; rate limited until {}s from now, longer than the {}s we wait (DRIFTGATE_GITHUB_MAX_WAIT)",
+            self.message,
+            asked.as_secs(),
+            cap.as_secs()
+        );
+        self
+    }
 }
 
 impl ApiError {
@@ -39,6 +61,7 @@ impl ApiError {
             status,
             message,
             rate_limited: false,
+            retry: None,
         }
     }
 
@@ -81,12 +104,13 @@ pub struct Comment {
     pub html_url: Option<String>,
 }
 
-pub struct Api {
+pub struct Api<'a> {
     oc: Octocrab,
     /// Scheme and authority of the API, to refuse following a `Link` elsewhere with our token.
     origin: String,
-    token: String,
-    max_wait: Duration,
+    token: Secret,
+    retry: RetryPolicy,
+    console: &'a dyn Console,
 }
 
 /// "owner/name", checked so it can be put into a path as is.
@@ -104,12 +128,18 @@ pub fn check_repo(repo: &str) -> Result<(), String> {
     }
 }
 
-impl Api {
+impl<'a> Api<'a> {
     /// `api_url` is `GITHUB_API_URL` (`https://api.github.com`, or `https://HOST/api/v3` on
-    /// GitHub Enterprise Server).
-    pub fn new(api_url: &str, token: &str) -> Result<Api, ApiError> {
+    /// GitHub Enterprise Server); a rate limit longer than `max_wait` is not waited out. Retries
+    /// are told to `console`.
+    pub fn new(
+        api_url: &str,
+        token: &Secret,
+        max_wait: Duration,
+        console: &'a dyn Console,
+    ) -> Result<Api<'a>, ApiError> {
         let setup = |message: String| ApiError::new("set up the client", None, message);
-        let token = token.trim();
+        let token = token.expose().trim();
         if token.is_empty() || !token.chars().all(|c| c.is_ascii_graphic()) {
             return Err(setup(
                 "the token is empty or not a plain ASCII string".into(),
@@ -137,21 +167,24 @@ impl Api {
             .set_write_timeout(Some(Duration::from_secs(30)))
             .build()
             .map_err(|e| setup(e.to_string()))?;
-        let max_wait = std::env::var("DRIFTGATE_GITHUB_MAX_WAIT")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .map(Duration::from_secs)
-            .unwrap_or(DEFAULT_MAX_WAIT);
         Ok(Api {
             oc,
             origin,
-            token: token.to_string(),
-            max_wait,
+            token: Secret::new(token),
+            // GitHub's guidance: back off exponentially on 5xx, and wait out a rate limit.
+            retry: RetryPolicy {
+                max_attempts: ATTEMPTS,
+                base_delay: Duration::from_millis(500),
+                max_delay: Duration::from_secs(8),
+                max_retry_after: max_wait,
+                jitter: false,
+            },
+            console,
         })
     }
 
     fn redact(&self, s: &str) -> String {
-        s.replace(&self.token, "***")
+        clean_message(s, std::slice::from_ref(&self.token))
     }
 
     /// One call with rate-limit and 5xx retries. Returns the headers and body of a 2xx answer.
@@ -170,72 +203,52 @@ impl Api {
         let err = |status: Option<u16>, message: String| {
             ApiError::new(call.clone(), status, self.redact(&message))
         };
-        let mut attempt = 1;
-        loop {
+        let attempt = || async {
             let sent = match method {
                 http::Method::POST => self.oc._post(uri, body).await,
                 http::Method::PATCH => self.oc._patch(uri, body).await,
                 _ => self.oc._get(uri).await,
             };
-            let (status, headers, text) = match sent {
-                Ok(res) => {
-                    let status = res.status();
-                    let headers = res.headers().clone();
-                    let text = self.oc.body_to_string(res).await.map_err(|e| {
-                        err(Some(status.as_u16()), format!("reading the body: {e}"))
-                    })?;
-                    (status, headers, text)
+            let res = match sent {
+                Ok(res) => res,
+                Err(e) => {
+                    // Connection refused/reset or a timeout: worth another attempt.
+                    let mut e = err(None, e.to_string());
+                    e.retry = Some(None);
+                    return Err(e);
                 }
-                Err(e) if attempt < ATTEMPTS => {
-                    // Connection refused/reset or a timeout: brief backoff, then again.
-                    eprintln!(
-                        "driftgate: GitHub API: {call}: {}; retrying",
-                        self.redact(&e.to_string())
-                    );
-                    tokio::time::sleep(backoff(attempt)).await;
-                    attempt += 1;
-                    continue;
-                }
-                Err(e) => return Err(err(None, e.to_string())),
             };
+            let status = res.status();
+            let headers = res.headers().clone();
+            let text = self
+                .oc
+                .body_to_string(res)
+                .await
+                .map_err(|e| err(Some(status.as_u16()), format!("reading the body: {e}")))?;
             if status.is_success() {
                 return Ok((headers, text));
             }
-            let message = error_message(&text, status);
-            let wait = match retry_after(status, &headers) {
-                Some(w) => Some(w),
-                None if status.is_server_error() => Some(backoff(attempt)),
+            let mut e = err(Some(status.as_u16()), error_message(&text, status));
+            let limit = retry_after(status, &headers);
+            e.rate_limited = limit.is_some();
+            e.retry = match limit {
+                Some(w) => Some(Some(w)),
+                None if status.is_server_error() => Some(None),
                 None => None,
             };
-            match wait {
-                Some(w) if attempt < ATTEMPTS => {
-                    if w > self.max_wait {
-                        let mut e = err(
-                            Some(status.as_u16()),
-                            format!(
-                                "{message}; rate limited until {}s from now, longer than the {}s we wait (DRIFTGATE_GITHUB_MAX_WAIT)",
-                                w.as_secs(),
-                                self.max_wait.as_secs()
-                            ),
-                        );
-                        e.rate_limited = retry_after(status, &headers).is_some();
-                        return Err(e);
-                    }
-                    eprintln!(
-                        "driftgate: GitHub API: {call}: HTTP {}; retrying in {:.1}s",
-                        status.as_u16(),
-                        w.as_secs_f64()
-                    );
-                    tokio::time::sleep(w).await;
-                    attempt += 1;
-                }
-                _ => {
-                    let mut e = err(Some(status.as_u16()), message);
-                    e.rate_limited = retry_after(status, &headers).is_some();
-                    return Err(e);
-                }
-            }
-        }
+            Err(e)
+        };
+        let notify = |e: &ApiError, wait: Duration| {
+            let what = match e.status {
+                Some(s) => format!("HTTP {s}"),
+                None => e.message.clone(),
+            };
+            self.console.note(&format!(
+                "driftgate: GitHub API: {call}: {what}; retrying in {:.1}s",
+                wait.as_secs_f64()
+            ));
+        };
+        with_retry_notify(&self.retry, attempt, notify).await.result
     }
 
     fn parse<T: serde::de::DeserializeOwned>(&self, what: &str, text: &str) -> Result<T, ApiError> {
@@ -314,10 +327,6 @@ impl Api {
         let (_, text) = self.call(&what, http::Method::GET, &uri, None).await?;
         self.parse(&what, &text)
     }
-}
-
-fn backoff(attempt: u32) -> Duration {
-    Duration::from_millis(500 * 2u64.pow(attempt.saturating_sub(1)))
 }
 
 fn header<'a>(h: &'a HeaderMap, name: &str) -> Option<&'a str> {

@@ -75,10 +75,9 @@ pub fn workflow_run(ev: &Value) -> Option<WorkflowRun> {
     })
 }
 
-/// Read and parse the payload at `GITHUB_EVENT_PATH`, if there is one.
-pub fn load() -> Option<Value> {
-    let path = std::env::var_os("GITHUB_EVENT_PATH")?;
-    let text = std::fs::read_to_string(path).ok()?;
+/// Read and parse the event payload (`GITHUB_EVENT_PATH`), if there is one.
+pub fn load(path: Option<&std::path::Path>) -> Option<Value> {
+    let text = std::fs::read_to_string(path?).ok()?;
     serde_json::from_str(&text).ok()
 }
 

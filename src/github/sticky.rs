@@ -5,7 +5,7 @@ use super::CommentMode;
 use super::api::{Api, ApiError, Comment};
 use crate::gate::Status;
 use crate::report::Report;
-use crate::report::markdown::{self, Options};
+use crate::report::render::markdown::{self, Options};
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {
@@ -69,7 +69,7 @@ pub fn wants_new(mode: CommentMode, report: &Report) -> bool {
 }
 
 pub async fn upsert(
-    api: &Api,
+    api: &Api<'_>,
     repo: &str,
     pr: u64,
     marker: &str,

@@ -8,16 +8,16 @@
 //! Answers are cached under the tool's input hash (with model, endpoint and prompt), so a tool
 //! that did not change costs nothing on the next run.
 
-use std::path::{Path, PathBuf};
-
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::quality::ToolQuality;
-use crate::route::retry::{RetryPolicy, with_retry};
-use crate::route::{Answer, Message, RouteRequest, Router, Sampling, ToolChoice};
-use crate::tools::canon::{hash, hash_str, to_canonical};
+use crate::cache::{self, Cache};
+use crate::canon::{hash_str, to_canonical};
+use crate::http::retry::{RetryPolicy, with_retry};
+use crate::llm::{Answer, Message, Sampling, ToolChoice};
+use crate::route::{RouteRequest, Router};
 use crate::tools::{KNOWN_FIELDS, Tool, ToolSet};
 
 pub const PROMPT: &str = include_str!("../../prompts/lint-tdqs.v1.md");
@@ -207,52 +207,9 @@ pub struct LlmReport {
     pub errors: Vec<String>,
 }
 
-/// Validated answers on disk, keyed by [`cache_key`]. Unreadable entries are misses.
-#[derive(Debug, Clone)]
-pub struct LlmCache {
-    dir: Option<PathBuf>,
-}
-
-impl LlmCache {
-    /// `None` disables the disk cache.
-    pub fn new(dir: Option<PathBuf>) -> Self {
-        LlmCache {
-            dir: dir.map(|d| d.join("lint-llm")),
-        }
-    }
-
-    fn path(&self, key: &str) -> Option<PathBuf> {
-        self.dir.as_ref().map(|d| d.join(format!("{key}.json")))
-    }
-
-    pub fn get(&self, key: &str) -> Option<Grades> {
-        let text = std::fs::read_to_string(self.path(key)?).ok()?;
-        serde_json::from_str(&text).ok()
-    }
-
-    /// Best effort: a cache that cannot be written only costs requests next time.
-    pub fn put(&self, key: &str, g: &Grades) {
-        if let Some(path) = self.path(key) {
-            let _ = write_entry(&path, &serde_json::to_string(g).unwrap_or_default());
-        }
-    }
-}
-
-fn write_entry(path: &Path, text: &str) -> std::io::Result<()> {
-    let dir = path.parent().expect("entry has a parent");
-    std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        std::process::id(),
-        rand::random::<u64>()
-    ));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, path)
-}
-
 /// Everything that can change the answer for a tool: its input hash, the prompt, the router.
 pub fn cache_key(router: &dyn Router, input_hash: &str) -> String {
-    let material = json!({
+    cache::key(&json!({
         "format": CACHE_FORMAT,
         "input_hash": input_hash,
         "prompt_sha256": hash_str(PROMPT),
@@ -260,8 +217,7 @@ pub fn cache_key(router: &dyn Router, input_hash: &str) -> String {
         "kind": router.kind(),
         "model": router.model(),
         "host": router.endpoint_host(),
-    });
-    hash(&material).trim_start_matches("sha256:").to_string()
+    }))
 }
 
 /// What asking about one tool took.
@@ -356,21 +312,23 @@ pub async fn score(
     tools: &ToolSet,
     quality: &[ToolQuality],
     router: &dyn Router,
-    cache: &LlmCache,
+    cache: &Cache,
     concurrency: usize,
     policy: &RetryPolicy,
 ) -> LlmReport {
+    let cache = &cache.section("lint-llm");
     let jobs = tools.tools.iter().zip(quality).map(|(t, q)| async move {
         if let Some(g) = q.hard_gates.first() {
             return (q, None, Some(*g), false, Asked::default());
         }
         let key = cache_key(router, &q.input_hash);
-        if let Some(g) = cache.get(&key) {
+        if let Some(g) = cache.get::<Grades>(&key) {
             return (q, Some(g), None, true, Asked::default());
         }
         let asked = ask(router, t, policy).await;
         if let Some(g) = &asked.grades {
-            cache.put(&key, g);
+            // Best effort: a cache that cannot be written only costs requests next time.
+            let _ = cache.put(&key, g);
         }
         (q, asked.grades.clone(), None, false, asked)
     });

@@ -9,12 +9,9 @@
 //! [`llm`] optionally adds the rubric's six model-scored dimensions. In `check`, lint runs on
 //! base and head and only what the PR introduced or fixed is reported ([`LintSection::delta`]).
 
-pub mod cli;
 pub mod llm;
 pub mod pairs;
 pub mod quality;
-pub mod text;
-pub mod verbs;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -418,50 +415,9 @@ pub async fn check_delta(
     Ok(LintSection::delta(&b, &h, &renames))
 }
 
-/// `lint`'s verdict: a heuristic passes unless `strict`, which fails on any warning or error.
-pub fn verdict(section: &LintSection, strict: bool) -> crate::gate::Verdict {
-    use crate::gate::{Status, Verdict};
-    let findings = section.findings.as_deref().unwrap_or_default();
-    let count = |l: Level| findings.iter().filter(|f| f.level == l).count();
-    let (e, w, n) = (
-        count(Level::Error),
-        count(Level::Warning),
-        count(Level::Note),
-    );
-    let summary = format!("{e} hard gate(s), {w} confusable pair(s), {n} note(s)");
-    if let Some(l) = &section.llm
-        && !l.errors.is_empty()
-    {
-        return Verdict {
-            status: Status::Incomplete,
-            reason: format!(
-                "{} tool(s) could not be scored by the model (first: {}); {summary}",
-                l.errors.len(),
-                l.errors[0]
-            ),
-        };
-    }
-    if strict && e + w > 0 {
-        Verdict {
-            status: Status::Fail,
-            reason: format!("{summary} (--strict fails on hard gates and confusable pairs)"),
-        }
-    } else {
-        Verdict {
-            status: Status::Pass,
-            reason: if strict {
-                summary
-            } else {
-                format!("{summary} (a heuristic: pass --strict to fail on them)")
-            },
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::gate::Status;
     use serde_json::json;
 
     fn set(v: serde_json::Value) -> ToolSet {
@@ -497,43 +453,6 @@ mod tests {
             l.findings[1]
                 .message
                 .starts_with("`read_file` and `read_text_file` are confusable (score ")
-        );
-    }
-
-    #[test]
-    fn verdict_passes_unless_strict_and_is_incomplete_without_model_scores() {
-        let s = LintSection::full(lint(pair_tools()));
-        let v = verdict(&s, false);
-        assert_eq!(v.status, Status::Pass);
-        assert_eq!(
-            v.reason,
-            "1 hard gate(s), 1 confusable pair(s), 0 note(s) (a heuristic: pass --strict to fail on them)"
-        );
-        assert_eq!(verdict(&s, true).status, Status::Fail);
-        let clean = LintSection::full(lint(json!([{"name": "a", "description": "Does a."}])));
-        assert_eq!(verdict(&clean, true).status, Status::Pass);
-        let mut s = s;
-        s.llm = Some(llm::LlmReport {
-            router: "openai".into(),
-            model: "m".into(),
-            host: "h".into(),
-            prompt: llm::PROMPT_FILE,
-            prompt_sha256: String::new(),
-            tools: vec![],
-            server_score: None,
-            server_tier: None,
-            requests_sent: 0,
-            cache_hits: 0,
-            retries: 0,
-            input_tokens: 0,
-            output_tokens: 0,
-            errors: vec!["`a`: HTTP 500".into()],
-        });
-        let v = verdict(&s, false);
-        assert_eq!(v.status, Status::Incomplete);
-        assert!(
-            v.reason
-                .starts_with("1 tool(s) could not be scored by the model (first: `a`: HTTP 500)")
         );
     }
 

@@ -6,7 +6,7 @@
 //! 2. **Affinity.** Name (edit distance, shared leading/trailing tokens, shared name terms weighted
 //!    by rarity on this server), description words that are not the server's domain vocabulary,
 //!    and the embedding cosine of the two descriptions.
-//! 3. **Veto** ([`super::verbs`]): opposing verbs (`read_x` / `write_x`), a reading against a
+//! 3. **Veto** ([`crate::text::verbs`]): opposing verbs (`read_x` / `write_x`), a reading against a
 //!    mutating leading verb (`get_x` / `update_x`), or `readOnlyHint` true against false: such a
 //!    pair is never confusable, whatever its score.
 //!
@@ -19,9 +19,9 @@ use ndarray::Array2;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::text::{self, name_terms, text_terms};
-use super::verbs;
 use crate::embed::cosine;
+use crate::text::terms::{self, name_terms, text_terms};
+use crate::text::verbs;
 use crate::tools::{Tool, ToolSet};
 
 /// How the affinity parts are mixed, and where flagging starts. Tuned on the corpus: on every
@@ -196,8 +196,8 @@ pub fn analyse(
         .iter()
         .map(|t| text_terms(t.description_text()))
         .collect();
-    let name_w = text::idf(&names);
-    let desc_w = text::idf(&descs);
+    let name_w = terms::idf(&names);
+    let desc_w = terms::idf(&descs);
     let mut out = PairAnalysis {
         weights,
         namespace,
@@ -227,11 +227,11 @@ pub fn analyse(
             }
             let edit = edit_similarity(&names[i], &names[j]);
             let (prefix, suffix) = affixes(&names[i], &names[j]);
-            let terms = text::weighted_jaccard(&names[i], &names[j], &name_w);
+            let terms = terms::weighted_jaccard(&names[i], &names[j], &name_w);
             let name = NAME_PARTS.edit * edit
                 + NAME_PARTS.ends * (prefix + suffix).min(1.0)
                 + NAME_PARTS.terms * terms;
-            let description = text::tfidf_cosine(&descs[i], &descs[j], &desc_w);
+            let description = terms::tfidf_cosine(&descs[i], &descs[j], &desc_w);
             let embedding = embeddings.map(|e| {
                 if a.description_text().trim().is_empty() || b.description_text().trim().is_empty()
                 {

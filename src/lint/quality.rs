@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::tools::{Tool, ToolSet, canon};
+use crate::canon;
+use crate::tools::{Tool, ToolSet};
 
 /// Deepest `$ref` chain / nesting followed; deeper schemas count as this deep.
 pub const MAX_DEPTH: usize = 10;
@@ -144,7 +145,7 @@ fn title_is_meaningful(t: &Tool) -> bool {
     let Some(title) = t.title.as_deref().filter(|x| !x.trim().is_empty()) else {
         return false;
     };
-    super::text::name_terms(title) != super::text::name_terms(&t.name)
+    crate::text::terms::name_terms(title) != crate::text::terms::name_terms(&t.name)
 }
 
 pub fn hard_gates(t: &Tool) -> Vec<&'static str> {

@@ -2,25 +2,22 @@
 //! like oasdiff's formatters. The JSON form reads back into the same model, so a later job (the
 //! fork-PR commenter) renders exactly what the gate measured.
 
-pub mod annotations;
-pub mod de;
 pub mod escape;
-pub mod json;
-pub mod markdown;
-pub mod sarif;
-pub mod terminal;
+pub mod render;
+pub mod stress;
 pub mod view;
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::check::{RouterInfo, SuiteInfo};
 use crate::diff::Diff;
 use crate::drift::Drift;
 use crate::gate::{CheckThresholds, Verdict};
 use crate::replay::Routing;
-use crate::tools::load::{Format, Loaded};
+use crate::route::RouterInfo;
+use crate::source::{Format, Loaded};
+use crate::suite::SuiteInfo;
 
 /// Bumped only on incompatible changes; additions keep the version.
 pub const SCHEMA_VERSION: u32 = 1;
@@ -56,6 +53,34 @@ impl Side {
     }
 }
 
+/// The subcommand that made a report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Command {
+    Diff,
+    Check,
+    Lint,
+}
+
+impl Command {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Command::Diff => "diff",
+            Command::Check => "check",
+            Command::Lint => "lint",
+        }
+    }
+}
+
+impl std::fmt::Display for Command {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The version written into every report.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+
 /// Where the report was made, when it was made in GitHub Actions. The fork-PR commenter reads
 /// it back to find the pull request and the sticky comment's marker.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -79,10 +104,9 @@ pub struct GithubContext {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Report {
     pub schema_version: u32,
-    #[serde(deserialize_with = "de::version")]
-    pub driftgate_version: de::Static,
-    #[serde(deserialize_with = "de::command")]
-    pub command: de::Static,
+    /// The driftgate version that wrote the report.
+    pub driftgate_version: String,
+    pub command: Command,
     pub verdict: Verdict,
     pub base: Side,
     pub head: Side,
@@ -126,28 +150,5 @@ impl Report {
             )));
         }
         Ok(report)
-    }
-}
-
-/// Output formats; each lives in its own file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum OutputFormat {
-    Terminal,
-    Json,
-    /// GitHub-flavoured Markdown (the PR comment and job summary body).
-    Markdown,
-    /// SARIF 2.1.0 for code scanning.
-    Sarif,
-    /// GitHub workflow-command annotations (`::error file=…,line=…::…`).
-    Annotations,
-}
-
-pub fn render(report: &Report, format: OutputFormat, color: bool) -> String {
-    match format {
-        OutputFormat::Terminal => terminal::render(report, color),
-        OutputFormat::Json => json::render(report),
-        OutputFormat::Markdown => markdown::render(report, &markdown::Options::default()),
-        OutputFormat::Sarif => sarif::render(report),
-        OutputFormat::Annotations => annotations::render(report),
     }
 }

@@ -6,6 +6,7 @@ use std::cmp::Ordering;
 use super::Report;
 use crate::diff::{Change, Severity, Status, ToolDiff};
 use crate::drift::ToolDrift;
+use crate::replay::Direction;
 use crate::replay::{Flip, ToolRouting};
 
 #[derive(Debug, Clone)]
@@ -156,8 +157,8 @@ pub fn flips(report: &Report) -> Vec<&Flip> {
     };
     let mut f: Vec<&Flip> = r.flips.iter().collect();
     f.sort_by(|a, b| {
-        (a.direction != "regressed")
-            .cmp(&(b.direction != "regressed"))
+        (a.direction != Direction::Regressed)
+            .cmp(&(b.direction != Direction::Regressed))
             .then(a.id.cmp(&b.id))
     });
     f

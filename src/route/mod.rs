@@ -1,56 +1,22 @@
 //! Routers: given a user message and a list of tools, which tool does the model call?
 //!
-//! One `Router` per provider behind a small trait. Providers only speak their wire format and
-//! report what came back; judging the answer (correct, wrong, hallucinated, …) is `replay`'s job,
-//! retrying is `retry`'s, caching is `cache`'s.
+//! Routers sit behind a small trait: the offline `semantic` router, and `provider` for every LLM
+//! the `llm` transport speaks. They only report what came back; judging the answer (correct,
+//! wrong, hallucinated, …) is `replay`'s job, retrying is `http::retry`'s, caching is `cache`'s.
 
-pub mod anthropic;
 pub mod cache;
-pub mod keys;
-pub mod openai;
-pub mod retry;
+pub mod provider;
 pub mod semantic;
 
-use std::time::Duration;
-
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
+use crate::http::Failure;
+use crate::llm::{Answer, Message, Sampling, ToolChoice, Usage};
 use crate::tools::Tool;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Message {
-    /// "user" or "assistant".
-    pub role: String,
-    pub content: String,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum ToolChoice {
-    /// The model may answer without a call (needed for `expect: none` cases).
-    Auto,
-    /// The model must call some tool.
-    Required,
-}
-
-/// Sampling parameters; part of the cache key.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Sampling {
-    pub temperature: f32,
-    pub seed: Option<u64>,
-    pub max_tokens: u32,
-}
-
-impl Default for Sampling {
-    fn default() -> Self {
-        Sampling {
-            temperature: 0.0,
-            seed: Some(0),
-            max_tokens: 256,
-        }
-    }
-}
+/// The system prompt sent to LLM routers, versioned in `prompts/`.
+pub const SYSTEM_PROMPT: &str = include_str!("../../prompts/router-system.v1.md");
+pub const SYSTEM_PROMPT_FILE: &str = "prompts/router-system.v1.md";
 
 /// One routing question, exactly as it will be sent.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,28 +32,6 @@ pub struct RouteRequest {
     pub repeat: u32,
 }
 
-/// What the model did.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "snake_case")]
-pub enum Answer {
-    /// The first tool call. `arguments` is `None` when they did not parse as a JSON object.
-    Call {
-        name: String,
-        arguments: Option<Value>,
-        raw_arguments: String,
-    },
-    /// A text answer with no tool call.
-    NoCall { text: String },
-    /// The provider answered, but the answer could not be read as a call or text.
-    Malformed { detail: String },
-}
-
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct Usage {
-    pub input_tokens: u64,
-    pub output_tokens: u64,
-}
-
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RouteResponse {
     pub answer: Answer,
@@ -96,33 +40,25 @@ pub struct RouteResponse {
     pub latency_ms: u64,
 }
 
-/// A failed request. `Transient` ones are retried (429, 5xx, timeouts, connection errors).
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-pub enum RouteError {
-    #[error("{message}")]
-    Transient {
-        message: String,
-        /// The server's `Retry-After`, when it sent one.
-        retry_after: Option<Duration>,
-    },
-    #[error("{0}")]
-    Fatal(String),
-}
-
-impl RouteError {
-    /// The same error with `prefix: ` before its message (which provider, which host).
-    pub fn with_prefix(self, prefix: &str) -> RouteError {
-        match self {
-            RouteError::Transient {
-                message,
-                retry_after,
-            } => RouteError::Transient {
-                message: format!("{prefix}: {message}"),
-                retry_after,
-            },
-            RouteError::Fatal(message) => RouteError::Fatal(format!("{prefix}: {message}")),
-        }
-    }
+/// Which router measured, with what: part of the report, so a reader can reproduce the run.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RouterInfo {
+    pub kind: String,
+    pub model: String,
+    pub host: String,
+    pub system_prompt: String,
+    pub system_prompt_sha256: String,
+    pub tool_choice: ToolChoice,
+    pub repeats: u32,
+    pub temperature: f32,
+    pub seed: Option<u64>,
+    pub distractor_tools: usize,
+    /// USD per million input/output tokens, when the user gave prices (never guessed).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub price_per_mtok: Option<[f64; 2]>,
+    /// Tokens the provider reported × prices, both sides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub estimated_cost_usd: Option<f64>,
 }
 
 #[async_trait::async_trait]
@@ -132,5 +68,5 @@ pub trait Router: Send + Sync {
     fn model(&self) -> &str;
     /// Host of the endpoint (no path, no credentials): part of the cache key.
     fn endpoint_host(&self) -> String;
-    async fn route(&self, req: &RouteRequest) -> Result<RouteResponse, RouteError>;
+    async fn route(&self, req: &RouteRequest) -> Result<RouteResponse, Failure>;
 }

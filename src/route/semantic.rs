@@ -11,8 +11,10 @@ use std::time::Instant;
 
 use ndarray::Array1;
 
-use super::{Answer, RouteError, RouteRequest, RouteResponse, Router, ToolChoice};
+use super::{RouteRequest, RouteResponse, Router};
 use crate::embed::{Embedder, cosine};
+use crate::http::Failure;
+use crate::llm::{Answer, ToolChoice};
 
 /// Below this cosine between prompt and best tool, `auto` answers with no call. Calibrated on the
 /// calendar example and the server-filesystem suite: on-topic prompts score ≥ 0.3 against their
@@ -40,7 +42,7 @@ impl SemanticRouter {
         }
     }
 
-    async fn vectors(&self, texts: &[String]) -> Result<Vec<Array1<f32>>, RouteError> {
+    async fn vectors(&self, texts: &[String]) -> Result<Vec<Array1<f32>>, Failure> {
         let mut memo = self.memo.lock().await;
         let mut missing: Vec<String> = texts
             .iter()
@@ -54,7 +56,7 @@ impl SemanticRouter {
                 .embedder
                 .embed(&missing)
                 .await
-                .map_err(|e| RouteError::Fatal(format!("embedding failed: {e}")))?;
+                .map_err(|e| Failure::Fatal(format!("embedding failed: {e}")))?;
             for (t, row) in missing.into_iter().zip(rows.rows()) {
                 memo.insert(t, row.to_owned());
             }
@@ -74,7 +76,7 @@ impl Router for SemanticRouter {
     fn endpoint_host(&self) -> String {
         "local".into()
     }
-    async fn route(&self, req: &RouteRequest) -> Result<RouteResponse, RouteError> {
+    async fn route(&self, req: &RouteRequest) -> Result<RouteResponse, Failure> {
         let started = Instant::now();
         let query = req
             .messages

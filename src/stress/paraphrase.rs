@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::perturb::Paraphrase;
 use crate::error::Result;
-use crate::llm::{JsonLlm, JsonTask};
+use crate::llm::json::{JsonLlm, JsonTask};
 use crate::tools::{Tool, ToolSet};
 
 /// The system prompt, versioned in `prompts/` (its sha256 is in the report).

@@ -6,6 +6,8 @@
 
 use serde_json::{Map, Value, json};
 
+use crate::text::tokens::{ellipsis, name_tokens, split_first_sentence};
+use crate::text::verbs::{self, NOT_VERBS};
 use crate::tools::{Tool, ToolSet};
 
 /// What a perturbation sees besides the tool itself.
@@ -204,35 +206,6 @@ impl Perturbation for Jargonier {
 
 // ---- reordered ----------------------------------------------------------------------------------
 
-/// First words that are not verbs: a description starting with them has no leading verb to move.
-pub(crate) const NOT_VERBS: &[&str] = &[
-    "a",
-    "an",
-    "the",
-    "this",
-    "these",
-    "that",
-    "those",
-    "it",
-    "its",
-    "for",
-    "in",
-    "to",
-    "with",
-    "when",
-    "if",
-    "use",
-    "all",
-    "each",
-    "every",
-    "some",
-    "any",
-    "one",
-    "tool",
-    "note",
-    "deprecated",
-];
-
 /// Particles that belong to the verb ("search for files") and would dangle after the move.
 const PARTICLES: &[&str] = &["for", "up", "out", "about"];
 
@@ -297,34 +270,6 @@ impl Perturbation for Reordered {
 
 // ---- inverted polarity --------------------------------------------------------------------------
 
-/// Near-opposite verb pairs, used in both directions. A verb may have several; the one a sibling
-/// tool uses is preferred, because that is the confusion that costs a wrong call.
-pub const OPPOSITES: &[(&str, &str)] = &[
-    ("schedule", "reschedule"),
-    ("schedule", "cancel"),
-    ("book", "cancel"),
-    ("add", "remove"),
-    ("create", "delete"),
-    ("insert", "delete"),
-    ("read", "write"),
-    ("get", "set"),
-    ("open", "close"),
-    ("enable", "disable"),
-    ("start", "stop"),
-    ("lock", "unlock"),
-    ("upload", "download"),
-    ("import", "export"),
-    ("push", "pull"),
-    ("send", "receive"),
-    ("show", "hide"),
-    ("include", "exclude"),
-    ("allow", "deny"),
-    ("attach", "detach"),
-    ("subscribe", "unsubscribe"),
-    ("archive", "unarchive"),
-    ("move", "copy"),
-];
-
 pub struct InvertedPolarity;
 
 /// The swap to make for `tool`: (from, to, whether a sibling's name uses `to`).
@@ -337,9 +282,8 @@ pub fn polarity_swap(tool: &Tool, tools: &ToolSet) -> Option<(&'static str, &'st
         .filter(|t| t.name != tool.name)
         .flat_map(|t| name_tokens(&t.name))
         .collect();
-    let candidates: Vec<(&'static str, &'static str)> = OPPOSITES
-        .iter()
-        .flat_map(|&(a, b)| [(a, b), (b, a)])
+    let candidates: Vec<(&'static str, &'static str)> = verbs::perturbing()
+        .flat_map(|(a, b)| [(a, b), (b, a)])
         .filter(|(from, _)| {
             own.iter().any(|t| t == from) || find_phrase(&desc, from, true).is_some()
         })
@@ -589,46 +533,6 @@ pub fn tidy(text: &str) -> String {
     joined.trim().to_string()
 }
 
-/// The first sentence (through its period) and the rest (with its leading space).
-pub fn split_first_sentence(text: &str) -> (&str, &str) {
-    let bytes = text.as_bytes();
-    for (i, &b) in bytes.iter().enumerate() {
-        let next = bytes.get(i + 1);
-        if b == b'\n' {
-            return (&text[..i], &text[i..]);
-        }
-        if matches!(b, b'.' | b'!' | b'?') && next.is_none_or(|n| n.is_ascii_whitespace()) {
-            return (&text[..=i], &text[i + 1..]);
-        }
-    }
-    (text, "")
-}
-
-/// Lower-case tokens of a tool name: `read_text_file`, `read-text-file`, `readTextFile`.
-pub fn name_tokens(name: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    let mut cur = String::new();
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if !c.is_alphanumeric() {
-            if !cur.is_empty() {
-                out.push(std::mem::take(&mut cur).to_lowercase());
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower && !cur.is_empty() {
-            out.push(std::mem::take(&mut cur).to_lowercase());
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        cur.push(c);
-    }
-    if !cur.is_empty() {
-        out.push(cur.to_lowercase());
-    }
-    out
-}
-
 /// `name` with the token `from` replaced by `to`, separators and case style kept.
 pub fn rename_token(name: &str, from: &str, to: &str) -> Option<String> {
     let mut out = String::new();
@@ -673,14 +577,6 @@ fn quoted(items: &[&str]) -> String {
         .map(|s| format!("\"{s}\""))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-pub fn ellipsis(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_string();
-    }
-    let cut: String = s.chars().take(max.saturating_sub(1)).collect();
-    format!("{}…", cut.trim_end())
 }
 
 #[cfg(test)]

@@ -6,8 +6,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::canon::{hash, sorted};
 use super::{Tool, ToolSet, expected};
+use crate::canon::{hash, sorted};
 use crate::error::{Error, Result};
 
 /// The key that identifies a lockfile, and its format version.
@@ -138,7 +138,7 @@ pub fn parse(value: &Value, source: &str) -> Result<ToolSet> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::load::{Format, parse_text};
+    use crate::source::{Format, parse_text};
 
     fn set() -> ToolSet {
         let v = json!([

@@ -3,9 +3,6 @@
 //! A `Tool` keeps the fields the spec names and every other field it finds, so a vendor key or
 //! `_meta` edit is diffed rather than silently dropped.
 
-pub mod canon;
-pub mod live;
-pub mod load;
 pub mod lock;
 
 use serde_json::{Map, Value};

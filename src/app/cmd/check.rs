@@ -1,0 +1,103 @@
+//! `driftgate check`: the gate.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::app::args::{GateArgs, GithubArgs, LiveArgs, OutputArgs, RouterArgs, SidesArgs};
+use crate::app::console::{Progress, Terminal};
+use crate::app::settings::RouterSettings;
+use crate::app::{config, output, settings, sides};
+use crate::error::{Error, Result};
+use crate::job::check::{self, CheckInputs, ReplayInputs};
+use crate::report::Command;
+use crate::source::{self, Spec};
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// Base tool set (file, REV:PATH, lockfile).
+    #[arg(long, conflicts_with = "tools")]
+    pub base: Option<String>,
+    /// Head tool set (file, REV:PATH, lockfile).
+    #[arg(long, conflicts_with = "tools")]
+    pub head: Option<String>,
+    #[command(flatten)]
+    pub sides: SidesArgs,
+    /// Routing suite (YAML or JSONL); see docs/suite.schema.json.
+    #[arg(long, value_name = "FILE")]
+    pub suite: Option<PathBuf>,
+    /// Measure with the head suite even if the PR changed it (default: the base suite).
+    #[arg(long)]
+    pub use_head_suite: bool,
+    /// Extra tools offered with every case (e.g. other servers' tools), so the realistic crowd is present.
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub distractors: Vec<String>,
+    #[command(flatten)]
+    pub router: RouterArgs,
+    #[command(flatten)]
+    pub gate: GateArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+    #[command(flatten)]
+    pub live: LiveArgs,
+    #[command(flatten)]
+    pub github: GithubArgs,
+}
+
+pub async fn run(a: CheckArgs) -> Result<i32> {
+    let cfg = config::load(a.gate.config.as_deref())?;
+    let thresholds = settings::thresholds(&a.gate, &cfg)?;
+    let (base_spec, head_spec) = sides::side_specs(a.base.as_ref(), a.head.as_ref(), &a.sides)?;
+    let suite_path = a.suite.clone().or(cfg.suite.path.clone()).ok_or_else(|| {
+        Error::Usage("check needs --suite FILE (or suite.path in driftgate.toml)".into())
+    })?;
+    let base_rev = sides::base_revision(&base_spec, &a.sides);
+    let suite = crate::suite::choose_suite(
+        &suite_path,
+        base_rev.as_deref(),
+        a.use_head_suite || cfg.suite.use_head_suite.unwrap_or(false),
+    )?;
+    let (base, head) = sides::load_sides(&base_spec, &head_spec, &a.live).await?;
+    let live = settings::live(&a.live)?;
+    let mut packs = Vec::new();
+    let pack_files = a.distractors.iter().cloned().chain(
+        cfg.suite
+            .distractors
+            .iter()
+            .map(|p| p.display().to_string()),
+    );
+    for f in pack_files {
+        packs.extend(source::load(&Spec::parse(&f), &live).await?.tools.tools);
+    }
+    let cache = settings::cache(&a.gate.cache, &cfg);
+    let embedder = match a.gate.no_embed {
+        true => None,
+        false => Some(settings::embedder(&a.gate.embed, &cache)?),
+    };
+    let r = RouterSettings::resolve(&a.router, &cfg)?;
+    let router = r.router(embedder.clone())?;
+    let config = r.replay(router.kind() == "semantic", 4);
+    let console = Terminal::new(Progress::detect());
+    let inputs = CheckInputs {
+        base,
+        head,
+        thresholds,
+        embedder,
+        replay: Some(ReplayInputs {
+            suite,
+            router,
+            cache,
+            config,
+            packs,
+            price_per_mtok: r.prices,
+        }),
+        notes: Vec::new(),
+    };
+    let mut report = check::run(Command::Check, inputs, &console).await?;
+    let actions = settings::actions();
+    let publish = settings::publish(&a.github, &actions);
+    crate::github::attach(&mut report, &publish, &actions);
+    output::emit(&report, &a.out, &console)?;
+    crate::github::publish(&report, &publish, &actions, &console).await;
+    Ok(report.verdict.exit_code())
+}

@@ -1,0 +1,58 @@
+//! `driftgate diff OLD NEW`.
+
+use clap::Args;
+
+use crate::app::args::{GateArgs, GithubArgs, LiveArgs, OutputArgs, SidesArgs};
+use crate::app::console::{Progress, Terminal};
+use crate::app::{config, output, settings, sides};
+use crate::error::Result;
+use crate::job::check::{self, CheckInputs};
+use crate::report::Command;
+
+#[derive(Debug, Args)]
+pub struct DiffArgs {
+    /// Base tool set: a file, REV:PATH, or a lockfile. Omit with --tools to compare a file across refs.
+    #[arg(conflicts_with = "tools")]
+    pub old: Option<String>,
+    /// Head tool set: a file, REV:PATH, or a lockfile.
+    #[arg(conflicts_with = "tools")]
+    pub new: Option<String>,
+    #[command(flatten)]
+    pub sides: SidesArgs,
+    #[command(flatten)]
+    pub gate: GateArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+    #[command(flatten)]
+    pub live: LiveArgs,
+    #[command(flatten)]
+    pub github: GithubArgs,
+}
+
+pub async fn run(a: DiffArgs) -> Result<i32> {
+    let cfg = config::load(a.gate.config.as_deref())?;
+    let thresholds = settings::thresholds(&a.gate, &cfg)?;
+    let (base_spec, head_spec) = sides::side_specs(a.old.as_ref(), a.new.as_ref(), &a.sides)?;
+    let (base, head) = sides::load_sides(&base_spec, &head_spec, &a.live).await?;
+    let cache = settings::cache(&a.gate.cache, &cfg);
+    let embedder = match a.gate.no_embed {
+        true => None,
+        false => Some(settings::embedder(&a.gate.embed, &cache)?),
+    };
+    let console = Terminal::new(Progress::detect());
+    let inputs = CheckInputs {
+        base,
+        head,
+        thresholds,
+        embedder,
+        replay: None,
+        notes: Vec::new(),
+    };
+    let mut report = check::run(Command::Diff, inputs, &console).await?;
+    let actions = settings::actions();
+    let publish = settings::publish(&a.github, &actions);
+    crate::github::attach(&mut report, &publish, &actions);
+    output::emit(&report, &a.out, &console)?;
+    crate::github::publish(&report, &publish, &actions, &console).await;
+    Ok(report.verdict.exit_code())
+}

@@ -1,0 +1,101 @@
+//! `driftgate lock`: write (or `--check`) a lockfile.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::app::args::LiveArgs;
+use crate::app::console::{Progress, Terminal};
+use crate::app::{output, settings, sides};
+use crate::console::Console;
+use crate::diff;
+use crate::error::{Error, Result, exit};
+use crate::report::escape;
+use crate::source::{self, Spec};
+use crate::tools::lock::{self, LockMeta};
+
+#[derive(Debug, Args)]
+pub struct LockArgs {
+    /// Tools file (any accepted shape) to lock; or use --server-cmd / --server-url.
+    #[arg(required_unless_present_any = ["server_cmd", "server_url"], conflicts_with_all = ["server_cmd", "server_url"])]
+    pub tools: Option<String>,
+    /// Spawn this MCP server (stdio) and lock what it lists.
+    #[arg(long, value_name = "CMD", conflicts_with = "server_url")]
+    pub server_cmd: Option<String>,
+    /// Lock a streamable-HTTP MCP server.
+    #[arg(long, value_name = "URL")]
+    pub server_url: Option<String>,
+    /// Where to write the lockfile (default: stdout).
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Do not write: compare with the existing lockfile at --output and exit 1 if it is stale.
+    #[arg(long, requires = "output")]
+    pub check: bool,
+    #[command(flatten)]
+    pub live: LiveArgs,
+}
+
+pub async fn run(a: LockArgs) -> Result<i32> {
+    let opts = settings::live(&a.live)?;
+    let spec = sides::side_spec(a.tools.as_ref(), &a.server_cmd, &a.server_url, "")?;
+    let mut meta = LockMeta::default();
+    let loaded = match &spec {
+        Spec::ServerCmd(c) => {
+            let cap = source::live::list_tools_stdio(c, &opts).await?;
+            meta.server_name = cap.server_name.clone();
+            meta.server_version = cap.server_version.clone();
+            source::from_capture(spec.label(), cap)?
+        }
+        Spec::ServerUrl(u) => {
+            let cap = source::live::list_tools_http(u, &opts).await?;
+            meta.server_name = cap.server_name.clone();
+            meta.server_version = cap.server_version.clone();
+            source::from_capture(spec.label(), cap)?
+        }
+        other => source::load(other, &opts).await?,
+    };
+    let console = Terminal::new(Progress::Off);
+    let text = lock::render(&loaded.tools, &meta);
+    match (&a.output, a.check) {
+        (Some(path), true) => {
+            let old_text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+            let label = path.display().to_string();
+            let (old, _) = source::parse_text(&old_text, &label)?;
+            let d = diff::diff(&old, &loaded.tools);
+            if d.tools.is_empty() {
+                console.note(&format!(
+                    "{label}: up to date ({} tools)",
+                    loaded.tools.len()
+                ));
+                Ok(exit::PASS)
+            } else {
+                console.note(&format!(
+                    "{label}: stale, {} tool(s) differ:",
+                    d.tools.len()
+                ));
+                for (t, c) in d.changes() {
+                    console.note(&format!(
+                        "  {} {} {}",
+                        c.severity.as_str(),
+                        escape::cell(&t.name, 40),
+                        c.rule
+                    ));
+                }
+                Ok(exit::FAIL)
+            }
+        }
+        (Some(path), false) => {
+            output::write(path, &text)?;
+            console.note(&format!(
+                "wrote {} ({} tools)",
+                path.display(),
+                loaded.tools.len()
+            ));
+            Ok(exit::PASS)
+        }
+        (None, _) => {
+            console.out(&text);
+            Ok(exit::PASS)
+        }
+    }
+}

@@ -1,0 +1,180 @@
+//! `driftgate stress`.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::app::args::{CacheArgs, Color, EmbedArgs, LiveArgs, RouterArgs};
+use crate::app::console::{Progress, Terminal};
+use crate::app::settings::RouterSettings;
+use crate::app::{config, output, settings};
+use crate::choice::Choice;
+use crate::error::{Error, Result, exit};
+use crate::job;
+use crate::job::stress::StressInputs;
+use crate::report::render::{Format, Options};
+use crate::report::stress::ParaphraseInfo;
+use crate::route::Router;
+use crate::source::{self, Spec};
+use crate::stress;
+use crate::stress::perturb::{self, Perturbation};
+
+#[derive(Debug, Args)]
+pub struct StressArgs {
+    /// Tool set to stress: a file, REV:PATH or a lockfile.
+    #[arg(long, value_name = "PATH", required_unless_present = "server_cmd")]
+    pub tools: Option<String>,
+    /// Or take the tools from a live MCP server (stdio).
+    #[arg(long, value_name = "CMD", conflicts_with = "tools")]
+    pub server_cmd: Option<String>,
+    /// Routing suite (YAML or JSONL).
+    #[arg(long, value_name = "FILE")]
+    pub suite: Option<PathBuf>,
+    /// Perturbations to apply (comma-separated) [default: all: terser,jargonier,reordered,inverted,optional-param].
+    #[arg(long = "perturb", value_name = "ID", value_delimiter = ',')]
+    pub perturb: Vec<String>,
+    /// Perturb only this tool (repeatable) [default: every tool].
+    #[arg(long = "tool", value_name = "NAME")]
+    pub only: Vec<String>,
+    /// Jargon table for `jargonier`: a YAML/JSON map {plain phrase: jargon}, replacing the default.
+    #[arg(long, value_name = "FILE")]
+    pub jargon: Option<PathBuf>,
+    /// Also apply N meaning-preserving rewrites per tool drafted by the configured model
+    /// (--model/--base-url; prompt in prompts/paraphrase.v1.md).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub llm_paraphrase: u32,
+    /// Extra tools offered with every case (other servers' tools).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub distractors: Vec<String>,
+    #[command(flatten)]
+    pub router: RouterArgs,
+    /// Config file (default: ./driftgate.toml when present).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub cache: CacheArgs,
+    #[command(flatten)]
+    pub embed: EmbedArgs,
+    /// Output format: terminal, json, or markdown (a fragility table for docs and PR comments).
+    #[arg(long, value_parser = stress_format(), default_value = "terminal")]
+    pub format: Format,
+    /// Write the rendered report to FILE instead of stdout.
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Also write the JSON report to FILE.
+    #[arg(long = "json-out", value_name = "FILE")]
+    pub json_out: Option<PathBuf>,
+    /// Colour: auto honours NO_COLOR and colours only a terminal.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub color: Color,
+    #[command(flatten)]
+    pub live: LiveArgs,
+}
+
+pub async fn run(a: StressArgs) -> Result<i32> {
+    let cfg = config::load(a.config.as_deref())?;
+    let suite_path = a.suite.clone().or(cfg.suite.path.clone()).ok_or_else(|| {
+        Error::Usage("stress needs --suite FILE (or suite.path in driftgate.toml)".into())
+    })?;
+    let suite = crate::suite::load(&suite_path)?;
+    let spec = match (&a.tools, &a.server_cmd) {
+        (_, Some(cmd)) => Spec::ServerCmd(cmd.clone()),
+        (Some(t), None) => Spec::parse(t),
+        (None, None) => return Err(Error::Usage("stress needs --tools PATH".into())),
+    };
+    let opts = settings::live(&a.live)?;
+    let loaded = source::load(&spec, &opts).await?;
+    if let Some(missing) = a.only.iter().find(|n| loaded.tools.get(n).is_none()) {
+        return Err(Error::Usage(format!(
+            "--tool {missing}: no such tool in {} (tools: {})",
+            loaded.label,
+            loaded.tools.names().join(", ")
+        )));
+    }
+    let mut packs = Vec::new();
+    for f in a.distractors.iter().cloned().chain(
+        cfg.suite
+            .distractors
+            .iter()
+            .map(|p| p.display().to_string()),
+    ) {
+        packs.extend(source::load(&Spec::parse(&f), &opts).await?.tools.tools);
+    }
+    let jargon = a.jargon.as_deref().map(stress::load_jargon).transpose()?;
+    let mut perturbations = stress::select(perturb::builtin(jargon), &a.perturb)?;
+    let cache = settings::cache(&a.cache, &cfg);
+    let r = RouterSettings::resolve(&a.router, &cfg)?;
+    let console = Terminal::new(Progress::Off);
+
+    let mut paraphrase = None;
+    if a.llm_paraphrase > 0 {
+        let llm = r.drafter("--llm-paraphrase", &cache)?;
+        let drafted =
+            stress::paraphrase::draft(&llm, &loaded.tools, &a.only, a.llm_paraphrase, true).await?;
+        perturbations.extend(
+            drafted
+                .into_iter()
+                .map(|p| Box::new(p) as Box<dyn Perturbation>),
+        );
+        paraphrase = Some((
+            ParaphraseInfo {
+                model: llm.model().to_string(),
+                host: llm.host().to_string(),
+                prompt: stress::paraphrase::PROMPT_FILE.into(),
+                prompt_sha256: crate::canon::hash_str(stress::paraphrase::PROMPT),
+                per_tool: a.llm_paraphrase,
+            },
+            llm.stats(),
+        ));
+    }
+    if perturbations.is_empty() {
+        return Err(Error::Usage("no perturbation selected".into()));
+    }
+
+    let embedder = settings::embedder(&a.embed, &cache)?;
+    let router: Box<dyn Router> = r.router(Some(embedder))?;
+    // The semantic router is local CPU work: parallel requests only embed the same new tool
+    // text several times over (measured 2.6× the CPU on the filesystem corpus).
+    let semantic = router.kind() == "semantic";
+    let rcfg = r.replay(semantic, if semantic { 1 } else { 4 });
+    let report = job::stress::stress(
+        StressInputs {
+            loaded: &loaded,
+            suite: &suite,
+            packs: &packs,
+            perturbations: &perturbations,
+            only: &a.only,
+            router: router.as_ref(),
+            cache: &cache,
+            config: &rcfg,
+            paraphrase,
+        },
+        &console,
+    )
+    .await;
+    let opts = Options {
+        color: output::use_color(a.color, a.output.is_some()),
+    };
+    let text = a
+        .format
+        .renderer()
+        .stress(&report, &opts)
+        .expect("--format offers only formats that render the stress report");
+    if let Some(p) = &a.json_out {
+        output::write(p, &crate::report::render::json::stress(&report))?;
+    }
+    output::deliver(a.output.as_deref(), &text, &console)?;
+    Ok(if report.incomplete() {
+        exit::INCOMPLETE
+    } else {
+        exit::PASS
+    })
+}
+
+/// The formats that render the stress report.
+fn stress_format() -> impl clap::builder::TypedValueParser<Value = Format> {
+    clap::builder::TypedValueParser::map(
+        clap::builder::PossibleValuesParser::new(["terminal", "json", "markdown"]),
+        |name| Format::from_name(&name).expect("a registered format"),
+    )
+}

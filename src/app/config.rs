@@ -1,0 +1,176 @@
+//! `driftgate.toml`: thresholds and router settings as data. Command-line flags override it.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::diff::Severity;
+use crate::error::{Error, Result};
+use crate::llm::ToolChoice;
+
+pub const DEFAULT_FILE: &str = "driftgate.toml";
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    #[serde(default)]
+    pub gate: GateConfig,
+    #[serde(default)]
+    pub router: RouterConfig,
+    #[serde(default)]
+    pub suite: SuiteConfig,
+    #[serde(default)]
+    pub cache: CacheConfig,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct GateConfig {
+    pub fail_on: Option<Severity>,
+    pub cosine_floor: Option<f64>,
+    pub tolerance: Option<f64>,
+    pub require_significance: Option<f64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum RouterKind {
+    Semantic,
+    Openai,
+    Anthropic,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RouterConfig {
+    pub kind: Option<RouterKind>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub api_key_env: Option<String>,
+    pub tool_choice: Option<ToolChoice>,
+    pub repeats: Option<u32>,
+    pub temperature: Option<f32>,
+    pub seed: Option<u64>,
+    pub concurrency: Option<usize>,
+    pub timeout_secs: Option<u64>,
+    /// Attempts per request, including the first.
+    pub max_attempts: Option<u32>,
+    pub none_threshold: Option<f32>,
+    pub azure_api_version: Option<String>,
+    /// USD per million input tokens, for the cost estimate.
+    pub price_input_per_mtok: Option<f64>,
+    /// USD per million output tokens, for the cost estimate.
+    pub price_output_per_mtok: Option<f64>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SuiteConfig {
+    pub path: Option<PathBuf>,
+    #[serde(default)]
+    pub distractors: Vec<PathBuf>,
+    pub use_head_suite: Option<bool>,
+}
+
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct CacheConfig {
+    pub dir: Option<PathBuf>,
+}
+
+/// Load `path`, or `driftgate.toml` in the current directory when it exists, or defaults.
+pub fn load(path: Option<&Path>) -> Result<Config> {
+    let (path, required) = match path {
+        Some(p) => (p.to_path_buf(), true),
+        None => (PathBuf::from(DEFAULT_FILE), false),
+    };
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => {
+            return Ok(Config::default());
+        }
+        Err(e) => return Err(Error::io(&path, e)),
+    };
+    let cfg: Config = toml::from_str(&text).map_err(|e| {
+        let (line, column) = e
+            .span()
+            .map(|s| {
+                let before = &text[..s.start.min(text.len())];
+                (
+                    before.matches('\n').count() + 1,
+                    s.start - before.rfind('\n').map_or(0, |i| i + 1) + 1,
+                )
+            })
+            .unwrap_or((0, 0));
+        Error::Usage(format!(
+            "{}: invalid TOML at line {line}, column {column}: {}",
+            path.display(),
+            e.message()
+        ))
+    })?;
+    validate(&cfg, &path)?;
+    Ok(cfg)
+}
+
+fn validate(cfg: &Config, path: &Path) -> Result<()> {
+    let bad = |key: &str, why: &str| Err(Error::Usage(format!("{}: {key}: {why}", path.display())));
+    if let Some(f) = cfg.gate.cosine_floor
+        && !(0.0..=1.0).contains(&f)
+    {
+        return bad("gate.cosine_floor", "expected a number between 0 and 1");
+    }
+    if let Some(t) = cfg.gate.tolerance
+        && !(0.0..=1.0).contains(&t)
+    {
+        return bad(
+            "gate.tolerance",
+            "expected a fraction between 0 and 1 (0.02 = 2 points)",
+        );
+    }
+    if let Some(a) = cfg.gate.require_significance
+        && !(a > 0.0 && a < 1.0)
+    {
+        return bad(
+            "gate.require_significance",
+            "expected an alpha strictly between 0 and 1",
+        );
+    }
+    if cfg.router.repeats == Some(0) {
+        return bad("router.repeats", "expected at least 1");
+    }
+    if cfg.router.max_attempts == Some(0) {
+        return bad("router.max_attempts", "expected at least 1");
+    }
+    if cfg.router.timeout_secs == Some(0) {
+        return bad("router.timeout_secs", "expected at least 1 second");
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_rejects_with_location() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("d.toml");
+        std::fs::write(&p, "[gate]\ncosine_floor = 0.9\nfail_on = \"breaking\"\n[router]\nkind = \"openai\"\nrepeats = 3\n").unwrap();
+        let c = load(Some(&p)).unwrap();
+        assert_eq!(c.gate.fail_on, Some(Severity::Breaking));
+        assert_eq!(c.router.kind, Some(RouterKind::Openai));
+        std::fs::write(&p, "[gate]\ncosine_flor = 0.9\n").unwrap();
+        let e = load(Some(&p)).unwrap_err().to_string();
+        assert!(
+            e.contains("line 2") && e.contains("unknown field `cosine_flor`"),
+            "{e}"
+        );
+        std::fs::write(&p, "[gate]\ntolerance = 2\n").unwrap();
+        let e = load(Some(&p)).unwrap_err().to_string();
+        assert!(
+            e.ends_with("gate.tolerance: expected a fraction between 0 and 1 (0.02 = 2 points)"),
+            "{e}"
+        );
+        assert!(load(Some(&dir.path().join("missing.toml"))).is_err());
+    }
+}

@@ -1,0 +1,93 @@
+//! The terminal side of `crate::console::Console`: notes to stderr, documents to stdout, and
+//! progress as a bar on an interactive terminal or a plain line every 25 steps in CI logs.
+
+use std::collections::HashMap;
+use std::io::{IsTerminal, Write};
+use std::sync::Mutex;
+
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::console::Console;
+
+/// How progress is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Progress {
+    /// A bar per run (an interactive terminal).
+    Bar,
+    /// "label: n/total answers" every 25 steps (CI logs).
+    Lines,
+    /// Nothing.
+    Off,
+}
+
+impl Progress {
+    /// A bar on an interactive stderr outside CI, else lines.
+    pub fn detect() -> Progress {
+        if std::io::stderr().is_terminal() && std::env::var_os("CI").is_none() {
+            Progress::Bar
+        } else {
+            Progress::Lines
+        }
+    }
+}
+
+pub struct Terminal {
+    progress: Progress,
+    bars: Mutex<HashMap<String, ProgressBar>>,
+}
+
+impl Terminal {
+    pub fn new(progress: Progress) -> Terminal {
+        Terminal {
+            progress,
+            bars: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn bar(&self, label: &str, total: u64) -> ProgressBar {
+        let mut bars = self.bars.lock().expect("bars");
+        bars.entry(label.to_string())
+            .or_insert_with(|| {
+                let bar = ProgressBar::new(total);
+                bar.set_style(
+                    ProgressStyle::with_template("{prefix:>6} [{bar:30}] {pos}/{len} {elapsed}")
+                        .unwrap_or_else(|_| ProgressStyle::default_bar())
+                        .progress_chars("=> "),
+                );
+                bar.set_prefix(label.to_string());
+                bar
+            })
+            .clone()
+    }
+}
+
+impl Console for Terminal {
+    fn note(&self, message: &str) {
+        eprintln!("{message}");
+    }
+
+    fn out(&self, text: &str) {
+        let mut out = std::io::stdout().lock();
+        let _ = out.write_all(text.as_bytes());
+        let _ = out.flush();
+    }
+
+    fn progress(&self, label: &str, done: u64, total: u64) {
+        match self.progress {
+            Progress::Off => {}
+            Progress::Lines => {
+                if done % 25 == 0 || done == total {
+                    eprintln!("driftgate: {label}: {done}/{total} answers");
+                }
+            }
+            Progress::Bar => {
+                let bar = self.bar(label, total);
+                bar.set_position(done);
+                if done >= total {
+                    bar.finish_and_clear();
+                    self.bars.lock().expect("bars").remove(label);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! The command line: the only layer that knows clap, reads the environment and prints. `main`
+//! parses, and `run` dispatches to one module per subcommand (`cmd/`), which resolves flags into
+//! settings (`settings`), calls the library, and writes the result (`output`).
+
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+pub mod args;
+pub mod cmd;
+pub mod config;
+pub mod console;
+pub mod output;
+pub mod settings;
+pub mod sides;
+
+use clap::{Parser, Subcommand};
+
+use crate::error::{Result, exit};
+
+pub const EXIT_CODES: &str = "\
+Exit codes:
+  0  pass: nothing crossed a threshold
+  1  gate failed: a change at or above --fail-on, a description below --cosine-floor, or a
+     routing drop beyond --tolerance
+  2  usage or input error (bad flag, unreadable or malformed file)
+  3  incomplete: a measurement could not be made (e.g. the server did not answer); never a pass";
+
+#[derive(Debug, Parser)]
+#[command(name = "driftgate", version, about = "CI gate for MCP tool-definition drift", after_help = EXIT_CODES)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Compare two tool sets: classify every change by the severity law, measure meaning drift.
+    #[command(after_help = EXIT_CODES)]
+    Diff(Box<cmd::diff::DiffArgs>),
+    /// The gate: diff + meaning drift + paired routing replay of a frozen suite at base and head.
+    #[command(after_help = EXIT_CODES)]
+    Check(Box<cmd::check::CheckArgs>),
+    /// Write a lockfile (canonical definitions + hashes) from a live server or a tools file.
+    #[command(after_help = EXIT_CODES)]
+    Lock(cmd::lock::LockArgs),
+    /// Embed stdin, one text per line; prints one JSON array of vectors (one per line).
+    Embed(args::EmbedArgs),
+    /// Static analysis of one tool set: confusable pairs, definition quality, hard gates.
+    #[command(after_help = cmd::lint::EXIT_CODES)]
+    Lint(Box<cmd::lint::LintArgs>),
+    /// Post a JSON report as the sticky PR comment (the `workflow_run` job for fork PRs).
+    Comment(cmd::comment::CommentArgs),
+    /// Perturb each tool with harmless-looking edits and replay the suite: which descriptions sit
+    /// on a knife-edge?
+    Stress(Box<cmd::stress::StressArgs>),
+    /// Draft a routing suite (`suite init`) or validate one against a tools file (`suite check`).
+    Suite(cmd::suite::SuiteArgs),
+}
+
+pub async fn run(cli: Cli) -> Result<i32> {
+    match cli.command {
+        Command::Diff(a) => cmd::diff::run(*a).await,
+        Command::Check(a) => cmd::check::run(*a).await,
+        Command::Lock(a) => cmd::lock::run(a).await,
+        Command::Embed(a) => cmd::embed::run(a).await,
+        Command::Lint(a) => cmd::lint::run(*a).await,
+        Command::Comment(a) => cmd::comment::run(a).await,
+        Command::Stress(a) => cmd::stress::run(*a).await,
+        Command::Suite(a) => cmd::suite::run(a).await,
+    }
+}
+
+/// The process: parse, run on a fresh runtime, print the error, exit with its code.
+pub fn main() -> i32 {
+    let cli = Cli::parse();
+    let rt = match tokio::runtime::Runtime::new() {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            return exit::INCOMPLETE;
+        }
+    };
+    let code = match rt.block_on(run(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e}");
+            e.exit_code()
+        }
+    };
+    // Do not wait for lingering child-process reapers or HTTP pools.
+    rt.shutdown_timeout(std::time::Duration::from_millis(200));
+    code
+}

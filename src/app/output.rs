@@ -1,0 +1,51 @@
+//! Writing what a command produced: to a file (atomically) or stdout, in colour only when it
+//! goes to a terminal that wants it.
+
+use std::io::IsTerminal;
+use std::path::Path;
+
+use crate::app::args::{Color, OutputArgs};
+use crate::console::Console;
+use crate::error::{Error, Result};
+use crate::report::Report;
+use crate::report::render::{self, Format, Options};
+
+/// Colour on: `always`; `auto` honours NO_COLOR and colours only a terminal.
+pub fn use_color(c: Color, to_file: bool) -> bool {
+    match c {
+        Color::Always => true,
+        Color::Never => false,
+        Color::Auto => {
+            !to_file
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                && std::io::stdout().is_terminal()
+        }
+    }
+}
+
+pub fn write(path: &Path, text: &str) -> Result<()> {
+    crate::fs::write_atomic(path, text.as_bytes()).map_err(|e| Error::io(path, e))
+}
+
+/// `text` to `path`, or to stdout.
+pub fn deliver(path: Option<&Path>, text: &str, console: &dyn Console) -> Result<()> {
+    match path {
+        Some(p) => write(p, text),
+        None => {
+            console.out(text);
+            Ok(())
+        }
+    }
+}
+
+/// The report in the chosen format (and the JSON beside it when asked).
+pub fn emit(report: &Report, out: &OutputArgs, console: &dyn Console) -> Result<()> {
+    let opts = Options {
+        color: use_color(out.color, out.output.is_some()),
+    };
+    let text = render::render(report, out.format, &opts);
+    if let Some(path) = &out.json_out {
+        write(path, &render::render(report, Format::Json, &opts))?;
+    }
+    deliver(out.output.as_deref(), &text, console)
+}

@@ -1,0 +1,456 @@
+//! Flags, `driftgate.toml` and defaults, resolved once into the settings the library takes
+//! (`flag.or(config).unwrap_or(default)` lives here and nowhere else), and the environment read
+//! for keys and the Actions runner.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::app::args::{
+    CacheArgs, EmbedArgs, EmbedderChoice, GateArgs, GithubArgs, LiveArgs, RouterArgs,
+};
+use crate::app::config::{Config, RouterKind};
+use crate::cache::Cache;
+use crate::embed::{DEFAULT_BASE_URL, Embedder, EmbedderKind};
+use crate::error::{Error, Result};
+use crate::gate::CheckThresholds;
+use crate::github::{Actions, Publish};
+use crate::http::retry::RetryPolicy;
+use crate::http::secret::Secret;
+use crate::llm::json::JsonLlm;
+use crate::llm::{Chat, Sampling, ToolChoice};
+use crate::replay::ReplayConfig;
+use crate::route::provider::ProviderRouter;
+use crate::route::semantic::{DEFAULT_NONE_THRESHOLD, SemanticRouter};
+use crate::route::{Router, SYSTEM_PROMPT};
+use crate::source::live::LiveOptions;
+
+/// Where `--router openai` looks for its key unless `--api-key-env` names another variable.
+pub const OPENAI_KEY_ENV: &str = "OPENAI_API_KEY";
+/// Where `--router anthropic` looks for its key unless `--api-key-env` names another variable.
+pub const ANTHROPIC_KEY_ENV: &str = "ANTHROPIC_API_KEY";
+/// The default cache directory, relative to the working directory.
+pub const DEFAULT_CACHE_DIR: &str = ".driftgate/cache";
+
+/// An environment variable, `None` when unset or empty.
+pub fn env(name: &str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+/// The key in environment variable `env_name`; `None` when unset, empty or not UTF-8.
+///
+/// Keys are never taken from flags or config files: those end up in shell history, CI logs and
+/// commits.
+pub fn load_key(env_name: &str) -> Option<Secret> {
+    key_from_env_value(std::env::var_os(env_name))
+}
+
+fn key_from_env_value(value: Option<std::ffi::OsString>) -> Option<Secret> {
+    let secret = Secret::new(value?.into_string().ok()?);
+    (!secret.is_empty()).then_some(secret)
+}
+
+/// The gate's thresholds: flags over `[gate]` over defaults, each checked.
+pub fn thresholds(g: &GateArgs, cfg: &Config) -> Result<CheckThresholds> {
+    let d = CheckThresholds::default();
+    let t = CheckThresholds {
+        fail_on: g.fail_on.or(cfg.gate.fail_on).unwrap_or(d.fail_on),
+        cosine_floor: g
+            .cosine_floor
+            .or(cfg.gate.cosine_floor)
+            .unwrap_or(d.cosine_floor),
+        tolerance: g.tolerance.or(cfg.gate.tolerance).unwrap_or(d.tolerance),
+        require_significance: g.require_significance.or(cfg.gate.require_significance),
+    };
+    if !(0.0..=1.0).contains(&t.cosine_floor) {
+        return Err(Error::Usage(format!(
+            "--cosine-floor {}: expected a number between 0 and 1",
+            t.cosine_floor
+        )));
+    }
+    if !(0.0..=1.0).contains(&t.tolerance) {
+        return Err(Error::Usage(format!(
+            "--tolerance {}: expected a fraction between 0 and 1 (0.02 = 2 points)",
+            t.tolerance
+        )));
+    }
+    if let Some(a) = t.require_significance
+        && !(a > 0.0 && a < 1.0)
+    {
+        return Err(Error::Usage(format!(
+            "--require-significance {a}: expected an alpha strictly between 0 and 1"
+        )));
+    }
+    Ok(t)
+}
+
+/// The disk cache: `--no-cache` turns it off; else the flag, `[cache] dir`, or the default.
+pub fn cache(c: &CacheArgs, cfg: &Config) -> Cache {
+    if c.no_cache {
+        return Cache::off();
+    }
+    Cache::new(Some(
+        c.cache_dir
+            .clone()
+            .or(cfg.cache.dir.clone())
+            .unwrap_or_else(|| PathBuf::from(DEFAULT_CACHE_DIR)),
+    ))
+}
+
+/// Which embedder the flags select (the key read from its variable now).
+pub fn embedder_kind(e: &EmbedArgs) -> Result<EmbedderKind> {
+    match e.embedder {
+        EmbedderChoice::Minilm => {
+            if e.embed_base_url.is_some() || e.embed_model.is_some() {
+                return Err(Error::Usage(
+                    "--embed-base-url/--embed-model need --embedder openai".into(),
+                ));
+            }
+            Ok(EmbedderKind::MiniLm)
+        }
+        EmbedderChoice::Openai => Ok(EmbedderKind::OpenAi {
+            base_url: e
+                .embed_base_url
+                .clone()
+                .unwrap_or_else(|| DEFAULT_BASE_URL.to_string()),
+            model: e
+                .embed_model
+                .clone()
+                .ok_or_else(|| Error::Usage("--embedder openai needs --embed-model".into()))?,
+            key: load_key(&e.embed_api_key_env),
+        }),
+    }
+}
+
+/// The embedder, memoised in `cache` when it is on.
+pub fn embedder(e: &EmbedArgs, cache: &Cache) -> Result<Arc<dyn Embedder>> {
+    let kind = embedder_kind(e)?;
+    Ok(if cache.is_on() {
+        Arc::new(kind.build_cached(cache)?)
+    } else {
+        Arc::from(kind.build()?)
+    })
+}
+
+/// `--server-env`, `--server-header`, `--timeout`.
+pub fn live(l: &LiveArgs) -> Result<LiveOptions> {
+    let env = l
+        .server_env
+        .iter()
+        .map(|kv| match kv.split_once('=') {
+            Some((k, v)) => Ok((k.to_string(), v.to_string())),
+            None => std::env::var(kv).map(|v| (kv.clone(), v)).map_err(|_| {
+                Error::Usage(format!("--server-env {kv}: not set in the environment"))
+            }),
+        })
+        .collect::<Result<_>>()?;
+    let headers = l
+        .server_header
+        .iter()
+        .map(|h| {
+            h.split_once(':')
+                .map(|(k, v)| (k.trim().to_string(), v.trim().to_string()))
+                .ok_or_else(|| {
+                    Error::Usage(format!("--server-header {h:?}: expected \"Name: value\""))
+                })
+        })
+        .collect::<Result<_>>()?;
+    Ok(LiveOptions {
+        timeout: Duration::from_secs(l.timeout),
+        env,
+        headers,
+    })
+}
+
+/// Router settings: flags over `[router]` over defaults.
+#[derive(Debug, Clone)]
+pub struct RouterSettings {
+    /// `None`: neither the flag nor the config named one (the semantic default).
+    pub kind: Option<RouterKind>,
+    pub model: Option<String>,
+    pub base_url: Option<String>,
+    pub key_env: Option<String>,
+    pub azure_api_version: Option<String>,
+    pub tool_choice: ToolChoice,
+    pub repeats: u32,
+    pub temperature: f32,
+    pub seed: u64,
+    /// `None`: the command's default.
+    pub concurrency: Option<usize>,
+    pub timeout: Duration,
+    pub max_attempts: u32,
+    pub none_threshold: f32,
+    pub prices: Option<[f64; 2]>,
+}
+
+impl RouterSettings {
+    pub fn resolve(r: &RouterArgs, cfg: &Config) -> Result<RouterSettings> {
+        let c = &cfg.router;
+        let repeats = r.repeats.or(c.repeats).unwrap_or(1);
+        if repeats == 0 {
+            return Err(Error::Usage("--repeats must be at least 1".into()));
+        }
+        let timeout = r.request_timeout.or(c.timeout_secs).unwrap_or(120);
+        if timeout == 0 {
+            return Err(Error::Usage(
+                "--request-timeout 0: expected at least 1 second".into(),
+            ));
+        }
+        Ok(RouterSettings {
+            kind: r.router.or(c.kind),
+            model: r.model.clone().or(c.model.clone()),
+            base_url: r.base_url.clone().or(c.base_url.clone()),
+            key_env: r.api_key_env.clone().or(c.api_key_env.clone()),
+            azure_api_version: r.azure_api_version.clone().or(c.azure_api_version.clone()),
+            tool_choice: r.tool_choice.or(c.tool_choice).unwrap_or(ToolChoice::Auto),
+            repeats,
+            temperature: r.temperature.or(c.temperature).unwrap_or(0.0),
+            seed: r.seed.or(c.seed).unwrap_or(0),
+            concurrency: r.concurrency.or(c.concurrency),
+            timeout: Duration::from_secs(timeout),
+            max_attempts: r.max_attempts.or(c.max_attempts).unwrap_or(4).max(1),
+            none_threshold: r
+                .none_threshold
+                .or(c.none_threshold)
+                .unwrap_or(DEFAULT_NONE_THRESHOLD),
+            prices: r
+                .price_input
+                .or(c.price_input_per_mtok)
+                .zip(r.price_output.or(c.price_output_per_mtok))
+                .map(|(i, o)| [i, o]),
+        })
+    }
+
+    pub fn kind(&self) -> RouterKind {
+        self.kind.unwrap_or(RouterKind::Semantic)
+    }
+
+    pub fn retry(&self) -> RetryPolicy {
+        RetryPolicy {
+            max_attempts: self.max_attempts,
+            ..RetryPolicy::default()
+        }
+    }
+
+    /// The chat endpoint the settings name; `what` says who needs it in errors.
+    fn chat(&self, anthropic: bool, what: &str) -> Result<Chat> {
+        let model = self.model.clone().ok_or_else(|| {
+            Error::Usage(if what.starts_with("--router") {
+                format!("{what} needs --model")
+            } else {
+                format!(
+                    "{what} needs a model: --model M (and --base-url URL for a local server such as llama.cpp)"
+                )
+            })
+        })?;
+        let default_env = if anthropic {
+            ANTHROPIC_KEY_ENV
+        } else {
+            OPENAI_KEY_ENV
+        };
+        let env_name = self.key_env.clone().unwrap_or_else(|| default_env.into());
+        let key = load_key(&env_name);
+        if key.is_none() && self.base_url.is_none() {
+            return Err(Error::Usage(if anthropic {
+                format!("{what} needs the key in ${env_name}")
+            } else {
+                format!(
+                    "{what} against the OpenAI API needs the key in ${env_name} (or --base-url for a local server)"
+                )
+            }));
+        }
+        let base = self.base_url.as_deref();
+        if anthropic {
+            return Chat::anthropic(base, &model, key, self.timeout);
+        }
+        let chat = Chat::openai(base, &model, key, self.timeout)?;
+        match &self.azure_api_version {
+            Some(v) => chat.azure(v),
+            None => Ok(chat),
+        }
+    }
+
+    /// The router the settings name. The semantic router embeds with `embedder` (the bundled
+    /// model when none is given).
+    pub fn router(&self, embedder: Option<Arc<dyn Embedder>>) -> Result<Box<dyn Router>> {
+        Ok(match self.kind() {
+            RouterKind::Semantic => {
+                let e = match embedder {
+                    Some(e) => e,
+                    None => Arc::from(EmbedderKind::MiniLm.build()?),
+                };
+                Box::new(SemanticRouter::new(e, self.none_threshold))
+            }
+            RouterKind::Openai => {
+                Box::new(ProviderRouter::new(self.chat(false, "--router openai")?))
+            }
+            RouterKind::Anthropic => {
+                Box::new(ProviderRouter::new(self.chat(true, "--router anthropic")?))
+            }
+        })
+    }
+
+    /// The drafting model for `what` (`--llm-paraphrase`, `suite init --llm`): the router
+    /// settings' model, on Anthropic when the router is `anthropic`, else any OpenAI-compatible
+    /// endpoint. The replay router may be `semantic`: its model flags then name the drafter.
+    pub fn drafter(&self, what: &str, cache: &Cache) -> Result<JsonLlm> {
+        let chat = self.chat(self.kind() == RouterKind::Anthropic, what)?;
+        let mut llm = JsonLlm::new(chat).with_cache(cache);
+        llm.sampling.temperature = self.temperature;
+        llm.sampling.seed = Some(self.seed);
+        llm.retry.max_attempts = self.max_attempts;
+        Ok(llm)
+    }
+
+    /// Replay settings; `concurrency` is the command's default when no flag or config sets it.
+    pub fn replay(&self, semantic: bool, concurrency: usize) -> ReplayConfig {
+        ReplayConfig {
+            system_prompt: if semantic {
+                String::new()
+            } else {
+                SYSTEM_PROMPT.to_string()
+            },
+            tool_choice: self.tool_choice,
+            sampling: Sampling {
+                temperature: self.temperature,
+                seed: Some(self.seed),
+                max_tokens: 256,
+            },
+            repeats: self.repeats,
+            concurrency: self.concurrency.unwrap_or(concurrency).max(1),
+            seed: self.seed,
+            retry: self.retry(),
+        }
+    }
+}
+
+/// The Actions runner's environment.
+pub fn actions() -> Actions {
+    Actions {
+        active: env("GITHUB_ACTIONS").as_deref() == Some("true"),
+        repository: env("GITHUB_REPOSITORY"),
+        event_name: env("GITHUB_EVENT_NAME"),
+        event_path: env("GITHUB_EVENT_PATH").map(PathBuf::from),
+        workflow: env("GITHUB_WORKFLOW"),
+        job: env("GITHUB_JOB"),
+        server_url: env("GITHUB_SERVER_URL"),
+        run_id: env("GITHUB_RUN_ID"),
+        api_url: env("GITHUB_API_URL"),
+        step_summary: env("GITHUB_STEP_SUMMARY").map(PathBuf::from),
+        output: env("GITHUB_OUTPUT").map(PathBuf::from),
+        max_wait: env("DRIFTGATE_GITHUB_MAX_WAIT")
+            .and_then(|s| s.parse().ok())
+            .map(Duration::from_secs)
+            .unwrap_or(crate::github::api::DEFAULT_MAX_WAIT),
+    }
+}
+
+/// What to publish, from `--github`/`--no-github` and the runner.
+pub fn publish(g: &GithubArgs, actions: &Actions) -> Publish {
+    Publish {
+        enabled: g.github || (!g.no_github && actions.active),
+        comment: g.comment,
+        token: env(&g.github_token_env).map(Secret::new),
+        token_env: g.github_token_env.clone(),
+        report_path: g.report_path.clone(),
+        report_url: g.report_url.clone(),
+        annotations: g.annotations,
+    }
+}
+
+/// The pull request's base, as GitHub Actions describes it.
+pub fn default_base_ref() -> Option<String> {
+    if let Ok(path) = std::env::var("GITHUB_EVENT_PATH")
+        && let Ok(text) = std::fs::read_to_string(path)
+        && let Ok(ev) = serde_json::from_str::<serde_json::Value>(&text)
+        && let Some(sha) = ev
+            .pointer("/pull_request/base/sha")
+            .and_then(|v| v.as_str())
+    {
+        return Some(sha.to_string());
+    }
+    env("GITHUB_BASE_REF").map(|b| format!("origin/{b}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[test]
+    fn args_to_kind() {
+        #[derive(clap::Parser)]
+        struct T {
+            #[command(flatten)]
+            e: EmbedArgs,
+        }
+        let k = |v: &[&str]| T::try_parse_from(std::iter::once("t").chain(v.iter().copied()));
+        assert_eq!(
+            embedder_kind(&k(&[]).unwrap().e).unwrap(),
+            EmbedderKind::MiniLm
+        );
+        let o = k(&[
+            "--embedder",
+            "openai",
+            "--embed-model",
+            "m",
+            "--embed-api-key-env",
+            "DRIFTGATE_TEST_SURELY_UNSET_KEY_VARIABLE",
+        ])
+        .unwrap();
+        assert_eq!(
+            embedder_kind(&o.e).unwrap(),
+            EmbedderKind::OpenAi {
+                base_url: DEFAULT_BASE_URL.into(),
+                model: "m".into(),
+                key: None,
+            }
+        );
+        let no_model = k(&["--embedder", "openai"]).unwrap();
+        assert!(matches!(embedder_kind(&no_model.e), Err(Error::Usage(_))));
+        let stray = k(&["--embed-model", "m"]).unwrap();
+        assert!(matches!(embedder_kind(&stray.e), Err(Error::Usage(_))));
+    }
+
+    #[test]
+    fn env_values_empty_or_not_utf8_are_no_key() {
+        assert_eq!(key_from_env_value(None), None);
+        assert_eq!(key_from_env_value(Some("".into())), None);
+        assert_eq!(key_from_env_value(Some(" \n".into())), None);
+        assert_eq!(
+            key_from_env_value(Some("abc\n".into())).unwrap().expose(),
+            "abc"
+        );
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStringExt;
+            assert_eq!(
+                key_from_env_value(Some(std::ffi::OsString::from_vec(vec![0xff, 0x61]))),
+                None
+            );
+        }
+        assert_eq!(load_key("DRIFTGATE_TEST_SURELY_UNSET_KEY_VARIABLE"), None);
+    }
+
+    #[test]
+    fn router_flags_override_the_config_and_zero_is_refused() {
+        #[derive(clap::Parser)]
+        struct T {
+            #[command(flatten)]
+            r: RouterArgs,
+        }
+        let mut cfg = Config::default();
+        cfg.router.max_attempts = Some(7);
+        cfg.router.seed = Some(3);
+        let t = T::parse_from(["t", "--seed", "9"]);
+        let s = RouterSettings::resolve(&t.r, &cfg).unwrap();
+        assert_eq!((s.max_attempts, s.seed), (7, 9));
+        let t = T::parse_from(["t", "--request-timeout", "0"]);
+        assert!(matches!(
+            RouterSettings::resolve(&t.r, &cfg),
+            Err(Error::Usage(_))
+        ));
+        let t = T::parse_from(["t", "--repeats", "0"]);
+        assert!(RouterSettings::resolve(&t.r, &cfg).is_err());
+    }
+}

@@ -1,0 +1,158 @@
+//! The check job: load both sides, diff, measure meaning drift, replay the suite at base and head,
+//! and build the one `Report`. The CLI only fills in `CheckInputs`.
+
+use std::sync::Arc;
+
+use crate::cache::Cache;
+use crate::console::Console;
+use crate::diff::{self, Severity};
+use crate::drift::{self, Drift};
+use crate::embed::Embedder;
+use crate::error::Result;
+use crate::gate::{self, CheckThresholds};
+use crate::replay::{self, ReplayConfig, Replayer};
+use crate::report::{self, Command, Report, Side};
+use crate::route::{Router, RouterInfo, SYSTEM_PROMPT_FILE};
+use crate::source::Loaded;
+use crate::suite::{self, SuiteChoice};
+use crate::tools::Tool;
+
+pub struct CheckInputs {
+    pub base: Loaded,
+    pub head: Loaded,
+    pub thresholds: CheckThresholds,
+    /// `None` skips meaning drift (`--no-embed`).
+    pub embedder: Option<Arc<dyn Embedder>>,
+    /// `None` skips the replay (plain `diff`).
+    pub replay: Option<ReplayInputs>,
+    pub notes: Vec<String>,
+}
+
+pub struct ReplayInputs {
+    pub suite: SuiteChoice,
+    pub router: Box<dyn Router>,
+    pub cache: Cache,
+    pub config: ReplayConfig,
+    pub packs: Vec<Tool>,
+    pub price_per_mtok: Option<[f64; 2]>,
+}
+
+/// Run `diff` (no replay) or `check`; progress goes to `console`.
+pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -> Result<Report> {
+    let CheckInputs {
+        base,
+        head,
+        thresholds,
+        embedder,
+        replay,
+        mut notes,
+    } = inputs;
+    let d = diff::diff(&base.tools, &head.tools);
+    let drift: Option<Drift> = match &embedder {
+        Some(e) => Some(
+            drift::measure(
+                &d,
+                &base.tools,
+                &head.tools,
+                e.as_ref(),
+                thresholds.cosine_floor,
+            )
+            .await?,
+        ),
+        None => None,
+    };
+    let (routing, suite_info, router_info) = match replay {
+        None => (None, None, None),
+        Some(r) => {
+            if let Some(n) = &r.suite.note {
+                notes.push(n.clone());
+            }
+            for problem in suite::validate_against(&r.suite.suite, &base.tools) {
+                notes.push(format!("suite vs base tools: {problem}"));
+            }
+            let replayer =
+                Replayer::new(r.router.as_ref(), &r.cache, &r.config).with_console(console);
+            let base_run = replayer
+                .run_side("base", &r.suite.suite, &base.tools, &r.packs)
+                .await;
+            let head_run = replayer
+                .run_side("head", &r.suite.suite, &head.tools, &r.packs)
+                .await;
+            let routing = replay::compare(&r.suite.suite, &base_run, &head_run, r.config.seed);
+            let info = RouterInfo {
+                kind: r.router.kind().to_string(),
+                model: r.router.model().to_string(),
+                host: r.router.endpoint_host(),
+                system_prompt: if r.config.system_prompt.is_empty() {
+                    "(none)".into()
+                } else {
+                    SYSTEM_PROMPT_FILE.into()
+                },
+                system_prompt_sha256: crate::canon::hash_str(&r.config.system_prompt),
+                tool_choice: r.config.tool_choice,
+                repeats: r.config.repeats,
+                temperature: r.config.sampling.temperature,
+                seed: r.config.sampling.seed,
+                distractor_tools: r.packs.len(),
+                price_per_mtok: r.price_per_mtok,
+                estimated_cost_usd: r.price_per_mtok.map(|[i, o]| {
+                    let u = replay::total_usage(&routing);
+                    (u.input_tokens as f64 * i + u.output_tokens as f64 * o) / 1e6
+                }),
+            };
+            (Some(routing), Some(r.suite.info.clone()), Some(info))
+        }
+    };
+    // Lint is a heuristic: reported (what the PR introduced or fixed), never part of the verdict.
+    let lint = match command {
+        Command::Check => {
+            Some(crate::lint::check_delta(&d, &base.tools, &head.tools, embedder.as_deref()).await?)
+        }
+        Command::Diff | Command::Lint => None,
+    };
+    let verdict = gate::check_verdict(&d, drift.as_ref(), routing.as_ref(), &thresholds);
+    Ok(Report {
+        schema_version: report::SCHEMA_VERSION,
+        driftgate_version: report::VERSION.to_string(),
+        command,
+        verdict,
+        base: Side::of(&base),
+        head: Side::of(&head),
+        thresholds,
+        diff: d,
+        drift,
+        routing,
+        suite: suite_info,
+        router: router_info,
+        notes,
+        lint,
+        github: None,
+    })
+}
+
+/// A diff report without meaning drift (no embedder): pure and synchronous, for tests and tools.
+pub fn diff_report(base: &Loaded, head: &Loaded, fail_on: Severity) -> Report {
+    let d = diff::diff(&base.tools, &head.tools);
+    let thresholds = CheckThresholds {
+        fail_on,
+        ..CheckThresholds::default()
+    };
+    let verdict = gate::check_verdict(&d, None, None, &thresholds);
+    Report {
+        schema_version: report::SCHEMA_VERSION,
+        driftgate_version: report::VERSION.to_string(),
+        command: Command::Diff,
+        verdict,
+        base: Side::of(base),
+        head: Side::of(head),
+        thresholds,
+        diff: d,
+        drift: None,
+        routing: None,
+        suite: None,
+        router: None,
+        notes: Vec::new(),
+        lint: None,
+        github: None,
+    }
+}

@@ -1,0 +1,4 @@
+//! Jobs: whole commands as library functions, from loaded inputs to one report.
+
+pub mod check;
+pub mod stress;

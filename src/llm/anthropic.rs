@@ -1,0 +1,201 @@
+//! Anthropic Messages API: `POST {base}/v1/messages` with `tools`.
+//!
+//! Differences from Chat Completions that matter here: the system prompt is a top-level field,
+//! tools carry `input_schema` directly, "must call a tool" is `tool_choice: {type: "any"}`, tool
+//! input arrives as a JSON object (not a string), there is no `seed` and no `response_format`,
+//! and 529 means overloaded.
+
+use serde_json::{Map, Value, json};
+
+use super::{Answer, ChatRequest, ToolChoice, Usage, f32_json, reply_json};
+use crate::http::secret::clean_message;
+use crate::http::{self, Failure, Reply};
+
+pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
+/// The Messages API version pinned by header; newer versions may change the wire format.
+pub const API_VERSION: &str = "2023-06-01";
+
+/// The exact JSON body sent for `req`.
+pub fn body(model: &str, req: &ChatRequest<'_>) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    body.insert("max_tokens".into(), json!(req.sampling.max_tokens));
+    if !req.system.is_empty() {
+        body.insert("system".into(), json!(req.system));
+    }
+    let messages = req
+        .messages
+        .iter()
+        .map(|m| json!({"role": m.role, "content": m.content}))
+        .collect();
+    body.insert("messages".into(), Value::Array(messages));
+    // `tool_choice` without tools is rejected; with no tools the answer can only be text.
+    if !req.tools.is_empty() {
+        let tools = req
+            .tools
+            .iter()
+            .map(|t| {
+                let mut tool = Map::new();
+                tool.insert("name".into(), json!(t.name));
+                if let Some(d) = &t.description {
+                    tool.insert("description".into(), json!(d));
+                }
+                tool.insert("input_schema".into(), t.input_schema.clone());
+                Value::Object(tool)
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+        let choice = match req.tool_choice {
+            ToolChoice::Auto => "auto",
+            ToolChoice::Required => "any",
+        };
+        body.insert("tool_choice".into(), json!({"type": choice}));
+    }
+    body.insert("temperature".into(), f32_json(req.sampling.temperature));
+    Value::Object(body)
+}
+
+/// The answer and usage of a reply; a non-success status is a failure.
+pub(super) fn read(reply: &Reply) -> Result<(Answer, Option<Usage>), Failure> {
+    if !reply.status.is_success() {
+        return Err(http::http_error(reply));
+    }
+    Ok(match reply_json(reply) {
+        Ok(v) => (read_answer(&v), read_usage(&v)),
+        Err(malformed) => (malformed, None),
+    })
+}
+
+/// The first `tool_use` block, else the text blocks joined.
+pub fn read_answer(value: &Value) -> Answer {
+    if value.get("type").and_then(Value::as_str) == Some("error") {
+        return Answer::Malformed {
+            detail: format!(
+                "error in a successful response: {}",
+                http::provider_error_message(&value.to_string())
+            ),
+        };
+    }
+    let Some(blocks) = value.get("content").and_then(Value::as_array) else {
+        return Answer::Malformed {
+            detail: format!(
+                "no content array in the response: {}",
+                clean_message(&value.to_string(), &[])
+            ),
+        };
+    };
+    let tool_use = blocks
+        .iter()
+        .find(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"));
+    if let Some(block) = tool_use {
+        let Some(name) = block.get("name").and_then(Value::as_str) else {
+            return Answer::Malformed {
+                detail: "tool_use block without a name".into(),
+            };
+        };
+        let input = block.get("input").cloned().unwrap_or(Value::Null);
+        return Answer::Call {
+            name: name.to_string(),
+            raw_arguments: if input.is_null() {
+                String::new()
+            } else {
+                input.to_string()
+            },
+            arguments: Some(input).filter(Value::is_object),
+        };
+    }
+    let text = blocks
+        .iter()
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
+        .filter_map(|b| b.get("text").and_then(Value::as_str))
+        .collect();
+    Answer::NoCall { text }
+}
+
+/// Input tokens include prompt-cache reads and writes: all of them were read by the model.
+fn read_usage(value: &Value) -> Option<Usage> {
+    let usage = value.get("usage")?;
+    let count = |k: &str| usage.get(k).and_then(Value::as_u64);
+    Some(Usage {
+        input_tokens: count("input_tokens")?
+            + count("cache_creation_input_tokens").unwrap_or(0)
+            + count("cache_read_input_tokens").unwrap_or(0),
+        output_tokens: count("output_tokens")?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_tool_use_block_wins_over_text() {
+        let v = json!({"content":[
+            {"type":"text","text":"Let me look."},
+            {"type":"tool_use","id":"toolu_1","name":"read_file","input":{"path":"a"}},
+            {"type":"tool_use","id":"toolu_2","name":"write_file","input":{}}]});
+        assert_eq!(
+            read_answer(&v),
+            Answer::Call {
+                name: "read_file".into(),
+                arguments: Some(json!({"path":"a"})),
+                raw_arguments: "{\"path\":\"a\"}".into()
+            }
+        );
+    }
+
+    #[test]
+    fn text_blocks_are_joined_and_other_blocks_ignored() {
+        let v = json!({"content":[
+            {"type":"thinking","thinking":"hmm"},
+            {"type":"text","text":"Hello"},
+            {"type":"text","text":" there"}]});
+        assert_eq!(
+            read_answer(&v),
+            Answer::NoCall {
+                text: "Hello there".into()
+            }
+        );
+        assert_eq!(
+            read_answer(&json!({"content": []})),
+            Answer::NoCall { text: "".into() }
+        );
+    }
+
+    #[test]
+    fn non_object_input_is_kept_raw() {
+        let v = json!({"content":[{"type":"tool_use","name":"f","input":"{oops"}]});
+        assert_eq!(
+            read_answer(&v),
+            Answer::Call {
+                name: "f".into(),
+                arguments: None,
+                raw_arguments: "\"{oops\"".into()
+            }
+        );
+    }
+
+    #[test]
+    fn error_and_shapeless_bodies_are_malformed() {
+        for v in [
+            json!({"type":"error","error":{"type":"api_error","message":"boom"}}),
+            json!({"id":"msg_1"}),
+            json!({"content":[{"type":"tool_use","input":{}}]}),
+        ] {
+            assert!(matches!(read_answer(&v), Answer::Malformed { .. }), "{v}");
+        }
+    }
+
+    #[test]
+    fn usage_counts_cache_tokens_as_input() {
+        let v = json!({"usage":{"input_tokens":10,"cache_read_input_tokens":5,"output_tokens":2}});
+        assert_eq!(
+            read_usage(&v),
+            Some(Usage {
+                input_tokens: 15,
+                output_tokens: 2
+            })
+        );
+        assert_eq!(read_usage(&json!({"usage":{"output_tokens":2}})), None);
+    }
+}

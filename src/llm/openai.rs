@@ -1,0 +1,286 @@
+//! OpenAI-compatible Chat Completions: api.openai.com, Azure OpenAI, llama.cpp's `llama-server`,
+//! vLLM, Ollama and the other servers that speak `POST …/chat/completions` with `tools`.
+//!
+//! llama.cpp quirk: when the model's output does not fit the tool-call format, `llama-server`
+//! answers HTTP 500 "The model produced output that does not match the expected … format" (seen
+//! with `tool_choice: "auto"` on chit-chat prompts). That is the model failing, not the server:
+//! at temperature 0 a retry returns the same 500, so it is reported as `Answer::Malformed` and
+//! never retried. Any other 500 stays a transient server error.
+
+use serde_json::{Map, Value, json};
+
+use super::{Answer, ChatRequest, ToolChoice, Usage, f32_json, reply_json};
+use crate::http::secret::clean_message;
+use crate::http::{self, Failure, Reply};
+
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
+
+/// The exact JSON body sent for `req`.
+pub fn body(model: &str, req: &ChatRequest<'_>) -> Value {
+    let mut messages = Vec::with_capacity(req.messages.len() + 1);
+    if !req.system.is_empty() {
+        messages.push(json!({"role": "system", "content": req.system}));
+    }
+    for m in req.messages {
+        messages.push(json!({"role": m.role, "content": m.content}));
+    }
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model));
+    body.insert("messages".into(), Value::Array(messages));
+    // OpenAI rejects an empty `tools` array and a `tool_choice` without tools; a side with no
+    // tools left is still a valid question (the answer can only be text).
+    if !req.tools.is_empty() {
+        let tools = req
+            .tools
+            .iter()
+            .map(|t| {
+                let mut function = Map::new();
+                function.insert("name".into(), json!(t.name));
+                if let Some(d) = &t.description {
+                    function.insert("description".into(), json!(d));
+                }
+                function.insert("parameters".into(), t.input_schema.clone());
+                json!({"type": "function", "function": function})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+        let choice = match req.tool_choice {
+            ToolChoice::Auto => "auto",
+            ToolChoice::Required => "required",
+        };
+        body.insert("tool_choice".into(), json!(choice));
+        // Only the first call is read; asking for one keeps models from splitting intent.
+        // llama.cpp accepts the field too (measured, see docs/llm-server.md).
+        body.insert("parallel_tool_calls".into(), json!(false));
+    }
+    body.insert("temperature".into(), f32_json(req.sampling.temperature));
+    if let Some(seed) = req.sampling.seed {
+        body.insert("seed".into(), json!(seed));
+    }
+    body.insert("max_tokens".into(), json!(req.sampling.max_tokens));
+    if let Some((name, schema)) = req.json_schema {
+        body.insert(
+            "response_format".into(),
+            json!({
+                "type": "json_schema",
+                "json_schema": {"name": name, "strict": true, "schema": schema},
+            }),
+        );
+    }
+    Value::Object(body)
+}
+
+/// The answer and usage of a reply: a failure for a non-success status (except llama.cpp's
+/// unparsed tool call, which is the model's answer).
+pub(super) fn read(reply: &Reply) -> Result<(Answer, Option<Usage>), Failure> {
+    if !reply.status.is_success() {
+        if let Some(detail) = llama_unparsed_output(reply) {
+            return Ok((Answer::Malformed { detail }, None));
+        }
+        return Err(http::http_error(reply));
+    }
+    Ok(match reply_json(reply) {
+        Ok(v) => (read_answer(&v), read_usage(&v)),
+        Err(malformed) => (malformed, None),
+    })
+}
+
+/// `Some(detail)` when `reply` is llama.cpp's HTTP 500 for model output it could not parse as a
+/// tool call (see the module docs); `None` for every other failure.
+fn llama_unparsed_output(reply: &Reply) -> Option<String> {
+    if reply.status.as_u16() != 500 {
+        return None;
+    }
+    let message = http::provider_error_message(&reply.body);
+    let unparsed = message.contains("does not match the expected")
+        || message.contains("Failed to parse tool call arguments");
+    unparsed.then(|| {
+        format!("the server could not read the model's output as a tool call (HTTP 500): {message}")
+    })
+}
+
+/// `choices[0].message`: its first tool call, else its text.
+pub fn read_answer(value: &Value) -> Answer {
+    let malformed = |detail: String| Answer::Malformed { detail };
+    let Some(choice) = value
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|c| c.first())
+    else {
+        // Some proxies answer 200 with an error body.
+        return match value.get("error") {
+            Some(_) => malformed(format!(
+                "error in a successful response: {}",
+                http::provider_error_message(&value.to_string())
+            )),
+            None => malformed(format!(
+                "no choices[0] in the response: {}",
+                clean_message(&value.to_string(), &[])
+            )),
+        };
+    };
+    let Some(message) = choice.get("message").filter(|m| m.is_object()) else {
+        return malformed("choices[0] has no message object".into());
+    };
+    let first_call = message
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .and_then(|calls| calls.first());
+    if let Some(call) = first_call {
+        return read_call(call.get("function").unwrap_or(&Value::Null));
+    }
+    // The pre-`tools` API, still spoken by some compatible servers.
+    if let Some(call) = message.get("function_call").filter(|c| c.is_object()) {
+        return read_call(call);
+    }
+    match message.get("content") {
+        Some(Value::String(s)) => Answer::NoCall { text: s.clone() },
+        Some(Value::Array(parts)) => Answer::NoCall {
+            text: parts
+                .iter()
+                .filter_map(|p| p.get("text").and_then(Value::as_str))
+                .collect(),
+        },
+        None | Some(Value::Null) => Answer::NoCall {
+            // A refusal is the model's text answer.
+            text: message
+                .get("refusal")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_string(),
+        },
+        Some(other) => malformed(format!(
+            "choices[0].message.content is a {}",
+            crate::tools::json_kind(other)
+        )),
+    }
+}
+
+/// `{name, arguments}` of one call. `arguments` is a JSON string on the wire; a few servers send
+/// the object itself, which is accepted.
+fn read_call(function: &Value) -> Answer {
+    let Some(name) = function.get("name").and_then(Value::as_str) else {
+        return Answer::Malformed {
+            detail: "tool call without a function name".into(),
+        };
+    };
+    let (arguments, raw_arguments) = match function.get("arguments") {
+        None | Some(Value::Null) => (None, String::new()),
+        Some(Value::String(raw)) => (
+            serde_json::from_str::<Value>(raw)
+                .ok()
+                .filter(Value::is_object),
+            raw.clone(),
+        ),
+        Some(v) => (Some(v.clone()).filter(Value::is_object), v.to_string()),
+    };
+    Answer::Call {
+        name: name.to_string(),
+        arguments,
+        raw_arguments,
+    }
+}
+
+fn read_usage(value: &Value) -> Option<Usage> {
+    let usage = value.get("usage")?;
+    Some(Usage {
+        input_tokens: usage.get("prompt_tokens")?.as_u64()?,
+        output_tokens: usage.get("completion_tokens")?.as_u64()?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(v: Value) -> Answer {
+        read_answer(&v)
+    }
+
+    #[test]
+    fn first_tool_call_wins_and_arguments_parse_only_as_objects() {
+        let call = |args: Value| {
+            answer(json!({"choices":[{"message":{"tool_calls":[
+                {"function":{"name":"a","arguments":args}},
+                {"function":{"name":"b","arguments":"{}"}}]}}]}))
+        };
+        assert_eq!(
+            call(json!("{\"path\":\"x\"}")),
+            Answer::Call {
+                name: "a".into(),
+                arguments: Some(json!({"path":"x"})),
+                raw_arguments: "{\"path\":\"x\"}".into()
+            }
+        );
+        for raw in ["{path: x}", "[1]", "null", ""] {
+            assert_eq!(
+                call(json!(raw)),
+                Answer::Call {
+                    name: "a".into(),
+                    arguments: None,
+                    raw_arguments: raw.into()
+                },
+                "{raw:?}"
+            );
+        }
+        // Object instead of string: accepted.
+        assert_eq!(
+            call(json!({"n": 1})),
+            Answer::Call {
+                name: "a".into(),
+                arguments: Some(json!({"n":1})),
+                raw_arguments: "{\"n\":1}".into()
+            }
+        );
+    }
+
+    #[test]
+    fn text_answers_refusals_and_legacy_function_calls() {
+        assert_eq!(
+            answer(json!({"choices":[{"message":{"content":"hi","tool_calls":[]}}]})),
+            Answer::NoCall { text: "hi".into() }
+        );
+        assert_eq!(
+            answer(json!({"choices":[{"message":{"content":null,"refusal":"no"}}]})),
+            Answer::NoCall { text: "no".into() }
+        );
+        assert_eq!(
+            answer(
+                json!({"choices":[{"message":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}}]})
+            ),
+            Answer::NoCall { text: "ab".into() }
+        );
+        assert!(matches!(
+            answer(json!({"choices":[{"message":{"function_call":{"name":"f","arguments":"{}"}}}]})),
+            Answer::Call { name, .. } if name == "f"
+        ));
+    }
+
+    #[test]
+    fn shapes_that_are_not_answers_are_malformed() {
+        for v in [
+            json!({}),
+            json!({"choices": []}),
+            json!({"choices": "x"}),
+            json!({"choices": [{}]}),
+            json!({"choices": [{"message": {"content": 5}}]}),
+            json!({"choices": [{"message": {"tool_calls": [{"function": {}}]}}]}),
+            json!({"error": {"message": "quota", "type": "insufficient_quota"}}),
+        ] {
+            assert!(matches!(answer(v.clone()), Answer::Malformed { .. }), "{v}");
+        }
+    }
+
+    #[test]
+    fn usage_needs_both_counts() {
+        assert_eq!(
+            read_usage(&json!({"usage":{"prompt_tokens":3,"completion_tokens":4}})),
+            Some(Usage {
+                input_tokens: 3,
+                output_tokens: 4
+            })
+        );
+        assert_eq!(read_usage(&json!({"usage":{"prompt_tokens":3}})), None);
+        assert_eq!(read_usage(&json!({})), None);
+    }
+}

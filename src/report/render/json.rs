@@ -1,0 +1,40 @@
+//! JSON renderer: the report model as a versioned document (`schema_version`).
+//! serde_json escapes every control character, so untrusted text cannot break the document.
+
+use serde::Serialize;
+
+use crate::report::Report;
+use crate::report::stress::StressReport;
+use crate::suite::check::SuiteCheck;
+
+pub fn render(report: &Report) -> String {
+    document(report)
+}
+
+pub fn stress(report: &StressReport) -> String {
+    document(report)
+}
+
+fn document<T: Serialize>(doc: &T) -> String {
+    let mut s = serde_json::to_string_pretty(doc).expect("report serialises");
+    s.push('\n');
+    s
+}
+
+/// The JSON renderer: every document is its model, serialised.
+pub struct Json;
+
+impl super::Renderer for Json {
+    fn format(&self) -> super::Format {
+        super::Format::Json
+    }
+    fn report(&self, report: &Report, _: &super::Options) -> String {
+        render(report)
+    }
+    fn stress(&self, report: &StressReport, _: &super::Options) -> Option<String> {
+        Some(stress(report))
+    }
+    fn suite_check(&self, check: &SuiteCheck, _: &super::Options) -> Option<String> {
+        Some(document(check))
+    }
+}

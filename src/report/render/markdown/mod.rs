@@ -1,0 +1,544 @@
+//! GitHub-flavoured Markdown: the PR comment and the job summary. The first line is the verdict
+//! with the number that decided it; then the flipped cases, the changed tools (most severe first)
+//! and the text diffs. Every piece of tool text goes through `escape::md_*` (see there for why).
+//! The document is assembled from blocks and cut at a block boundary to stay under GitHub's size
+//! limits, with a note that links the full report.
+
+pub mod stress;
+
+use std::fmt::Write;
+
+use serde_json::Value;
+use similar::{ChangeTag, TextDiff};
+
+use crate::diff::Kind;
+use crate::gate::Status;
+use crate::replay::Direction;
+use crate::report::Report;
+use crate::report::escape::{md_code, md_fence, md_inline, md_url};
+use crate::report::view::{self, ToolView};
+
+/// GitHub rejects issue comments longer than this (characters; we count bytes, which is never
+/// fewer).
+pub const COMMENT_LIMIT: usize = 65_536;
+/// GitHub drops a step summary larger than 1 MiB.
+pub const SUMMARY_LIMIT: usize = 1024 * 1024;
+
+/// Rows shown before the rest of a list folds into `<details>`.
+const OPEN_TOOLS: usize = 5;
+const OPEN_FLIPS: usize = 10;
+/// Hard caps per list; past them the full report has the rest.
+const MAX_ROWS: usize = 200;
+/// Characters of one description kept per side in a text diff.
+const MAX_TEXT: usize = 3000;
+
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// Hidden first line identifying the sticky comment (see [`marker`]).
+    pub marker: Option<String>,
+    /// URL or path of the full report, linked when the document is truncated and in the footer.
+    pub link: Option<String>,
+    /// Size budget in bytes.
+    pub limit: usize,
+    /// What the limit belongs to, for the truncation note ("comment", "job summary").
+    pub limit_name: &'static str,
+    /// An earlier comment said fail or incomplete and this run passes.
+    pub now_passes: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            marker: None,
+            link: None,
+            limit: COMMENT_LIMIT,
+            limit_name: "comment",
+            now_passes: false,
+        }
+    }
+}
+
+/// `<!-- driftgate:WORKFLOW:JOB -->`. Names are reduced to `[A-Za-z0-9_.]` so a workflow or job
+/// name can neither end the HTML comment nor make two markers collide by accident of spelling.
+pub fn marker(workflow: &str, job: &str) -> String {
+    let safe = |s: &str| -> String {
+        s.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    format!("<!-- driftgate:{}:{} -->", safe(workflow), safe(job))
+}
+
+/// The verdict line's opening, which the sticky-comment logic reads back to tell whether an
+/// earlier comment was failing.
+pub fn verdict_prefix(status: Status) -> &'static str {
+    match status {
+        Status::Pass => "### ✅ driftgate",
+        Status::Fail => "### ❌ driftgate",
+        Status::Incomplete => "### ⚠️ driftgate",
+    }
+}
+
+pub fn render(report: &Report, opts: &Options) -> String {
+    let mut head = String::new();
+    if let Some(m) = &opts.marker {
+        head.push_str(m);
+        head.push('\n');
+    }
+    let word = match report.verdict.status {
+        Status::Pass => "pass",
+        Status::Fail => "fail",
+        Status::Incomplete => "incomplete",
+    };
+    let _ = writeln!(
+        head,
+        "{} {}: **{word}** — {}",
+        verdict_prefix(report.verdict.status),
+        report.command,
+        md_inline(&report.verdict.reason)
+    );
+    if opts.now_passes && report.verdict.status == Status::Pass {
+        head.push_str("\n**Now passes.** An earlier run of this job failed; this comment was updated in place.\n");
+    }
+    let mut blocks = vec![head, context(report)];
+    for note in &report.notes {
+        blocks.push(format!("> [!WARNING]\n> {}\n", md_inline(note)));
+    }
+    if let Some(b) = routing_summary(report) {
+        blocks.push(b);
+    }
+    blocks.extend(flips(report));
+    let rows = view::tools(report);
+    blocks.extend(tools_table(report, &rows));
+    blocks.extend(text_diffs(&rows));
+    blocks.extend(lint(report));
+    let footer = footer(report, opts);
+    assemble(blocks, footer, opts)
+}
+
+/// Keep whole blocks while they fit; if any had to go, say so and link the full report.
+fn assemble(blocks: Vec<String>, footer: String, opts: &Options) -> String {
+    let note_for = |omitted: usize| {
+        let link = match opts.link.as_deref() {
+            Some(l) => match md_url(l) {
+                Some(u) => format!(" The full report: [{}]({u}).", "report artifact"),
+                None => format!(" The full report: {}.", md_code(l, 300, false)),
+            },
+            None => " Run with `--format json` for the full report.".into(),
+        };
+        format!(
+            "> [!NOTE]\n> Truncated to stay under GitHub's {} size limit: {omitted} section(s) left out.{link}\n",
+            opts.limit_name
+        )
+    };
+    let total: usize = blocks.iter().map(|b| b.len() + 1).sum::<usize>() + footer.len();
+    if total <= opts.limit {
+        return join(&blocks, &footer, None);
+    }
+    let reserve = note_for(blocks.len()).len() + footer.len() + 2;
+    let mut kept = Vec::new();
+    let mut used = 0;
+    for b in &blocks {
+        // The verdict block is always kept; it is small.
+        if kept.is_empty() || used + b.len() + 1 + reserve <= opts.limit {
+            used += b.len() + 1;
+            kept.push(b.clone());
+        } else {
+            break;
+        }
+    }
+    let omitted = blocks.len() - kept.len();
+    let out = join(&kept, &footer, Some(note_for(omitted)));
+    if out.len() <= opts.limit {
+        out
+    } else {
+        // Only a verdict line longer than the whole budget gets here; cut it on a char boundary.
+        let mut cut = opts.limit;
+        while !out.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        out[..cut].to_string()
+    }
+}
+
+fn join(blocks: &[String], footer: &str, note: Option<String>) -> String {
+    let mut out = String::new();
+    for b in blocks {
+        out.push_str(b);
+        out.push('\n');
+    }
+    if let Some(n) = note {
+        out.push_str(&n);
+        out.push('\n');
+    }
+    out.push_str(footer);
+    out
+}
+
+fn context(report: &Report) -> String {
+    let mut s = format!(
+        "base {} ({} tools) → head {} ({} tools)",
+        md_code(&report.base.source, 120, false),
+        report.base.tool_count,
+        md_code(&report.head.source, 120, false),
+        report.head.tool_count
+    );
+    if let (Some(router), Some(suite)) = (&report.router, &report.suite) {
+        let _ = write!(
+            s,
+            " · router {} {} · suite {} ({} cases, measured with the {} suite)",
+            md_code(&router.kind, 40, false),
+            md_code(&router.model, 80, false),
+            md_code(&suite.source, 120, false),
+            suite.cases,
+            suite.measured_with
+        );
+    }
+    let _ = writeln!(
+        s,
+        " · {} tool(s) changed, {} unchanged",
+        report.diff.tools.len(),
+        report.diff.unchanged
+    );
+    s
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+fn routing_summary(report: &Report) -> Option<String> {
+    let r = report.routing.as_ref()?;
+    let s = &r.summary;
+    let mut out = format!(
+        "**Routing accuracy** {} → {} ({:+.1} pts, paired 95% CI [{:+.1}, {:+.1}]) over {} cases: {} regressed, {} fixed, exact one-sided p = {:.4}\n",
+        pct(s.base_accuracy),
+        pct(s.head_accuracy),
+        s.delta * 100.0,
+        s.delta_ci.lo * 100.0,
+        s.delta_ci.hi * 100.0,
+        s.n_cases,
+        s.discordant_right_to_wrong,
+        s.discordant_wrong_to_right,
+        s.p_value_worse
+    );
+    if !r.errors.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n> [!CAUTION]\n> {} answer(s) missing after retries; the measurement is incomplete. First: {}",
+            r.errors.len(),
+            md_inline(&r.errors[0])
+        );
+    }
+    Some(out)
+}
+
+/// Static-analysis findings: for `check`, only what the PR introduced or fixed ("this PR makes
+/// `read_file` and `read_text_file` confusable"); for `lint`, every finding.
+fn lint(report: &Report) -> Vec<String> {
+    let Some(l) = &report.lint else {
+        return Vec::new();
+    };
+    let table = |title: &str, findings: &[crate::lint::Finding]| -> Option<String> {
+        if findings.is_empty() {
+            return None;
+        }
+        let mut b =
+            format!("#### {title}\n\n| Level | Rule | Tools | Finding |\n|---|---|---|---|\n");
+        for f in findings.iter().take(50) {
+            let tools: Vec<String> = f.tools.iter().map(|t| md_code(t, 60, true)).collect();
+            let _ = writeln!(
+                b,
+                "| {} | {} | {} | {} |",
+                f.level.as_str(),
+                md_code(f.rule, 40, true),
+                tools.join(" "),
+                md_code(&f.message, 200, true)
+            );
+        }
+        if findings.len() > 50 {
+            let _ = writeln!(b, "\n_{} more in the full report._", findings.len() - 50);
+        }
+        Some(b)
+    };
+    [
+        table(
+            "Lint: introduced by this PR",
+            l.introduced.as_deref().unwrap_or_default(),
+        ),
+        table(
+            "Lint: fixed by this PR",
+            l.fixed.as_deref().unwrap_or_default(),
+        ),
+        table("Lint findings", l.findings.as_deref().unwrap_or_default()),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
+fn flips(report: &Report) -> Vec<String> {
+    let flips = view::flips(report);
+    if flips.is_empty() {
+        return Vec::new();
+    }
+    let regressed = flips
+        .iter()
+        .filter(|f| f.direction == Direction::Regressed)
+        .count();
+    let header = "| | Case | Prompt | Expected | Base → head |\n|---|---|---|---|---|\n";
+    let row = |f: &crate::replay::Flip| {
+        format!(
+            "| {} | {} | {} | {} | {} → {} |\n",
+            if f.direction == Direction::Regressed {
+                "🔴 regressed"
+            } else {
+                "🟢 fixed"
+            },
+            md_code(&f.id, 40, true),
+            md_code(&f.prompt, 160, true),
+            md_code(&f.expect, 60, true),
+            md_code(&f.base, 60, true),
+            md_code(&f.head, 60, true)
+        )
+    };
+    let title = format!(
+        "#### Flipped cases: {regressed} regressed, {} fixed\n\n{header}",
+        flips.len() - regressed
+    );
+    folded(title, header, &flips, OPEN_FLIPS, "flipped case(s)", |f| {
+        row(f)
+    })
+}
+
+/// A table block with the first `open` rows visible and the rest (capped at `MAX_ROWS`) folded
+/// into `<details>`, pointing at the full report for anything beyond.
+fn folded<T>(
+    title: String,
+    header: &str,
+    items: &[T],
+    open: usize,
+    what: &str,
+    row: impl Fn(&T) -> String,
+) -> Vec<String> {
+    let mut first = title;
+    for item in items.iter().take(open) {
+        first.push_str(&row(item));
+    }
+    let mut blocks = vec![first];
+    if items.len() > open {
+        let rest = &items[open..];
+        let mut more = format!(
+            "<details><summary>{} more {what}</summary>\n\n{header}",
+            rest.len()
+        );
+        for item in rest.iter().take(MAX_ROWS) {
+            more.push_str(&row(item));
+        }
+        if rest.len() > MAX_ROWS {
+            let _ = writeln!(
+                more,
+                "\n…and {} more in the full report.",
+                rest.len() - MAX_ROWS
+            );
+        }
+        more.push_str("\n</details>\n");
+        blocks.push(more);
+    }
+    blocks
+}
+
+fn tools_table(report: &Report, rows: &[ToolView]) -> Vec<String> {
+    if rows.is_empty() {
+        return vec![format!(
+            "No tool definitions changed ({} unchanged).\n",
+            report.diff.unchanged
+        )];
+    }
+    let header = "| Tool | Change | Severity | Cosine | Base → head | Δ pts | p | Verdict |\n|---|---|---|---:|---|---:|---:|---|\n";
+    let row = |v: &ToolView| {
+        let (acc, delta, p) = match v.routing {
+            Some(r) => (
+                format!("{} → {}", pct(r.base_accuracy), pct(r.head_accuracy)),
+                format!("{:+.1}", r.delta * 100.0),
+                format!("{:.4}", r.p_value_worse),
+            ),
+            None => ("—".into(), "—".into(), "—".into()),
+        };
+        let cosine = v
+            .drift
+            .map(|d| format!("{:.3}", d.description_cosine))
+            .unwrap_or_else(|| "—".into());
+        let name = match v.diff.and_then(|d| d.base_name.as_deref()) {
+            Some(base) if base != v.name => format!(
+                "{} ← {}",
+                md_code(v.name, 60, true),
+                md_code(base, 60, true)
+            ),
+            _ => md_code(v.name, 60, true),
+        };
+        format!(
+            "| {name} | {} | {} | {cosine} | {acc} | {delta} | {p} | {} |\n",
+            v.kinds(),
+            v.severity().map_or("—", |s| s.as_str()),
+            if v.failed() { "❌ fail" } else { "✅ ok" }
+        )
+    };
+    let title = format!(
+        "#### Changed tools ({}), most severe first\n\n{header}",
+        rows.len()
+    );
+    folded(title, header, rows, OPEN_TOOLS, "tool(s)", row)
+}
+
+/// One block per changed text (description, parameter description, title): a `diff` fence with
+/// the old sentences as `-` and the new as `+`. Inside a fence GitHub renders nothing, so the text
+/// shows exactly as written and cannot mention, link or inject markup.
+fn text_diffs(rows: &[ToolView]) -> Vec<String> {
+    let mut blocks = Vec::new();
+    for v in rows {
+        let Some(d) = v.diff else { continue };
+        for c in &d.changes {
+            if !matches!(
+                c.kind,
+                Kind::Description | Kind::ParamDescription | Kind::Title
+            ) {
+                continue;
+            }
+            let text = |x: &Option<Value>| {
+                let s = x.as_ref().and_then(Value::as_str).unwrap_or_default();
+                crate::report::escape::truncate(s, MAX_TEXT)
+            };
+            let mut b = if blocks.is_empty() {
+                "#### Text an agent reads, changed\n\n".to_string()
+            } else {
+                String::new()
+            };
+            let _ = writeln!(
+                b,
+                "{} {}\n",
+                md_code(v.name, 80, false),
+                md_code(&c.pointer, 80, false)
+            );
+            b.push_str(&md_fence(
+                "diff",
+                &line_diff(&text(&c.before), &text(&c.after)),
+            ));
+            blocks.push(b);
+        }
+    }
+    blocks
+}
+
+/// One sentence per line, so an edit to one sentence of a long paragraph shows as that sentence
+/// changed and the others as context, rather than the whole paragraph replaced.
+fn sentences(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if matches!(c, '.' | '?' | '!') && chars.peek() == Some(&' ') {
+            chars.next();
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Unified-style lines: ` ` unchanged, `-` base, `+` head.
+fn line_diff(old: &str, new: &str) -> String {
+    // Every line, the last included, ends in a newline, so a trailing space or newline on one
+    // side does not mark its last sentence as changed.
+    let lines = |s: &str| {
+        let mut t = sentences(crate::report::escape::clean(s, true).trim_end());
+        t.push('\n');
+        t
+    };
+    let (old, new) = (lines(old), lines(new));
+    let mut out = String::new();
+    for ch in TextDiff::from_lines(&old, &new).iter_all_changes() {
+        let sign = match ch.tag() {
+            ChangeTag::Equal => ' ',
+            ChangeTag::Delete => '-',
+            ChangeTag::Insert => '+',
+        };
+        let line = ch.value().trim_end_matches('\n');
+        let _ = writeln!(out, "{sign} {line}");
+    }
+    out
+}
+
+fn footer(report: &Report, opts: &Options) -> String {
+    let mut s = format!("<sub>driftgate {}", report.driftgate_version);
+    if let Some(suite) = &report.suite {
+        let _ = write!(
+            s,
+            " · suite {}",
+            md_code(&suite.sha256[..19.min(suite.sha256.len())], 30, false)
+        );
+    }
+    if let Some(l) = opts.link.as_deref() {
+        match md_url(l) {
+            Some(u) => {
+                let _ = write!(s, " · [full report]({u})");
+            }
+            None => {
+                let _ = write!(s, " · full report: {}", md_code(l, 300, false));
+            }
+        }
+    }
+    s.push_str("</sub>\n");
+    s
+}
+
+/// The Markdown renderer (PR comment and job summary at their default limits).
+pub struct Markdown;
+
+impl crate::report::render::Renderer for Markdown {
+    fn format(&self) -> crate::report::render::Format {
+        crate::report::render::Format::Markdown
+    }
+    fn report(&self, report: &Report, _: &crate::report::render::Options) -> String {
+        render(report, &Options::default())
+    }
+    fn stress(
+        &self,
+        report: &crate::report::stress::StressReport,
+        _: &crate::report::render::Options,
+    ) -> Option<String> {
+        Some(stress::render(report))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diffs_go_sentence_by_sentence() {
+        assert_eq!(
+            line_diff(
+                "Lists items. Use it often! Fast.",
+                "Lists items. Use it rarely! Fast."
+            ),
+            "  Lists items.\n- Use it often!\n+ Use it rarely!\n  Fast.\n"
+        );
+        // Decimal points and abbreviations without a following space stay put.
+        assert_eq!(sentences("v1.2 costs 0.5s.Next"), "v1.2 costs 0.5s.Next");
+        assert_eq!(line_diff("A. B.", "A2. B. "), "- A.\n+ A2.\n  B.\n");
+    }
+
+    #[test]
+    fn markers_cannot_be_bent_by_workflow_or_job_names() {
+        assert_eq!(
+            marker("CI / gate", "a-->b"),
+            "<!-- driftgate:CI___gate:a___b -->"
+        );
+    }
+}

@@ -1,0 +1,273 @@
+//! SARIF 2.1.0 for GitHub code scanning. The rules are the severity law's rows plus the
+//! measurement rules (routing drop, meaning drift, incomplete measurement); the results point at
+//! the changed tool's line in the committed tools file. Validated against the OASIS schema in
+//! `tests/sarif.rs`.
+
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+
+use crate::diff::{LAW, Severity};
+use crate::gate::Status;
+use crate::report::Report;
+use crate::report::escape::cell;
+use crate::report::view;
+
+pub const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
+
+/// Rules that come from measurement rather than from the schema law.
+const MEASUREMENT_RULES: &[(&str, &str, &str)] = &[
+    (
+        "routing-regressed",
+        "error",
+        "prompts meant for this tool reach it less often at head than at base (paired replay of the routing suite)",
+    ),
+    (
+        "meaning-drift",
+        "error",
+        "the description's embedding cosine to its old self fell below the floor",
+    ),
+    (
+        "measurement-incomplete",
+        "error",
+        "a routing answer was still missing after retries; the gate cannot pass on an incomplete measurement",
+    ),
+];
+
+fn default_level(s: Severity) -> &'static str {
+    match s {
+        Severity::Breaking | Severity::High => "error",
+        Severity::Warning => "warning",
+        Severity::Unknown | Severity::Info => "note",
+    }
+}
+
+fn rules() -> Vec<Value> {
+    let mut out: Vec<Value> = LAW
+        .iter()
+        .map(|r| {
+            json!({
+                "id": r.id,
+                "shortDescription": {"text": r.summary},
+                "defaultConfiguration": {"level": default_level(r.severity)},
+                "properties": {"severity": r.severity.as_str(), "kind": r.kind.as_str(), "tags": ["mcp", "tool-definition"]},
+            })
+        })
+        .collect();
+    for r in crate::lint::RULES {
+        out.push(json!({
+            "id": r.id,
+            "shortDescription": {"text": r.summary},
+            "defaultConfiguration": {"level": r.level.as_str()},
+            "properties": {"tags": ["mcp", "lint"]},
+        }));
+    }
+    for (id, level, text) in MEASUREMENT_RULES {
+        out.push(json!({
+            "id": id,
+            "shortDescription": {"text": text},
+            "defaultConfiguration": {"level": level},
+            "properties": {"tags": ["mcp", "routing"]},
+        }));
+    }
+    out
+}
+
+fn rule_index(id: &str) -> usize {
+    LAW.iter()
+        .map(|r| r.id)
+        .chain(crate::lint::RULES.iter().map(|r| r.id))
+        .chain(MEASUREMENT_RULES.iter().map(|r| r.0))
+        .position(|r| r == id)
+        .expect("every result's rule is in the rule table")
+}
+
+/// A relative path as a URI reference: anything outside RFC 3986's unreserved and sub-delim
+/// characters (and `/`) is percent-encoded, `:` included so a path is never read as a scheme.
+fn uri_reference(path: &str) -> String {
+    let mut out = String::new();
+    if path.starts_with('/') {
+        out.push_str("file://");
+    }
+    for b in path.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~/!$&'()*+,;=@".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+fn location(file: Option<&str>, line: Option<usize>) -> Vec<Value> {
+    let Some(f) = file else {
+        return Vec::new();
+    };
+    vec![json!({
+        "physicalLocation": {
+            "artifactLocation": {"uri": uri_reference(f)},
+            "region": {"startLine": line.unwrap_or(1)},
+        }
+    })]
+}
+
+fn fingerprint(parts: &[&str]) -> String {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update(p.as_bytes());
+        h.update([0]);
+    }
+    hex::encode(&h.finalize()[..16])
+}
+
+fn result(
+    rule: &str,
+    level: &str,
+    message: String,
+    locations: Vec<Value>,
+    tool: &str,
+    pointer: &str,
+) -> Value {
+    json!({
+        "ruleId": rule,
+        "ruleIndex": rule_index(rule),
+        "level": level,
+        "message": {"text": message},
+        "locations": locations,
+        "partialFingerprints": {"driftgateFinding/v1": fingerprint(&[rule, tool, pointer])},
+        "properties": {"tool": tool, "pointer": pointer},
+    })
+}
+
+pub fn render(report: &Report) -> String {
+    let file = report.head.file.as_deref();
+    let mut results = Vec::new();
+    if report.verdict.status == Status::Incomplete {
+        results.push(result(
+            "measurement-incomplete",
+            "error",
+            cell(&report.verdict.reason, 1000),
+            location(file, None),
+            "",
+            "",
+        ));
+    }
+    for v in view::tools(report) {
+        let loc = location(file, v.line);
+        let name = cell(v.name, 200);
+        if let Some(d) = v.diff {
+            for c in &d.changes {
+                let level = if c.severity >= report.thresholds.fail_on {
+                    "error"
+                } else if c.severity >= Severity::Warning {
+                    "warning"
+                } else {
+                    "note"
+                };
+                results.push(result(
+                    c.rule,
+                    level,
+                    format!(
+                        "`{name}`: {} ({})",
+                        cell(&c.message, 500),
+                        c.severity.as_str()
+                    ),
+                    loc.clone(),
+                    &name,
+                    &c.pointer,
+                ));
+            }
+        }
+        if let Some(r) = v.routing
+            && r.delta < 0.0
+        {
+            let failed = v.failures.iter().any(|f| f.starts_with("routing"));
+            results.push(result(
+                "routing-regressed",
+                if failed { "error" } else { "warning" },
+                format!(
+                    "`{name}`: routing accuracy {:.1}% → {:.1}% ({:+.1} pts over {} case(s), {} regressed, exact one-sided p={:.4})",
+                    r.base_accuracy * 100.0,
+                    r.head_accuracy * 100.0,
+                    r.delta * 100.0,
+                    r.cases,
+                    r.regressed,
+                    r.p_value_worse
+                ),
+                loc.clone(),
+                &name,
+                "",
+            ));
+        }
+        if let Some(d) = v.drift
+            && d.below_floor
+        {
+            results.push(result(
+                "meaning-drift",
+                "error",
+                format!(
+                    "`{name}`: description cosine {:.3} < floor {:.2}",
+                    d.description_cosine, report.thresholds.cosine_floor
+                ),
+                loc.clone(),
+                &name,
+                "/description",
+            ));
+        }
+    }
+    // Lint: for `check` only what the PR introduced (what it fixed is not a result), for `lint`
+    // every finding; located at the first tool's line.
+    if let Some(l) = &report.lint {
+        let findings = l.introduced.iter().chain(l.findings.iter()).flatten();
+        for f in findings {
+            let first = f.tools.first().map(String::as_str).unwrap_or("");
+            let tools: Vec<String> = f
+                .tools
+                .iter()
+                .map(|t| format!("`{}`", cell(t, 200)))
+                .collect();
+            results.push(result(
+                f.rule,
+                f.level.as_str(),
+                format!("{}: {}", tools.join(" / "), cell(&f.message, 500)),
+                location(file, report.head.lines.get(first).copied()),
+                &f.tools.join("|"),
+                "",
+            ));
+        }
+    }
+    let doc = json!({
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "driftgate",
+                "version": report.driftgate_version,
+                "rules": rules(),
+            }},
+            "invocations": [{
+                "executionSuccessful": report.verdict.status != Status::Incomplete,
+            }],
+            "results": results,
+            "properties": {
+                "verdict": report.verdict.status,
+                "reason": cell(&report.verdict.reason, 1000),
+                "command": report.command,
+            },
+        }],
+    });
+    let mut s = serde_json::to_string_pretty(&doc).expect("SARIF serialises");
+    s.push('\n');
+    s
+}
+
+/// The SARIF renderer.
+pub struct Sarif;
+
+impl super::Renderer for Sarif {
+    fn format(&self) -> super::Format {
+        super::Format::Sarif
+    }
+    fn report(&self, report: &Report, _: &super::Options) -> String {
+        render(report)
+    }
+}

@@ -1,0 +1,726 @@
+//! Terminal renderer: verdict line, a compact table of changes, then word-level diffs of the
+//! texts an agent reads. Colour only when asked (the caller honours NO_COLOR and non-TTY).
+
+pub mod stress;
+pub mod suite;
+
+use std::fmt::Write;
+
+use serde_json::Value;
+use similar::{ChangeTag, TextDiff};
+
+use crate::diff::{Kind, Severity};
+use crate::gate::Status;
+use crate::replay::Direction;
+use crate::report::Report;
+use crate::report::escape::{cell, clean};
+
+struct Paint {
+    on: bool,
+}
+
+impl Paint {
+    fn wrap(&self, code: &str, s: &str) -> String {
+        if self.on {
+            format!("\x1b[{code}m{s}\x1b[0m")
+        } else {
+            s.to_string()
+        }
+    }
+    fn severity(&self, s: Severity, text: &str) -> String {
+        let code = match s {
+            Severity::Breaking => "1;31",
+            Severity::High => "31",
+            Severity::Warning => "33",
+            Severity::Unknown => "36",
+            Severity::Info => "2",
+        };
+        self.wrap(code, text)
+    }
+}
+
+pub fn render(report: &Report, color: bool) -> String {
+    let p = Paint { on: color };
+    let mut out = String::new();
+    if report.command == crate::report::Command::Lint {
+        return lint_report(report, &p);
+    }
+    let (word, code) = match report.verdict.status {
+        Status::Pass => ("PASS", "1;32"),
+        Status::Fail => ("FAIL", "1;31"),
+        Status::Incomplete => ("INCOMPLETE", "1;33;7"),
+    };
+    let _ = writeln!(
+        out,
+        "driftgate {}: {} — {}",
+        report.command,
+        p.wrap(code, word),
+        clean(&report.verdict.reason, false)
+    );
+    let _ = writeln!(
+        out,
+        "base: {} ({} tools)  →  head: {} ({} tools)",
+        cell(&report.base.source, 80),
+        report.base.tool_count,
+        cell(&report.head.source, 80),
+        report.head.tool_count
+    );
+    for note in &report.notes {
+        let _ = writeln!(
+            out,
+            "{}",
+            p.wrap("1;33", &format!("NOTE: {}", clean(note, false)))
+        );
+    }
+    routing(report, &p, &mut out);
+    drift(report, &p, &mut out);
+    lint_delta(report, &p, &mut out);
+    if report.diff.tools.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nNo changes ({} tools unchanged).",
+            report.diff.unchanged
+        );
+        return out;
+    }
+    out.push('\n');
+    let rows: Vec<[String; 5]> = report
+        .diff
+        .changes()
+        .map(|(t, c)| {
+            [
+                c.severity.as_str().to_string(),
+                cell(&t.name, 32),
+                c.rule.to_string(),
+                cell(&c.pointer, 40),
+                cell(&c.message, 60),
+            ]
+        })
+        .collect();
+    let header = ["SEVERITY", "TOOL", "CHANGE", "WHERE", "DETAIL"];
+    let mut widths = header.map(|h| h.chars().count());
+    for r in &rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String; 5]| -> String {
+        let mut s = String::new();
+        for (i, (c, w)) in cells.iter().zip(widths).enumerate() {
+            if i == 4 {
+                s.push_str(c);
+            } else {
+                let _ = write!(s, "{c}{}  ", " ".repeat(w - c.chars().count()));
+            }
+        }
+        s.trim_end().to_string()
+    };
+    let _ = writeln!(out, "{}", p.wrap("1", &line(&header.map(String::from))));
+    for ((_, c), r) in report.diff.changes().zip(&rows) {
+        let l = line(r);
+        let sev_len = r[0].len();
+        let _ = writeln!(
+            out,
+            "{}{}",
+            p.severity(c.severity, &l[..sev_len]),
+            &l[sev_len..]
+        );
+    }
+    let _ = writeln!(
+        out,
+        "\n{} tool(s) changed, {} unchanged.",
+        report.diff.tools.len(),
+        report.diff.unchanged
+    );
+    for (t, c) in report.diff.changes() {
+        if !matches!(
+            c.kind,
+            Kind::Description | Kind::ParamDescription | Kind::Title
+        ) {
+            continue;
+        }
+        let text = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(|s| clean(s, true));
+        let (old, new) = (
+            text(&c.before).unwrap_or_default(),
+            text(&c.after).unwrap_or_default(),
+        );
+        let _ = writeln!(
+            out,
+            "\n{} {}",
+            p.wrap("1", &cell(&t.name, 60)),
+            p.wrap("2", &cell(&c.pointer, 60))
+        );
+        let _ = writeln!(
+            out,
+            "  {}",
+            word_diff(&old, &new, p.on).replace('\n', "\n  ")
+        );
+    }
+    out
+}
+
+/// A simple left-aligned table; the last column is not padded.
+fn table(header: &[&str], rows: &[Vec<String>]) -> Vec<String> {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for r in rows {
+        for (w, c) in widths.iter_mut().zip(r) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| -> String {
+        let mut s = String::new();
+        let last = cells.len().saturating_sub(1);
+        for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
+            s.push_str(c);
+            if i < last {
+                s.push_str(&" ".repeat(w - c.chars().count() + 2));
+            }
+        }
+        s.trim_end().to_string()
+    };
+    let mut out = vec![line(
+        &header.iter().map(|h| h.to_string()).collect::<Vec<_>>(),
+    )];
+    out.extend(rows.iter().map(|r| line(r)));
+    out
+}
+
+fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
+fn routing(report: &Report, p: &Paint, out: &mut String) {
+    let Some(r) = &report.routing else { return };
+    let s = &r.summary;
+    if let (Some(router), Some(suite)) = (&report.router, &report.suite) {
+        let _ = writeln!(
+            out,
+            "router: {} {} · suite {} ({} cases, {}, measured with the {} suite) · repeats {}",
+            router.kind,
+            cell(&router.model, 60),
+            cell(&suite.source, 60),
+            suite.cases,
+            &suite.sha256[..19.min(suite.sha256.len())],
+            suite.measured_with,
+            router.repeats
+        );
+    }
+    if !r.errors.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            p.wrap(
+                "1;33",
+                &format!(
+                    "INCOMPLETE: {} answer(s) missing after retries",
+                    r.errors.len()
+                )
+            )
+        );
+        for e in r.errors.iter().take(10) {
+            let _ = writeln!(out, "  {}", cell(e, 160));
+        }
+    }
+    let regressed: Vec<_> = r
+        .flips
+        .iter()
+        .filter(|f| f.direction == Direction::Regressed)
+        .collect();
+    let fixed: Vec<_> = r
+        .flips
+        .iter()
+        .filter(|f| f.direction == Direction::Fixed)
+        .collect();
+    for (title, flips, code) in [("Regressed", &regressed, "1;31"), ("Fixed", &fixed, "1;32")] {
+        if flips.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "\n{}",
+            p.wrap(code, &format!("{title} cases ({}):", flips.len()))
+        );
+        let rows: Vec<Vec<String>> = flips
+            .iter()
+            .map(|f| {
+                vec![
+                    cell(&f.id, 24),
+                    cell(&f.expect, 40),
+                    format!("{} → {}", cell(&f.base, 64), cell(&f.head, 64)),
+                    cell(&f.prompt, 70),
+                ]
+            })
+            .collect();
+        for l in table(&["CASE", "EXPECTED", "BASE → HEAD", "PROMPT"], &rows) {
+            let _ = writeln!(out, "  {l}");
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\nRouting accuracy: base {} [{}, {}] → head {} [{}, {}] (Wilson 95%), {} cases",
+        pct(s.base_accuracy),
+        pct(s.base_ci.lo),
+        pct(s.base_ci.hi),
+        pct(s.head_accuracy),
+        pct(s.head_ci.lo),
+        pct(s.head_ci.hi),
+        s.n_cases
+    );
+    let _ = writeln!(
+        out,
+        "Paired delta {:+.1} pts, bootstrap 95% CI [{:+.1}, {:+.1}]; {} regressed, {} fixed; exact one-sided p = {:.4}",
+        s.delta * 100.0,
+        s.delta_ci.lo * 100.0,
+        s.delta_ci.hi * 100.0,
+        s.discordant_right_to_wrong,
+        s.discordant_wrong_to_right,
+        s.p_value_worse
+    );
+    if !s.unstable_cases.is_empty() {
+        let _ = writeln!(
+            out,
+            "Unstable at base (repeats disagree): {}",
+            cell(&s.unstable_cases.join(", "), 200)
+        );
+    }
+    let rows: Vec<Vec<String>> = r
+        .per_tool
+        .iter()
+        .filter(|t| t.delta != 0.0 || t.regressed + t.fixed > 0)
+        .map(|t| {
+            vec![
+                cell(&t.tool, 40),
+                t.cases.to_string(),
+                pct(t.base_accuracy),
+                pct(t.head_accuracy),
+                format!("{:+.1}", t.delta * 100.0),
+                format!("{:.4}", t.p_value_worse),
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        let _ = writeln!(out);
+        for l in table(&["TOOL", "CASES", "BASE", "HEAD", "Δ PTS", "P"], &rows) {
+            let _ = writeln!(out, "  {l}");
+        }
+    }
+    let new_confusions: Vec<_> = r
+        .head_confusions
+        .iter()
+        .filter(|c| {
+            !r.base_confusions
+                .iter()
+                .any(|b| b.expected == c.expected && b.chosen == c.chosen && b.count >= c.count)
+        })
+        .collect();
+    for c in new_confusions.iter().take(5) {
+        let _ = writeln!(
+            out,
+            "  prompts meant for `{}` now go to `{}` ({}×)",
+            cell(&c.expected, 40),
+            cell(&c.chosen, 40),
+            c.count
+        );
+    }
+    let st = |x: &crate::replay::RunStats| {
+        format!(
+            "{} sent, {} cached, {} reused, {} retries",
+            x.requests_sent, x.cache_hits, x.reused, x.retries
+        )
+    };
+    let _ = writeln!(
+        out,
+        "Requests: base {}; head {}",
+        st(&r.base_stats),
+        st(&r.head_stats)
+    );
+    let (i, o) = (
+        r.base_stats.input_tokens + r.head_stats.input_tokens,
+        r.base_stats.output_tokens + r.head_stats.output_tokens,
+    );
+    if i + o > 0 {
+        let cost = report
+            .router
+            .as_ref()
+            .and_then(|r| r.estimated_cost_usd.zip(r.price_per_mtok))
+            .map(|(c, [pi, po])| format!(" ≈ ${c:.4} at ${pi}/${po} per M tokens"))
+            .unwrap_or_default();
+        let _ = writeln!(out, "Tokens: {i} in, {o} out{cost}");
+    }
+}
+
+fn drift(report: &Report, p: &Paint, out: &mut String) {
+    let Some(d) = &report.drift else { return };
+    if d.tools.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "\nMeaning drift ({}, floor {:.2}):",
+        cell(&d.model, 60),
+        d.floor
+    );
+    let rows: Vec<Vec<String>> = d
+        .tools
+        .iter()
+        .map(|t| {
+            vec![
+                cell(&t.tool, 40),
+                format!("{:.3}", t.description_cosine),
+                format!("{:.3}", t.full_text_cosine),
+                if t.below_floor {
+                    p.wrap("1;31", "below floor")
+                } else {
+                    "ok".into()
+                },
+            ]
+        })
+        .collect();
+    for l in table(&["TOOL", "DESCRIPTION COS", "FULL TEXT COS", ""], &rows) {
+        let _ = writeln!(out, "  {l}");
+    }
+}
+
+/// Word-level diff: deletions red and struck through, insertions green; without colour the
+/// markers `[-…-]` and `{+…+}` (git's word-diff convention) carry the same information.
+/// A rewritten phrase reads as one deletion and one insertion: whitespace between changed words
+/// joins the change instead of splitting it into many small edits.
+pub fn word_diff(old: &str, new: &str, color: bool) -> String {
+    let p = Paint { on: color };
+    let diff = TextDiff::from_words(old, new);
+    let (mut out, mut del, mut ins, mut gap) =
+        (String::new(), String::new(), String::new(), String::new());
+    let flush = |out: &mut String, del: &mut String, ins: &mut String| {
+        if !del.is_empty() {
+            out.push_str(&if p.on {
+                p.wrap("9;31", del)
+            } else {
+                format!("[-{del}-]")
+            });
+        }
+        if !ins.is_empty() {
+            out.push_str(&if p.on {
+                p.wrap("32", ins)
+            } else {
+                format!("{{+{ins}+}}")
+            });
+        }
+        del.clear();
+        ins.clear();
+    };
+    for ch in diff.iter_all_changes() {
+        let v = ch.value();
+        match ch.tag() {
+            ChangeTag::Equal if v.trim().is_empty() && !(del.is_empty() && ins.is_empty()) => {
+                gap.push_str(v);
+            }
+            ChangeTag::Equal => {
+                flush(&mut out, &mut del, &mut ins);
+                out.push_str(&gap);
+                gap.clear();
+                out.push_str(v);
+            }
+            tag => {
+                // Whitespace seen between two changes belongs inside both sides of the change.
+                if !gap.is_empty() {
+                    if !del.is_empty() {
+                        del.push_str(&gap);
+                    }
+                    if !ins.is_empty() {
+                        ins.push_str(&gap);
+                    }
+                    gap.clear();
+                }
+                if tag == ChangeTag::Delete {
+                    del.push_str(v)
+                } else {
+                    ins.push_str(v)
+                }
+            }
+        }
+    }
+    flush(&mut out, &mut del, &mut ins);
+    out.push_str(&gap);
+    out
+}
+
+// ---- lint ---------------------------------------------------------------------------------------
+
+fn lint_level(p: &Paint, l: crate::lint::Level) -> String {
+    let code = match l {
+        crate::lint::Level::Error => "1;31",
+        crate::lint::Level::Warning => "33",
+        crate::lint::Level::Note => "36",
+    };
+    p.wrap(code, l.as_str())
+}
+
+/// One line of evidence per finding: the numbers for a pair, the scope words for a note.
+fn lint_detail(f: &crate::lint::Finding) -> String {
+    if let Some(x) = &f.pair {
+        let a = &x.affinity;
+        let cos = a
+            .embedding
+            .map(|e| format!(", cosine {e:.2}"))
+            .unwrap_or_default();
+        return format!(
+            "score {:.2}: name {:.2} (edit {:.2}, prefix {:.2}, suffix {:.2}, terms {:.2}), words {:.2}{cos}; {}",
+            x.score,
+            a.name,
+            a.name_edit,
+            a.name_prefix,
+            a.name_suffix,
+            a.name_terms,
+            a.description,
+            x.gate.detail
+        );
+    }
+    if let Some(n) = &f.scope {
+        return format!("+{}; {}", n.extra_terms.join(", +"), n.gate.detail);
+    }
+    f.message.clone()
+}
+
+/// Findings as a table. In a PR report (`pr`) the message says what the PR did and the evidence
+/// follows on the same line.
+fn lint_findings(
+    p: &Paint,
+    findings: &[crate::lint::Finding],
+    prefix: &str,
+    pr: bool,
+    out: &mut String,
+) {
+    let rows: Vec<Vec<String>> = findings
+        .iter()
+        .map(|f| {
+            let what = if pr {
+                format!("{} — {}", f.message, lint_detail(f))
+            } else {
+                lint_detail(f)
+            };
+            vec![
+                f.level.as_str().to_string(),
+                f.rule.to_string(),
+                cell(&f.tools.join(" ↔ "), 64),
+                cell(&what, 200),
+            ]
+        })
+        .collect();
+    for (i, l) in table(&["LEVEL", "RULE", "TOOLS", "EVIDENCE"], &rows)
+        .into_iter()
+        .enumerate()
+    {
+        let l = match i {
+            0 => p.wrap("1", &l),
+            _ => {
+                let level = findings[i - 1].level;
+                let n = level.as_str().len();
+                format!("{}{}", lint_level(p, level), &l[n..])
+            }
+        };
+        let _ = writeln!(out, "{prefix}{l}");
+    }
+}
+
+fn lint_report(report: &Report, p: &Paint) -> String {
+    let mut out = String::new();
+    let (word, code) = match report.verdict.status {
+        Status::Pass => ("PASS", "1;32"),
+        Status::Fail => ("FAIL", "1;31"),
+        Status::Incomplete => ("INCOMPLETE", "1;33;7"),
+    };
+    let _ = writeln!(
+        out,
+        "driftgate lint: {} — {}",
+        p.wrap(code, word),
+        clean(&report.verdict.reason, false)
+    );
+    let Some(l) = &report.lint else { return out };
+    let mut line = format!(
+        "tools: {} ({} tools)",
+        cell(&report.head.source, 80),
+        report.head.tool_count
+    );
+    if let Some(x) = &l.pairs {
+        let _ = write!(
+            line,
+            " · {} pairs: {} dropped by the schema gate, {} vetoed, {} scored · threshold {:.2}",
+            x.total_pairs,
+            x.dropped_by_gate,
+            x.vetoed,
+            x.scored.len(),
+            x.weights.threshold
+        );
+    }
+    let _ = write!(
+        line,
+        " · {}",
+        l.embedding_model
+            .as_deref()
+            .map_or("words only (no embedding)".to_string(), |m| cell(m, 60))
+    );
+    let _ = writeln!(out, "{line}");
+    let findings = l.findings.as_deref().unwrap_or_default();
+    if findings.is_empty() {
+        let _ = writeln!(out, "\nNo findings.");
+    } else {
+        out.push('\n');
+        lint_findings(p, findings, "", false, &mut out);
+    }
+    if let Some(tools) = &l.tools {
+        let _ = writeln!(out, "\nDefinition quality (deterministic TDQS signals):");
+        let yes = |b: bool| if b { "yes" } else { "-" }.to_string();
+        let rows: Vec<Vec<String>> = tools
+            .iter()
+            .map(|q| {
+                vec![
+                    cell(&q.name, 40),
+                    q.param_count.to_string(),
+                    q.required_param_count.to_string(),
+                    format!("{:.0}", q.schema_description_coverage),
+                    q.params_with_enums.to_string(),
+                    q.schema_depth.to_string(),
+                    q.union_choice_count.to_string(),
+                    q.invocation_cost.to_string(),
+                    yes(q.has_output_schema),
+                    yes(q.has_annotations),
+                    yes(q.title_is_meaningful),
+                    q.input_hash.clone(),
+                    q.hard_gates.join(", "),
+                ]
+            })
+            .collect();
+        let header = [
+            "TOOL",
+            "PARAMS",
+            "REQ",
+            "DESC%",
+            "ENUMS",
+            "DEPTH",
+            "UNIONS",
+            "COST",
+            "OUT",
+            "ANN",
+            "TITLE",
+            "HASH",
+            "HARD GATES",
+        ];
+        for l in table(&header, &rows) {
+            let _ = writeln!(out, "  {l}");
+        }
+    }
+    for s in l.shadows.as_deref().unwrap_or_default() {
+        let _ = writeln!(
+            out,
+            "  shadow candidate: `{}` (cost {}) may lose to its cheap sibling `{}` (cost {})",
+            cell(&s.dearer, 40),
+            s.dearer_cost,
+            cell(&s.cheaper, 40),
+            s.cheaper_cost
+        );
+    }
+    if let Some(m) = &l.llm {
+        let _ = writeln!(
+            out,
+            "\nModel scores ({} {}, {}):",
+            m.router,
+            cell(&m.model, 60),
+            m.prompt
+        );
+        let g = |x: Option<u8>| x.map_or("-".to_string(), |v| v.to_string());
+        let rows: Vec<Vec<String>> = m
+            .tools
+            .iter()
+            .map(|t| {
+                let v = t.grades.as_ref().map(|x| x.values());
+                let mut r = vec![cell(&t.name, 40)];
+                r.extend((0..6).map(|i| g(v.map(|v| v[i]))));
+                r.push(if t.tier == crate::lint::llm::UNSCORED {
+                    "-".to_string()
+                } else {
+                    format!("{:.2}", t.score)
+                });
+                r.push(t.tier.to_string());
+                r.push(if t.cached { "cached" } else { "" }.to_string());
+                r
+            })
+            .collect();
+        let header = [
+            "TOOL",
+            "PURPOSE",
+            "USAGE",
+            "BEHAVIOUR",
+            "PARAMS",
+            "CONCISE",
+            "CONTEXT",
+            "SCORE",
+            "TIER",
+            "",
+        ];
+        for l in table(&header, &rows) {
+            let _ = writeln!(out, "  {l}");
+        }
+        if let (Some(s), Some(t)) = (m.server_score, m.server_tier) {
+            let _ = writeln!(out, "Server score {s:.2} (tier {t}) = 0.6·mean + 0.4·min");
+        }
+        for e in &m.errors {
+            let _ = writeln!(
+                out,
+                "  {}",
+                p.wrap("1;33", &format!("unscored: {}", cell(e, 160)))
+            );
+        }
+        let _ = writeln!(
+            out,
+            "Requests: {} sent, {} cached, {} retries; tokens {} in, {} out",
+            m.requests_sent, m.cache_hits, m.retries, m.input_tokens, m.output_tokens
+        );
+    }
+    out
+}
+
+/// `check`: only what the PR introduced or fixed; nothing when lint saw no change.
+fn lint_delta(report: &Report, p: &Paint, out: &mut String) {
+    let Some(l) = &report.lint else { return };
+    for (title, list, code) in [
+        ("introduced by this PR", &l.introduced, "1;33"),
+        ("fixed by this PR", &l.fixed, "1;32"),
+    ] {
+        let Some(list) = list.as_deref().filter(|x| !x.is_empty()) else {
+            continue;
+        };
+        let _ = writeln!(
+            out,
+            "\n{} {}",
+            p.wrap(code, &format!("Lint findings {title} ({}):", list.len())),
+            p.wrap("2", "(a heuristic, not part of the verdict)")
+        );
+        lint_findings(p, list, "  ", true, out);
+    }
+}
+
+/// The terminal renderer (word-level diffs, colour when asked).
+pub struct Terminal;
+
+impl crate::report::render::Renderer for Terminal {
+    fn format(&self) -> crate::report::render::Format {
+        crate::report::render::Format::Terminal
+    }
+    fn report(&self, report: &Report, opts: &crate::report::render::Options) -> String {
+        render(report, opts.color)
+    }
+    fn stress(
+        &self,
+        report: &crate::report::stress::StressReport,
+        opts: &crate::report::render::Options,
+    ) -> Option<String> {
+        Some(stress::render(report, opts.color))
+    }
+    fn suite_check(
+        &self,
+        check: &crate::suite::check::SuiteCheck,
+        _: &crate::report::render::Options,
+    ) -> Option<String> {
+        Some(suite::render(check))
+    }
+}

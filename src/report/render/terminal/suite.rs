@@ -1,0 +1,33 @@
+//! Terminal renderer for `suite check`.
+
+use crate::report::escape::cell;
+use crate::suite::check::{Level, SuiteCheck};
+
+pub fn render(r: &SuiteCheck) -> String {
+    let verdict = if r.errors > 0 { "FAIL" } else { "OK" };
+    let mut out = format!(
+        "driftgate suite check: {verdict} — {} error(s), {} warning(s); {} case(s) against {} tool(s) of {}\n",
+        r.errors,
+        r.warnings,
+        r.cases,
+        r.tool_count,
+        cell(&r.tools, 80)
+    );
+    for f in &r.findings {
+        let level = match f.level {
+            Level::Error => "error",
+            Level::Warning => "warning",
+        };
+        let case = f
+            .case
+            .as_ref()
+            .map(|c| format!(" case {:?}", cell(c, 60)))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "  {level} [{}]{case}: {}\n",
+            f.code,
+            cell(&f.message, 300)
+        ));
+    }
+    out
+}

@@ -1,0 +1,350 @@
+//! Loaders: one `--tools`-style argument, sniffed from content.
+//!
+//! A spec is a file path, `REV:PATH` (the file at a git revision, read with `git show`, no
+//! checkout), or a live server (`--server-cmd` / `--server-url`). A file may hold a `tools/list`
+//! result, a full JSON-RPC response, a bare array of tools, or a driftgate lockfile.
+
+pub mod live;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use self::live::LiveOptions;
+use crate::error::{Error, Result};
+use crate::tools::{ToolSet, json_kind, lock};
+
+/// Where a tool set comes from.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Spec {
+    File(PathBuf),
+    GitRev { rev: String, path: String },
+    ServerCmd(String),
+    ServerUrl(String),
+}
+
+impl Spec {
+    /// A path that exists is a file; otherwise `REV:PATH` is a git revision. Checking the file
+    /// first keeps paths that contain a colon usable.
+    pub fn parse(s: &str) -> Spec {
+        if Path::new(s).exists() {
+            return Spec::File(PathBuf::from(s));
+        }
+        match s.split_once(':') {
+            Some((rev, path)) if !rev.is_empty() && !path.is_empty() && !s.contains("://") => {
+                Spec::GitRev {
+                    rev: rev.to_string(),
+                    path: path.to_string(),
+                }
+            }
+            _ => Spec::File(PathBuf::from(s)),
+        }
+    }
+
+    pub fn label(&self) -> String {
+        match self {
+            Spec::File(p) => p.display().to_string(),
+            Spec::GitRev { rev, path } => format!("{rev}:{path}"),
+            Spec::ServerCmd(c) => format!("server-cmd `{c}`"),
+            Spec::ServerUrl(u) => format!("server-url {u}"),
+        }
+    }
+}
+
+/// What shape a tools document had.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    ToolsList,
+    JsonRpc,
+    BareArray,
+    Lockfile,
+    Live,
+}
+
+/// A loaded tool set plus what is needed to point back into its source.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub tools: ToolSet,
+    pub label: String,
+    pub format: Format,
+    /// Path of the file in the repository (for annotations); `None` for live servers.
+    pub file: Option<String>,
+    /// Raw text, kept to find the line of each tool.
+    pub text: Option<String>,
+}
+
+impl Loaded {
+    /// 1-based line of the tool's `"name": "…"` entry in the source text, if it can be found.
+    pub fn line_of(&self, tool: &str) -> Option<usize> {
+        line_of_tool(self.text.as_deref()?, tool)
+    }
+}
+
+pub async fn load(spec: &Spec, live_opts: &LiveOptions) -> Result<Loaded> {
+    match spec {
+        Spec::File(path) => {
+            let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+            let label = path.display().to_string();
+            let (tools, format) = parse_text(&text, &label)?;
+            Ok(Loaded {
+                tools,
+                format,
+                file: Some(label.clone()),
+                label,
+                text: Some(text),
+            })
+        }
+        Spec::GitRev { rev, path } => {
+            let text = git_show(rev, path)?;
+            let label = format!("{rev}:{path}");
+            let (tools, format) = parse_text(&text, &label)?;
+            Ok(Loaded {
+                tools,
+                format,
+                file: Some(path.trim_start_matches("./").to_string()),
+                label,
+                text: Some(text),
+            })
+        }
+        Spec::ServerCmd(cmd) => {
+            let cap = live::list_tools_stdio(cmd, live_opts).await?;
+            from_capture(spec.label(), cap)
+        }
+        Spec::ServerUrl(url) => {
+            let cap = live::list_tools_http(url, live_opts).await?;
+            from_capture(spec.label(), cap)
+        }
+    }
+}
+
+pub fn from_capture(label: String, cap: live::LiveCapture) -> Result<Loaded> {
+    let tools = ToolSet::from_array(&cap.tools, &label, "/tools")?;
+    Ok(Loaded {
+        tools,
+        label,
+        format: Format::Live,
+        file: None,
+        text: None,
+    })
+}
+
+/// Read `PATH` at `REV` without touching the work tree. `PATH` is relative to the current
+/// directory, like the plain file argument at head; an absolute path inside the current directory
+/// is made relative to it (git does not accept absolute paths after `REV:`).
+pub fn git_show(rev: &str, path: &str) -> Result<String> {
+    let under_cwd = || {
+        let cwd = std::env::current_dir().ok()?;
+        let rel = Path::new(path).strip_prefix(&cwd).ok()?;
+        Some(format!("./{}", rel.display()))
+    };
+    let rel = if path.starts_with('/') {
+        under_cwd().unwrap_or_else(|| path.to_string())
+    } else if path.starts_with("./") || path.starts_with("../") {
+        path.to_string()
+    } else {
+        format!("./{path}")
+    };
+    let out = Command::new("git")
+        .args(["show", &format!("{rev}:{rel}")])
+        .output()
+        .map_err(|e| Error::Usage(format!("{rev}:{path}: cannot run git: {e}")))?;
+    if !out.status.success() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        return Err(Error::Usage(format!(
+            "{rev}:{path}: git show failed: {}",
+            stderr.trim()
+        )));
+    }
+    String::from_utf8(out.stdout)
+        .map_err(|_| Error::Usage(format!("{rev}:{path}: file is not valid UTF-8")))
+}
+
+/// Parse a tools document of any accepted shape.
+pub fn parse_text(text: &str, source: &str) -> Result<(ToolSet, Format)> {
+    let value: Value = serde_json::from_str(text).map_err(|e| Error::Json {
+        source_name: source.to_string(),
+        line: e.line(),
+        column: e.column(),
+        message: strip_position(&e.to_string()),
+    })?;
+    parse_value(&value, source)
+}
+
+/// serde_json appends " at line L column C"; we print the position ourselves.
+fn strip_position(msg: &str) -> String {
+    match msg.rfind(" at line ") {
+        Some(i) => msg[..i].to_string(),
+        None => msg.to_string(),
+    }
+}
+
+pub fn parse_value(value: &Value, source: &str) -> Result<(ToolSet, Format)> {
+    match value {
+        Value::Array(items) => Ok((ToolSet::from_array(items, source, "")?, Format::BareArray)),
+        Value::Object(obj) if obj.contains_key(lock::MARKER) => {
+            Ok((lock::parse(value, source)?, Format::Lockfile))
+        }
+        Value::Object(obj) if obj.contains_key("tools") => match &obj["tools"] {
+            Value::Array(items) => Ok((
+                ToolSet::from_array(items, source, "/tools")?,
+                Format::ToolsList,
+            )),
+            v => Err(Error::shape(
+                source,
+                "/tools",
+                crate::tools::expected("array of tools", v),
+            )),
+        },
+        Value::Object(obj) if obj.contains_key("result") || obj.contains_key("error") => {
+            if let Some(err) = obj.get("error") {
+                let msg = err.get("message").and_then(Value::as_str).unwrap_or("");
+                return Err(Error::shape(
+                    source,
+                    "/error",
+                    format!("expected a result, found a JSON-RPC error: {msg}"),
+                ));
+            }
+            match obj["result"].get("tools") {
+                Some(Value::Array(items)) => Ok((
+                    ToolSet::from_array(items, source, "/result/tools")?,
+                    Format::JsonRpc,
+                )),
+                Some(v) => Err(Error::shape(
+                    source,
+                    "/result/tools",
+                    crate::tools::expected("array of tools", v),
+                )),
+                None => Err(Error::shape(
+                    source,
+                    "/result",
+                    "expected a tools/list result with a \"tools\" array",
+                )),
+            }
+        }
+        Value::Object(obj) => {
+            let keys: Vec<&str> = obj.keys().map(String::as_str).take(8).collect();
+            Err(Error::shape(
+                source,
+                "",
+                format!(
+                    "expected a tools/list result {{\"tools\":[…]}}, a JSON-RPC response \
+                     {{\"result\":{{\"tools\":[…]}}}}, a bare array of tools or a driftgate \
+                     lockfile; found an object with keys [{}]",
+                    keys.join(", ")
+                ),
+            ))
+        }
+        v => Err(Error::shape(
+            source,
+            "",
+            format!(
+                "expected a tools/list result, a JSON-RPC response, an array of tools or a \
+                 driftgate lockfile, found {}",
+                json_kind(v)
+            ),
+        )),
+    }
+}
+
+/// Find the line of `"name": "<tool>"` in a JSON text (1-based). Names are matched as JSON
+/// strings, so escaping in the file does not hide a tool.
+pub fn line_of_tool(text: &str, tool: &str) -> Option<usize> {
+    let needle = serde_json::to_string(tool).ok()?;
+    let mut offset = 0;
+    while let Some(i) = text[offset..].find("\"name\"") {
+        let start = offset + i + "\"name\"".len();
+        let rest = text[start..].trim_start();
+        if let Some(rest) = rest.strip_prefix(':')
+            && rest.trim_start().starts_with(&needle)
+        {
+            return Some(text[..start].matches('\n').count() + 1);
+        }
+        offset = start;
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sniffs_every_shape() {
+        let t = r#"{"name":"a","inputSchema":{"type":"object"}}"#;
+        for (doc, fmt) in [
+            (format!("[{t}]"), Format::BareArray),
+            (format!(r#"{{"tools":[{t}]}}"#), Format::ToolsList),
+            (
+                format!(r#"{{"jsonrpc":"2.0","id":1,"result":{{"tools":[{t}]}}}}"#),
+                Format::JsonRpc,
+            ),
+        ] {
+            let (set, f) = parse_text(&doc, "x.json").unwrap();
+            assert_eq!((set.len(), f), (1, fmt));
+        }
+    }
+
+    #[test]
+    fn errors_say_where_and_what() {
+        let e = parse_text(
+            r#"{"tools":[{"name":"a"},{"name":"b","inputSchema":"s"}]}"#,
+            "tools.json",
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "tools.json: /tools/1/inputSchema: expected object, found string"
+        );
+        let e = parse_text("{\n  \"tools\": [,]\n}", "t.json").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "t.json: invalid JSON at line 2, column 13: expected value"
+        );
+        let e = parse_text(r#"{"foo":1}"#, "t.json").unwrap_err();
+        assert!(
+            e.to_string().contains("found an object with keys [foo]"),
+            "{e}"
+        );
+        let e = parse_text(
+            r#"{"jsonrpc":"2.0","error":{"code":-1,"message":"nope"}}"#,
+            "t.json",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("/error: expected a result, found a JSON-RPC error: nope")
+        );
+        let e = parse_text("42", "t.json").unwrap_err();
+        assert!(e.to_string().ends_with("found number"));
+    }
+
+    #[test]
+    fn spec_parsing() {
+        assert_eq!(
+            Spec::parse("origin/main:tools.json"),
+            Spec::GitRev {
+                rev: "origin/main".into(),
+                path: "tools.json".into()
+            }
+        );
+        assert_eq!(
+            Spec::parse("Cargo.toml"),
+            Spec::File(PathBuf::from("Cargo.toml"))
+        );
+        assert_eq!(
+            Spec::parse("http://x/mcp"),
+            Spec::File(PathBuf::from("http://x/mcp"))
+        );
+    }
+
+    #[test]
+    fn finds_tool_lines() {
+        let text = "[\n {\n  \"name\": \"a\"\n },\n {\"name\" : \"b\\\"q\"}\n]";
+        assert_eq!(line_of_tool(text, "a"), Some(3));
+        assert_eq!(line_of_tool(text, "b\"q"), Some(5));
+        assert_eq!(line_of_tool(text, "c"), None);
+    }
+}

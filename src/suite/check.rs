@@ -1,0 +1,433 @@
+//! `driftgate suite check --tools T SUITE`: is this suite able to measure these tools?
+//!
+//! Unlike loading a suite for `check` (which stops at the first problem), this lists every
+//! problem: malformed cases, duplicate ids, expected tools the server does not have, cases no
+//! tool can satisfy, the same prompt expected to go two ways, tools no case covers. Errors make
+//! the suite unusable (exit 1); warnings are worth a look (exit 0).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::suite::{self, Case, Expect};
+use crate::tools::ToolSet;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Level {
+    Error,
+    Warning,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Finding {
+    pub level: Level,
+    /// Stable machine-readable kind: `invalid-suite`, `invalid-case`, `duplicate-id`,
+    /// `unsatisfiable`, `contradictory`, `unknown-expected-tool`, `unknown-must-not-call`,
+    /// `duplicate-prompt`, `uncovered-tool`, `no-none-case`.
+    pub code: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub case: Option<String>,
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SuiteCheck {
+    pub schema_version: u32,
+    pub command: &'static str,
+    pub suite: String,
+    pub tools: String,
+    pub tool_count: usize,
+    /// Cases that parsed.
+    pub cases: usize,
+    pub errors: usize,
+    pub warnings: usize,
+    pub findings: Vec<Finding>,
+}
+
+fn finding(level: Level, code: &'static str, case: Option<&str>, message: String) -> Finding {
+    Finding {
+        level,
+        code,
+        case: case.map(String::from),
+        message,
+    }
+}
+
+/// The raw case values with where they are ("line 3", "/cases/2"), or the reason there are none.
+/// Mirrors the loader's top-level rules; a line that is not JSON is reported, not fatal.
+fn raw_cases(text: &str, source: &str, findings: &mut Vec<Finding>) -> Vec<(String, Value)> {
+    let content: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .collect();
+    let jsonl = source.ends_with(".jsonl")
+        || (content.len() > 1 && content.iter().all(|(_, l)| l.trim_start().starts_with('{')));
+    if jsonl {
+        let mut out = Vec::new();
+        for (i, l) in content {
+            match serde_json::from_str::<Value>(l) {
+                Ok(v) => out.push((format!("line {}", i + 1), v)),
+                Err(e) => findings.push(finding(
+                    Level::Error,
+                    "invalid-case",
+                    None,
+                    format!("line {}: invalid JSON: {e}", i + 1),
+                )),
+            }
+        }
+        return out;
+    }
+    let list = match serde_yaml::from_str::<Value>(text) {
+        Ok(Value::Array(a)) => a,
+        Ok(Value::Object(o)) => match o.get("cases") {
+            Some(Value::Array(a)) => a.clone(),
+            _ => return Vec::new(),
+        },
+        _ => return Vec::new(),
+    };
+    list.into_iter()
+        .enumerate()
+        .map(|(i, v)| (format!("/cases/{i}"), v))
+        .collect()
+}
+
+/// Check suite text against `tools`. `base_dir` resolves distractor refs.
+pub fn check_text(
+    text: &str,
+    source: &str,
+    base_dir: &Path,
+    tools: &ToolSet,
+    tools_label: &str,
+) -> SuiteCheck {
+    let mut findings = Vec::new();
+    let raw = raw_cases(text, source, &mut findings);
+    // Duplicate ids, all of them, with every position.
+    let mut positions: BTreeMap<String, Vec<&str>> = BTreeMap::new();
+    for (at, v) in &raw {
+        let id = match v.get("id") {
+            Some(Value::String(s)) => s.clone(),
+            Some(Value::Number(n)) => n.to_string(),
+            _ => continue,
+        };
+        positions.entry(id).or_default().push(at);
+    }
+    for (id, at) in &positions {
+        if at.len() > 1 {
+            findings.push(finding(
+                Level::Error,
+                "duplicate-id",
+                Some(id),
+                format!(
+                    "id used {} times ({}); ids must be unique and stable",
+                    at.len(),
+                    at.join(", ")
+                ),
+            ));
+        }
+    }
+    // Each case on its own, so one bad case does not hide the next.
+    let mut cases: Vec<Case> = Vec::new();
+    for (at, v) in &raw {
+        let line = serde_json::to_string(v).expect("json");
+        match suite::parse(&line, source, base_dir) {
+            Ok(s) => cases.extend(s.cases),
+            Err(e) => {
+                let msg = e.to_string();
+                let msg = msg
+                    .strip_prefix(&format!("{source}: "))
+                    .unwrap_or(&msg)
+                    .replace("line 1", at);
+                findings.push(finding(
+                    Level::Error,
+                    "invalid-case",
+                    None,
+                    format!("{at}: {msg}"),
+                ));
+            }
+        }
+    }
+    // Whatever the per-case pass could not see (top-level shape, version, an empty suite).
+    if let Err(e) = suite::parse(text, source, base_dir)
+        && findings.is_empty()
+    {
+        let msg = e.to_string();
+        findings.push(finding(
+            Level::Error,
+            "invalid-suite",
+            None,
+            msg.strip_prefix(&format!("{source}: "))
+                .unwrap_or(&msg)
+                .to_string(),
+        ));
+    }
+    check_cases(&cases, tools, &mut findings);
+    findings.sort_by_key(|f| (f.level == Level::Warning, f.case.is_none()));
+    let errors = findings.iter().filter(|f| f.level == Level::Error).count();
+    SuiteCheck {
+        schema_version: 1,
+        command: "suite check",
+        suite: source.to_string(),
+        tools: tools_label.to_string(),
+        tool_count: tools.len(),
+        cases: cases.len(),
+        errors,
+        warnings: findings.len() - errors,
+        findings,
+    }
+}
+
+fn check_cases(cases: &[Case], tools: &ToolSet, findings: &mut Vec<Finding>) {
+    if cases.is_empty() {
+        return;
+    }
+    let server: BTreeSet<&str> = tools.tools.iter().map(|t| t.name.as_str()).collect();
+    for c in cases {
+        let offered: BTreeSet<&str> = server
+            .iter()
+            .copied()
+            .chain(c.distractors.iter().map(|t| t.name.as_str()))
+            .collect();
+        let unknown: Vec<&str> = c
+            .expect
+            .names()
+            .iter()
+            .map(String::as_str)
+            .filter(|n| !offered.contains(n))
+            .collect();
+        if !unknown.is_empty() && unknown.len() == c.expect.names().len() {
+            findings.push(finding(
+                Level::Error,
+                "unsatisfiable",
+                Some(&c.id),
+                format!(
+                    "no tool can satisfy it: expected {} not offered{}",
+                    unknown.join(", "),
+                    suggestion(&unknown, &server)
+                ),
+            ));
+        } else if !unknown.is_empty() {
+            findings.push(finding(
+                Level::Warning,
+                "unknown-expected-tool",
+                Some(&c.id),
+                format!(
+                    "expects {} which the tools do not have (another expected name is offered){}",
+                    unknown.join(", "),
+                    suggestion(&unknown, &server)
+                ),
+            ));
+        }
+        let unknown_mnc: Vec<&str> = c
+            .must_not_call
+            .iter()
+            .map(String::as_str)
+            .filter(|n| !offered.contains(n))
+            .collect();
+        if !unknown_mnc.is_empty() {
+            findings.push(finding(
+                Level::Warning,
+                "unknown-must-not-call",
+                Some(&c.id),
+                format!(
+                    "must_not_call names {} which is not offered, so the rule can never fire",
+                    unknown_mnc.join(", ")
+                ),
+            ));
+        }
+    }
+    // The same question (history + prompt) asked twice.
+    let norm = |c: &Case| -> String {
+        let mut k: Vec<String> = c
+            .history
+            .iter()
+            .map(|m| format!("{}:{}", m.role, m.content.to_lowercase()))
+            .collect();
+        k.push(
+            c.prompt
+                .to_lowercase()
+                .split_whitespace()
+                .collect::<Vec<_>>()
+                .join(" "),
+        );
+        k.join("\n")
+    };
+    let mut by_prompt: BTreeMap<String, Vec<&Case>> = BTreeMap::new();
+    for c in cases {
+        by_prompt.entry(norm(c)).or_default().push(c);
+    }
+    for group in by_prompt.values().filter(|g| g.len() > 1) {
+        let ids: Vec<&str> = group.iter().map(|c| c.id.as_str()).collect();
+        let disjoint = group.iter().enumerate().any(|(i, a)| {
+            group[i + 1..].iter().any(|b| match (&a.expect, &b.expect) {
+                (Expect::None, Expect::None) => false,
+                (Expect::Tools(x), Expect::Tools(y)) => !x.iter().any(|n| y.contains(n)),
+                _ => true,
+            })
+        });
+        if disjoint {
+            findings.push(finding(
+                Level::Error,
+                "contradictory",
+                Some(ids[0]),
+                format!(
+                    "the same prompt is expected to go different ways in {} ({}); no router can satisfy both",
+                    ids.join(", "),
+                    group.iter().map(|c| c.expect.label()).collect::<Vec<_>>().join(" vs ")
+                ),
+            ));
+        } else {
+            findings.push(finding(
+                Level::Warning,
+                "duplicate-prompt",
+                Some(ids[0]),
+                format!(
+                    "the same prompt appears in {}; it counts twice",
+                    ids.join(", ")
+                ),
+            ));
+        }
+    }
+    let covered: BTreeSet<&str> = cases
+        .iter()
+        .flat_map(|c| c.expect.names().iter().map(String::as_str))
+        .collect();
+    for t in &tools.tools {
+        if !covered.contains(t.name.as_str()) {
+            findings.push(finding(
+                Level::Warning,
+                "uncovered-tool",
+                None,
+                format!(
+                    "no case expects `{}`: a drift in it cannot lower routing accuracy",
+                    t.name
+                ),
+            ));
+        }
+    }
+    if !cases.iter().any(|c| c.expect == Expect::None) {
+        findings.push(finding(
+            Level::Warning,
+            "no-none-case",
+            None,
+            "no case expects `none`: a router that always calls some tool is never penalised"
+                .into(),
+        ));
+    }
+}
+
+/// " (did you mean `x`?)" for the closest server name to the first unknown one.
+fn suggestion(unknown: &[&str], server: &BTreeSet<&str>) -> String {
+    let Some(u) = unknown.first() else {
+        return String::new();
+    };
+    server
+        .iter()
+        .map(|s| (strsim::levenshtein(s, u), *s))
+        .filter(|(d, _)| *d <= u.len().max(3) / 3)
+        .min()
+        .map(|(_, s)| format!(" (did you mean `{s}`?)"))
+        .unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn tools() -> ToolSet {
+        ToolSet::from_array(
+            &[
+                json!({"name": "read_file"}),
+                json!({"name": "write_file"}),
+                json!({"name": "list_directory"}),
+            ],
+            "t",
+            "",
+        )
+        .unwrap()
+    }
+
+    fn codes(r: &SuiteCheck) -> Vec<(&'static str, Option<&str>)> {
+        r.findings
+            .iter()
+            .map(|f| (f.code, f.case.as_deref()))
+            .collect()
+    }
+
+    #[test]
+    fn a_clean_suite_has_no_findings() {
+        let text = "- {id: a, prompt: read x, expect: read_file}\n- {id: b, prompt: write x, expect: write_file}\n- {id: c, prompt: ls, expect: list_directory}\n- {id: d, prompt: hi, expect: none}\n";
+        let r = check_text(text, "s.yaml", Path::new("."), &tools(), "t.json");
+        assert!(r.findings.is_empty(), "{:?}", r.findings);
+        assert_eq!((r.cases, r.errors), (4, 0));
+    }
+
+    #[test]
+    fn every_problem_is_listed_not_just_the_first() {
+        let text = "\
+- {id: a, prompt: read x, expect: read_fil}
+- {id: a, prompt: other, expect: write_file}
+- {id: b, prompt: Read  X, expect: write_file}
+- {id: c, prompt: both, expect: [read_file, gone_tool], must_not_call: [nuke]}
+- {id: d, prompt: x}
+- {id: e, prompt: ok, expect: read_file, distractors: [{name: extra}]}
+- {id: f, prompt: dup, expect: read_file}
+- {id: g, prompt: DUP, expect: [read_file, write_file]}
+";
+        let r = check_text(text, "s.yaml", Path::new("."), &tools(), "t.json");
+        assert_eq!(
+            codes(&r),
+            [
+                ("duplicate-id", Some("a")),
+                ("unsatisfiable", Some("a")),
+                ("contradictory", Some("a")),
+                ("invalid-case", None),
+                ("unknown-expected-tool", Some("c")),
+                ("unknown-must-not-call", Some("c")),
+                ("duplicate-prompt", Some("f")),
+                ("uncovered-tool", None),
+                ("no-none-case", None),
+            ],
+            "{:#?}",
+            r.findings
+        );
+        assert_eq!(r.errors, 4);
+        let f = &r.findings;
+        assert!(
+            f[0].message.contains("/cases/0, /cases/1"),
+            "{}",
+            f[0].message
+        );
+        assert!(
+            f[1].message.contains("(did you mean `read_file`?)"),
+            "{}",
+            f[1].message
+        );
+        assert!(
+            f[3].message
+                .starts_with("/cases/4: case \"d\": `expect`: missing"),
+            "{}",
+            f[3].message
+        );
+        assert!(f[7].message.contains("`list_directory`"));
+    }
+
+    #[test]
+    fn top_level_and_jsonl_problems_are_reported() {
+        let r = check_text("cases: 5\n", "s.yaml", Path::new("."), &tools(), "t");
+        assert_eq!(codes(&r), [("invalid-suite", None)]);
+        let r = check_text(
+            "{\"id\":\"a\",\"prompt\":\"p\",\"expect\":\"read_file\"}\n{not json\n",
+            "s.jsonl",
+            Path::new("."),
+            &tools(),
+            "t",
+        );
+        assert_eq!(r.findings[0].code, "invalid-case");
+        assert!(r.findings[0].message.starts_with("line 2: invalid JSON"));
+    }
+}

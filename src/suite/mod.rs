@@ -1,0 +1,588 @@
+//! The routing suite: the frozen measuring instrument.
+//!
+//! A suite is YAML (`cases:` list, or a bare list) or JSONL (one case per line). Each case has a
+//! stable `id`, a `prompt` (optionally after a short `history`), what it `expect`s (a tool name, a
+//! list of acceptable names, or `none`), names that must never be called, extra distractor tools
+//! and tags. The format is documented by `docs/suite.schema.json`.
+
+pub mod check;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::canon::hash_str;
+use crate::error::{Error, Result};
+use crate::llm::Message;
+use crate::tools::{Tool, ToolSet, json_kind};
+
+/// What a case expects the router to do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Expect {
+    /// Call one of these tools (any of them is correct).
+    Tools(Vec<String>),
+    /// Call no tool at all.
+    None,
+}
+
+impl Expect {
+    pub fn names(&self) -> &[String] {
+        match self {
+            Expect::Tools(t) => t,
+            Expect::None => &[],
+        }
+    }
+    pub fn label(&self) -> String {
+        match self {
+            Expect::Tools(t) => t.join("|"),
+            Expect::None => "(none)".into(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Case {
+    pub id: String,
+    pub history: Vec<Message>,
+    pub prompt: String,
+    pub expect: Expect,
+    pub must_not_call: Vec<String>,
+    /// Extra tools offered with this case only.
+    pub distractors: Vec<Tool>,
+    pub tags: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Suite {
+    pub cases: Vec<Case>,
+    /// sha256 of the file bytes: goes into every report.
+    pub sha256: String,
+    pub source: String,
+}
+
+/// Parse a suite from its text. `source` names it in errors; `base_dir` resolves distractor refs.
+pub fn parse(text: &str, source: &str, base_dir: &Path) -> Result<Suite> {
+    let jsonl = source.ends_with(".jsonl") || looks_like_jsonl(text);
+    let raw: Vec<(String, Value)> = if jsonl {
+        text.lines()
+            .enumerate()
+            .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .map(|(i, l)| {
+                serde_json::from_str(l)
+                    .map(|v| (format!("line {}", i + 1), v))
+                    .map_err(|e| Error::Json {
+                        source_name: source.into(),
+                        line: i + 1,
+                        column: e.column(),
+                        message: e.to_string().split(" at line ").next().unwrap_or("").into(),
+                    })
+            })
+            .collect::<Result<_>>()?
+    } else {
+        let doc: Value = serde_yaml::from_str(text).map_err(|e| {
+            let (line, column) = e
+                .location()
+                .map(|l| (l.line(), l.column()))
+                .unwrap_or((0, 0));
+            Error::Usage(format!(
+                "{source}: invalid YAML at line {line}, column {column}: {e}"
+            ))
+        })?;
+        let list = match &doc {
+            Value::Array(a) => a.clone(),
+            Value::Object(o) => match o.get("cases") {
+                _ if o.keys().any(|k| k != "cases" && k != "version") => {
+                    let k = o
+                        .keys()
+                        .find(|k| *k != "cases" && *k != "version")
+                        .expect("checked");
+                    return Err(Error::shape(
+                        source,
+                        &format!("/{k}"),
+                        "unknown top-level key (expected `version` and `cases`)",
+                    ));
+                }
+                _ if o.get("version").is_some_and(|v| v != &Value::from(1)) => {
+                    return Err(Error::shape(
+                        source,
+                        "/version",
+                        "expected suite format version 1",
+                    ));
+                }
+                Some(Value::Array(a)) => a.clone(),
+                _ => return Err(Error::shape(source, "/cases", "expected a list of cases")),
+            },
+            v => {
+                return Err(Error::shape(
+                    source,
+                    "",
+                    format!(
+                        "expected a list of cases or {{cases: […]}}, found {}",
+                        json_kind(v)
+                    ),
+                ));
+            }
+        };
+        list.into_iter()
+            .enumerate()
+            .map(|(i, v)| (format!("/cases/{i}"), v))
+            .collect()
+    };
+    let mut cases: Vec<Case> = Vec::with_capacity(raw.len());
+    let mut seen = BTreeSet::new();
+    for (where_, v) in &raw {
+        let case = parse_case(v, source, where_, base_dir)?;
+        if !seen.insert(case.id.clone()) {
+            return Err(Error::Usage(format!(
+                "{source}: case {:?} ({where_}): duplicate id; ids must be unique and stable",
+                case.id
+            )));
+        }
+        cases.push(case);
+    }
+    if cases.is_empty() {
+        return Err(Error::Usage(format!("{source}: the suite has no cases")));
+    }
+    Ok(Suite {
+        cases,
+        sha256: hash_str(text),
+        source: source.into(),
+    })
+}
+
+fn looks_like_jsonl(text: &str) -> bool {
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    matches!(lines.next(), Some(l) if l.trim_start().starts_with('{') && l.trim_end().ends_with('}'))
+        && lines.next().is_none_or(|l| l.trim_start().starts_with('{'))
+}
+
+pub fn load(path: &Path) -> Result<Suite> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    parse(
+        &text,
+        &path.display().to_string(),
+        path.parent().unwrap_or(Path::new(".")),
+    )
+}
+
+fn field_err(source: &str, id: &str, field: &str, what: impl std::fmt::Display) -> Error {
+    Error::Usage(format!("{source}: case {id:?}: `{field}`: {what}"))
+}
+
+fn string_list(v: &Value, source: &str, id: &str, field: &str) -> Result<Vec<String>> {
+    match v {
+        Value::String(s) => Ok(vec![s.clone()]),
+        Value::Array(a) => a
+            .iter()
+            .map(|x| {
+                x.as_str().map(String::from).ok_or_else(|| {
+                    field_err(
+                        source,
+                        id,
+                        field,
+                        format!("expected strings, found {}", json_kind(x)),
+                    )
+                })
+            })
+            .collect(),
+        other => Err(field_err(
+            source,
+            id,
+            field,
+            format!(
+                "expected a string or a list of strings, found {}",
+                json_kind(other)
+            ),
+        )),
+    }
+}
+
+fn parse_case(v: &Value, source: &str, where_: &str, base_dir: &Path) -> Result<Case> {
+    let o = v.as_object().ok_or_else(|| {
+        Error::Usage(format!(
+            "{source}: {where_}: expected a case object, found {}",
+            json_kind(v)
+        ))
+    })?;
+    const KNOWN: [&str; 8] = [
+        "id",
+        "prompt",
+        "history",
+        "expect",
+        "must_not_call",
+        "distractors",
+        "tags",
+        "note",
+    ];
+    let id = match o.get("id") {
+        Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => {
+            return Err(Error::Usage(format!(
+                "{source}: {where_}: `id`: expected a non-empty string"
+            )));
+        }
+    };
+    if let Some(k) = o.keys().find(|k| !KNOWN.contains(&k.as_str())) {
+        return Err(field_err(
+            source,
+            &id,
+            k,
+            format!("unknown field (known: {})", KNOWN.join(", ")),
+        ));
+    }
+    let prompt = match o.get("prompt") {
+        Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+        Some(other) if !other.is_string() => {
+            return Err(field_err(
+                source,
+                &id,
+                "prompt",
+                format!("expected a string, found {}", json_kind(other)),
+            ));
+        }
+        _ => {
+            return Err(field_err(
+                source,
+                &id,
+                "prompt",
+                "expected a non-empty user message",
+            ));
+        }
+    };
+    let expect = match o.get("expect") {
+        None => {
+            return Err(field_err(
+                source,
+                &id,
+                "expect",
+                "missing: give a tool name, a list of acceptable names, or `none`",
+            ));
+        }
+        Some(Value::Null) => Expect::None,
+        Some(Value::String(s)) if s == "none" => Expect::None,
+        Some(v) => {
+            let names = string_list(v, source, &id, "expect")?;
+            if names.is_empty() {
+                return Err(field_err(
+                    source,
+                    &id,
+                    "expect",
+                    "empty list: use `none` when no tool should be called",
+                ));
+            }
+            Expect::Tools(names)
+        }
+    };
+    let must_not_call = o
+        .get("must_not_call")
+        .map(|v| string_list(v, source, &id, "must_not_call"))
+        .transpose()?
+        .unwrap_or_default();
+    if let Some(clash) = must_not_call.iter().find(|n| expect.names().contains(n)) {
+        return Err(field_err(
+            source,
+            &id,
+            "must_not_call",
+            format!("{clash:?} is also expected"),
+        ));
+    }
+    let tags = o
+        .get("tags")
+        .map(|v| string_list(v, source, &id, "tags"))
+        .transpose()?
+        .unwrap_or_default();
+    let history = match o.get("history") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+                let content = m.get("content").and_then(Value::as_str);
+                match (role, content) {
+                    ("user" | "assistant", Some(c)) => Ok(Message {
+                        role: role.into(),
+                        content: c.into(),
+                    }),
+                    _ => Err(field_err(
+                        source,
+                        &id,
+                        &format!("history/{i}"),
+                        "expected {role: user|assistant, content: string}",
+                    )),
+                }
+            })
+            .collect::<Result<_>>()?,
+        Some(other) => {
+            return Err(field_err(
+                source,
+                &id,
+                "history",
+                format!("expected a list of messages, found {}", json_kind(other)),
+            ));
+        }
+    };
+    let distractors = match o.get("distractors") {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .enumerate()
+            .map(|(i, d)| distractor(d, source, &id, i, base_dir))
+            .collect::<Result<Vec<_>>>()?
+            .into_iter()
+            .flatten()
+            .collect(),
+        Some(other) => {
+            return Err(field_err(
+                source,
+                &id,
+                "distractors",
+                format!("expected a list, found {}", json_kind(other)),
+            ));
+        }
+    };
+    Ok(Case {
+        id,
+        history,
+        prompt,
+        expect,
+        must_not_call,
+        distractors,
+        tags,
+    })
+}
+
+/// A distractor is an inline tool definition, or `{ref: "FILE"}` (all tools of a tools file) or
+/// `{ref: "FILE#name"}` (one of them), relative to the suite file.
+fn distractor(d: &Value, source: &str, id: &str, i: usize, base_dir: &Path) -> Result<Vec<Tool>> {
+    if let Some(r) = d.get("ref") {
+        let r = r.as_str().ok_or_else(|| {
+            field_err(
+                source,
+                id,
+                &format!("distractors/{i}/ref"),
+                "expected \"FILE\" or \"FILE#tool\"",
+            )
+        })?;
+        let (file, name) = match r.split_once('#') {
+            Some((f, n)) => (f, Some(n)),
+            None => (r, None),
+        };
+        let path: PathBuf = base_dir.join(file);
+        let text = std::fs::read_to_string(&path).map_err(|e| {
+            field_err(
+                source,
+                id,
+                &format!("distractors/{i}/ref"),
+                format!("{}: {e}", path.display()),
+            )
+        })?;
+        let (set, _) = crate::source::parse_text(&text, &path.display().to_string())?;
+        return match name {
+            None => Ok(set.tools),
+            Some(n) => set.get(n).cloned().map(|t| vec![t]).ok_or_else(|| {
+                field_err(
+                    source,
+                    id,
+                    &format!("distractors/{i}/ref"),
+                    format!("no tool {n:?} in {}", path.display()),
+                )
+            }),
+        };
+    }
+    Tool::from_value(
+        d,
+        &format!("{source}: case {id:?}"),
+        &format!("/distractors/{i}"),
+    )
+    .map(|t| vec![t])
+}
+
+/// Problems that make a suite unable to measure a tool set (used by `check` and `suite check`).
+pub fn validate_against(suite: &Suite, tools: &ToolSet) -> Vec<String> {
+    let mut out = Vec::new();
+    for c in &suite.cases {
+        let offered: BTreeSet<&str> = tools
+            .tools
+            .iter()
+            .chain(&c.distractors)
+            .map(|t| t.name.as_str())
+            .collect();
+        let unknown: Vec<&String> = c
+            .expect
+            .names()
+            .iter()
+            .filter(|n| !offered.contains(n.as_str()))
+            .collect();
+        if !unknown.is_empty() && unknown.len() == c.expect.names().len() {
+            out.push(format!(
+                "case {:?}: no expected tool is offered ({})",
+                c.id,
+                unknown
+                    .iter()
+                    .map(|s| s.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+    }
+    out
+}
+
+/// Which version of the suite measured both sides of a check.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SuiteVersion {
+    Base,
+    Head,
+}
+
+impl std::fmt::Display for SuiteVersion {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            SuiteVersion::Base => "base",
+            SuiteVersion::Head => "head",
+        })
+    }
+}
+
+/// Where the suite came from and whether the PR changed it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SuiteInfo {
+    pub source: String,
+    pub sha256: String,
+    pub cases: usize,
+    /// Which version of the suite measured both sides.
+    pub measured_with: SuiteVersion,
+    pub changed_in_pr: bool,
+}
+
+pub struct SuiteChoice {
+    pub suite: Suite,
+    pub info: SuiteInfo,
+    pub note: Option<String>,
+}
+
+/// Pick the suite that measures both sides. When the PR changed the suite as well as the tools,
+/// the base suite is used (changing the instrument and the thing measured at once hides drift)
+/// unless `use_head` opts in; either way the report says so loudly.
+pub fn choose_suite(
+    path: &std::path::Path,
+    base_rev: Option<&str>,
+    use_head: bool,
+) -> Result<SuiteChoice> {
+    let head_text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let label = path.display().to_string();
+    let dir = path
+        .parent()
+        .map(|p| p.to_path_buf())
+        .unwrap_or_else(|| PathBuf::from("."));
+    let head = parse(&head_text, &label, &dir)?;
+    let base_text =
+        base_rev.and_then(|rev| crate::source::git_show(rev, &label).ok().map(|t| (rev, t)));
+    let (suite, measured_with, changed, note) = match base_text {
+        Some((rev, text)) if text != head_text => {
+            if use_head {
+                let n = format!(
+                    "The suite changed in this PR ({label} differs from {rev}); both sides were measured with the HEAD suite because --use-head-suite was given. Changing the instrument and the tools at once can hide drift."
+                );
+                (head, SuiteVersion::Head, true, Some(n))
+            } else {
+                let base = parse(&text, &format!("{rev}:{label}"), &dir)?;
+                let n = format!(
+                    "The suite changed in this PR ({label} differs from {rev}); both sides were measured with the BASE suite so the instrument stays fixed. Pass --use-head-suite to measure with the new one."
+                );
+                (base, SuiteVersion::Base, true, Some(n))
+            }
+        }
+        // Identical at the base revision: the base suite measured both sides.
+        Some(_) => (head, SuiteVersion::Base, false, None),
+        // No base revision, or the suite does not exist there: only the head suite exists.
+        None => (head, SuiteVersion::Head, false, None),
+    };
+    let info = SuiteInfo {
+        source: suite.source.clone(),
+        sha256: suite.sha256.clone(),
+        cases: suite.cases.len(),
+        measured_with,
+        changed_in_pr: changed,
+    };
+    Ok(SuiteChoice { suite, info, note })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(text: &str, src: &str) -> Result<Suite> {
+        parse(text, src, Path::new("."))
+    }
+
+    #[test]
+    fn jsonl_and_yaml_agree() {
+        let j = p("{\"id\":\"a\",\"prompt\":\"read x\",\"expect\":[\"read_file\",\"read_text_file\"]}\n{\"id\":\"b\",\"prompt\":\"hi\",\"expect\":\"none\"}\n", "s.jsonl").unwrap();
+        let y = p("cases:\n  - id: a\n    prompt: read x\n    expect: [read_file, read_text_file]\n  - id: b\n    prompt: hi\n    expect: none\n", "s.yaml").unwrap();
+        assert_eq!(j.cases, y.cases);
+        assert_eq!(j.cases[1].expect, Expect::None);
+        assert!(j.sha256.starts_with("sha256:"));
+    }
+
+    #[test]
+    fn validation_errors_name_case_and_field() {
+        let e = p("- id: a\n  prompt: x\n", "s.yaml")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "s.yaml: case \"a\": `expect`: missing: give a tool name, a list of acceptable names, or `none`"
+        );
+        let e = p(
+            "- id: a\n  prompt: x\n  expect: t\n- id: a\n  prompt: y\n  expect: t\n",
+            "s.yaml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("case \"a\" (/cases/1): duplicate id"), "{e}");
+        let e = p(
+            "- id: a\n  prompt: x\n  expect: t\n  must_not_call: [t]\n",
+            "s.yaml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("`must_not_call`: \"t\" is also expected"), "{e}");
+        let e = p("- id: a\n  prompt: x\n  expect: t\n  expct: u\n", "s.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("`expct`: unknown field"), "{e}");
+        let e = p("- id: a\n  prompt: 3\n  expect: t\n", "s.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.contains("`prompt`: expected a string, found number"),
+            "{e}"
+        );
+        let e = p("{\"id\":\"a\"\n", "s.jsonl").unwrap_err().to_string();
+        assert!(e.starts_with("s.jsonl: invalid JSON at line 1"), "{e}");
+        let e = p(
+            "- id: a\n  prompt: x\n  expect: t\n  distractors: [{name: 5}]\n",
+            "s.yaml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("case \"a\"") && e.contains("/distractors/0/name: expected string"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn history_and_inline_distractors() {
+        let s = p("- id: a\n  history:\n    - {role: user, content: hi}\n    - {role: assistant, content: hello}\n  prompt: book it\n  expect: book\n  distractors:\n    - {name: other, description: Other tool}\n", "s.yaml").unwrap();
+        assert_eq!(s.cases[0].history.len(), 2);
+        assert_eq!(s.cases[0].distractors[0].name, "other");
+    }
+}

@@ -1,0 +1,5 @@
+//! Words: tokens, stems, term weights, and the verb tables shared by lint, stress and drafting.
+
+pub mod terms;
+pub mod tokens;
+pub mod verbs;
