@@ -1,6 +1,9 @@
 //! driftgate: a CI gate for MCP tool-definition drift.
 //!
-//! Layers, each importing only from the layers below it (see `docs/ARCHITECTURE.md`).
+//! Layers, each importing only from the layers below it (see `docs/ARCHITECTURE.md`; the rule is
+//! checked by `tests/layers.rs`). Only `app` prints: everything else tells a `console::Console`.
+
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod app;
 pub mod cache;

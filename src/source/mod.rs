@@ -285,6 +285,10 @@ mod tests {
             let (set, f) = parse_text(&doc, "x.json").unwrap();
             assert_eq!((set.len(), f), (1, fmt));
         }
+        let one = parse_text(&format!("[{t}]"), "x.json").unwrap().0;
+        let locked = lock::render(&one, &lock::LockMeta::default());
+        let (set, f) = parse_text(&locked, "lock.json").unwrap();
+        assert_eq!((set.names(), f), (vec!["a"], Format::Lockfile));
     }
 
     #[test]

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde_json::json;
 
 use super::perturb::Paraphrase;
+use crate::console::Console;
 use crate::error::Result;
 use crate::llm::json::{JsonLlm, JsonTask};
 use crate::tools::{Tool, ToolSet};
@@ -111,7 +112,7 @@ pub async fn draft(
     tools: &ToolSet,
     only: &[String],
     n: u32,
-    progress: bool,
+    console: &dyn Console,
 ) -> Result<Vec<Paraphrase>> {
     let mut by_index: Vec<BTreeMap<String, String>> = vec![BTreeMap::new(); n as usize];
     for tool in &tools.tools {
@@ -134,9 +135,10 @@ pub async fn draft(
             slot.insert(tool.name.clone(), text.clone());
             earlier.push(text);
         }
-        if progress {
-            eprintln!("driftgate: drafted {n} paraphrase(s) of {}", tool.name);
-        }
+        console.note(&format!(
+            "driftgate: drafted {n} paraphrase(s) of {}",
+            tool.name
+        ));
     }
     Ok(by_index
         .into_iter()

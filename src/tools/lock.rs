@@ -138,7 +138,10 @@ pub fn parse(value: &Value, source: &str) -> Result<ToolSet> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::source::{Format, parse_text};
+
+    fn parse_text(text: &str, source: &str) -> Result<ToolSet> {
+        parse(&serde_json::from_str(text).unwrap(), source)
+    }
 
     fn set() -> ToolSet {
         let v = json!([
@@ -151,8 +154,7 @@ mod tests {
     #[test]
     fn round_trips_and_is_stable() {
         let text = render(&set(), &LockMeta::default());
-        let (back, fmt) = parse_text(&text, "lock.json").unwrap();
-        assert_eq!(fmt, Format::Lockfile);
+        let back = parse_text(&text, "lock.json").unwrap();
         assert_eq!(back.names(), vec!["a", "b"]);
         assert_eq!(back.get("b").unwrap().extra["_meta"], json!({"k":1}));
         // Same tools in another order and key order: identical bytes.

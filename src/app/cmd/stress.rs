@@ -110,7 +110,8 @@ pub async fn run(a: StressArgs) -> Result<i32> {
     if a.llm_paraphrase > 0 {
         let llm = r.drafter("--llm-paraphrase", &cache)?;
         let drafted =
-            stress::paraphrase::draft(&llm, &loaded.tools, &a.only, a.llm_paraphrase, true).await?;
+            stress::paraphrase::draft(&llm, &loaded.tools, &a.only, a.llm_paraphrase, &console)
+                .await?;
         perturbations.extend(
             drafted
                 .into_iter()
