@@ -143,7 +143,7 @@ async fn paraphrase_sends_the_exact_body_reasks_a_copy_and_caches_the_answer() {
     let cache = tempfile::tempdir().unwrap();
     let llm = client(&fake, Some(cache.path().to_path_buf()));
     let only = vec![MEDIA.to_string()];
-    let drafted = paraphrase::draft(&llm, &tools, &only, 1, false)
+    let drafted = paraphrase::draft(&llm, &tools, &only, 1, &driftgate::console::Silent)
         .await
         .unwrap();
     assert_eq!(drafted.len(), 1);
@@ -182,7 +182,7 @@ async fn paraphrase_sends_the_exact_body_reasks_a_copy_and_caches_the_answer() {
 
     // Same input again: answered from the cache, nothing sent (the fake has no reply left).
     let llm2 = client(&fake, Some(cache.path().to_path_buf()));
-    let again = paraphrase::draft(&llm2, &tools, &only, 1, false)
+    let again = paraphrase::draft(&llm2, &tools, &only, 1, &driftgate::console::Silent)
         .await
         .unwrap();
     assert_eq!(again[0].by_tool[MEDIA], good);

@@ -68,7 +68,7 @@ async fn drafting_and_stress_against_llama_cpp() {
     let chat = Chat::openai(Some(&base_url), "qwen", None, Duration::from_secs(600)).unwrap();
     let llm = JsonLlm::new(chat).with_cache(&Cache::new(Some(dir.path().join("cache"))));
     let only = vec!["read_media_file".to_string(), "edit_file".to_string()];
-    let drafted = paraphrase::draft(&llm, &tools, &only, 2, true)
+    let drafted = paraphrase::draft(&llm, &tools, &only, 2, &driftgate::console::Silent)
         .await
         .unwrap();
     assert_eq!(drafted.len(), 2);
