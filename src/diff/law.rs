@@ -323,9 +323,5 @@ pub type RuleId = &'static str;
 
 /// Read a rule id back from JSON; an id the law does not have is an error, not a guess.
 pub fn rule_id<'de, D: Deserializer<'de>>(d: D) -> Result<RuleId, D::Error> {
-    let s = String::deserialize(d)?;
-    LAW.iter()
-        .find(|r| r.id == s)
-        .map(|r| r.id)
-        .ok_or_else(|| serde::de::Error::custom(format!("unknown rule {s:?}")))
+    crate::choice::known(d, "rule", LAW.iter().map(|r| r.id))
 }

@@ -167,37 +167,76 @@ pub fn tool_message(t: &Tool) -> String {
     )
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A tier's name: one of [`TIERS`], "F", or [`UNSCORED`].
+pub type Tier = &'static str;
+
+fn tier_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Tier, D::Error> {
+    crate::choice::known(
+        d,
+        "tier",
+        TIERS.iter().map(|(t, _)| *t).chain(["F", UNSCORED]),
+    )
+}
+
+fn some_tier<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Tier>, D::Error> {
+    tier_name(d).map(Some)
+}
+
+fn some_gate<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<Option<super::quality::HardGate>, D::Error> {
+    super::quality::gate_name(d).map(Some)
+}
+
+/// The prompt's file name (an alias, because serde's derive takes a field spelled `&str` as
+/// borrowed).
+pub type PromptFile = &'static str;
+
+fn prompt_file<'de, D: serde::Deserializer<'de>>(d: D) -> Result<PromptFile, D::Error> {
+    crate::choice::known(d, "prompt", [PROMPT_FILE])
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolScore {
     pub name: String,
     pub input_hash: String,
     /// Absent for hard-gated tools (not sent) and tools that could not be scored.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grades: Option<Grades>,
     /// Weighted grades in [1, 5]; 0 for a hard-gated tool.
     pub score: f64,
-    pub tier: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub hard_gate: Option<&'static str>,
+    #[serde(deserialize_with = "tier_name")]
+    pub tier: Tier,
+    #[serde(
+        default,
+        deserialize_with = "some_gate",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub hard_gate: Option<super::quality::HardGate>,
     /// Served from the cache (no request).
     pub cached: bool,
     /// Answers asked for (0 when cached or gated).
     pub answers: usize,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LlmReport {
     pub router: String,
     pub model: String,
     pub host: String,
-    pub prompt: &'static str,
+    #[serde(deserialize_with = "prompt_file")]
+    pub prompt: PromptFile,
     pub prompt_sha256: String,
     pub tools: Vec<ToolScore>,
     /// 0.6 · mean + 0.4 · min over all tools; absent when any tool could not be scored.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_score: Option<f64>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub server_tier: Option<&'static str>,
+    #[serde(
+        default,
+        deserialize_with = "some_tier",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub server_tier: Option<Tier>,
     pub requests_sent: u64,
     pub cache_hits: u64,
     pub retries: u64,

@@ -15,7 +15,7 @@ pub mod quality;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::embed::Embedder;
 use crate::error::Result;
@@ -25,7 +25,7 @@ pub use pairs::{Pair, PairAnalysis, ScopeNote, Weights};
 pub use quality::{Shadow, ToolQuality};
 
 /// How much a finding matters. Notes are for the reader; `--strict` fails on warnings and errors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     Note,
@@ -81,18 +81,27 @@ pub fn rule(id: &str) -> &'static Rule {
         .unwrap_or_else(|| panic!("lint rule {id:?} is not in RULES"))
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A lint rule's id: always one of [`RULES`]'s (an alias, because serde's derive takes a field
+/// spelled `&str` as borrowed).
+pub type RuleId = &'static str;
+
+fn rule_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RuleId, D::Error> {
+    crate::choice::known(d, "lint rule", RULES.iter().map(|r| r.id))
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Finding {
-    pub rule: &'static str,
+    #[serde(deserialize_with = "rule_id")]
+    pub rule: RuleId,
     pub level: Level,
     /// The tool, or the two tools of a pair (in server order).
     pub tools: Vec<String>,
     pub message: String,
     /// Evidence for a confusable pair: gate, affinity, veto, score.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pair: Option<Pair>,
     /// Evidence for a scope note.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<ScopeNote>,
 }
 
@@ -263,29 +272,29 @@ fn affinity_text(p: &Pair) -> String {
 
 /// What lint contributes to a [`crate::report::Report`]: the full analysis for `lint`, only what
 /// the PR introduced or fixed for `check`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LintSection {
     pub embedding_model: Option<String>,
     pub weights: Weights,
     /// `lint`: every finding, most severe first.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub findings: Option<Vec<Finding>>,
     /// `lint`: gate counts and every pair that passed the gate, with its evidence.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pairs: Option<PairAnalysis>,
     /// `lint`: the quality signals of every tool.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<ToolQuality>>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shadows: Option<Vec<Shadow>>,
     /// `lint --llm`: the rubric's model-scored dimensions.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub llm: Option<llm::LlmReport>,
     /// `check`: findings at head that base did not have.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub introduced: Option<Vec<Finding>>,
     /// `check`: findings at base that head no longer has.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fixed: Option<Vec<Finding>>,
 }
 

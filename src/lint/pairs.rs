@@ -16,7 +16,7 @@
 use std::collections::BTreeSet;
 
 use ndarray::Array2;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::embed::cosine;
@@ -27,7 +27,7 @@ use crate::tools::{Tool, ToolSet};
 /// How the affinity parts are mixed, and where flagging starts. Tuned on the corpus: on every
 /// 14-tool server-filesystem release the four known confusable pairs score above the threshold
 /// and every other pair below it, with the gap pinned in `tests/lint.rs`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Weights {
     pub name: f64,
     pub description: f64,
@@ -56,7 +56,7 @@ pub const WITHOUT_EMBEDDING: Weights = Weights {
 /// both the action and the object and differ in a modifier (`read_text_file` / `read_media_file`),
 /// while names that share only one end usually do different things (`create_directory` /
 /// `list_directory`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct NameParts {
     pub edit: f64,
     pub ends: f64,
@@ -77,14 +77,14 @@ pub const NAMESPACE_SHARE: f64 = 0.8;
 pub const NAMESPACE_MIN_TOOLS: usize = 3;
 
 /// Why a pair passed or failed the schema gate.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Gate {
     pub substitutable: bool,
     /// Required parameters of both, when substitutable; else the first reason it is not.
     pub detail: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Affinity {
     /// Combined name affinity in [0, 1] and its parts: edit similarity, shared leading and
     /// trailing tokens (each over the shorter name), rare shared terms.
@@ -96,12 +96,12 @@ pub struct Affinity {
     /// TF-IDF cosine of the descriptions, domain words weighed down.
     pub description: f64,
     /// Embedding cosine of the descriptions (absent without an embedder).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub embedding: Option<f64>,
 }
 
 /// Why a pair can never be confusable, however alike it looks.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Veto {
     /// Opposite actions from [`verbs::OPPOSING_VERBS`] (`read` / `write`).
@@ -127,7 +127,7 @@ impl Veto {
 }
 
 /// Everything known about one pair that passed the gate.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Pair {
     pub a: String,
     pub b: String,
@@ -135,12 +135,12 @@ pub struct Pair {
     pub flagged: bool,
     pub gate: Gate,
     pub affinity: Affinity,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub veto: Option<Veto>,
 }
 
 /// A pair the gate dropped whose names read as the same action at another scope.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScopeNote {
     pub a: String,
     pub b: String,
@@ -149,11 +149,11 @@ pub struct ScopeNote {
     pub gate: Gate,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairAnalysis {
     pub weights: Weights,
     /// The namespace token set aside before comparing names, if any.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     pub total_pairs: usize,
     pub dropped_by_gate: usize,

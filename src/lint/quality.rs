@@ -7,7 +7,7 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::canon;
@@ -30,7 +30,7 @@ pub const HINTS: [&str; 4] = [
 ];
 
 /// Field names follow the published rubric, so numbers can be compared with it directly.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolQuality {
     pub name: String,
@@ -54,11 +54,12 @@ pub struct ToolQuality {
     /// First 16 hex digits of the sha256 of the canonical definition.
     pub input_hash: String,
     /// Hard gates failed: "No Description", "Tautological Description".
-    pub hard_gates: Vec<&'static str>,
+    #[serde(deserialize_with = "gate_names")]
+    pub hard_gates: Vec<HardGate>,
 }
 
 /// A cheap sibling an agent may reach for instead of a costly tool.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Shadow {
     pub dearer: String,
     pub dearer_cost: u32,
@@ -68,6 +69,21 @@ pub struct Shadow {
 
 pub const NO_DESCRIPTION: &str = "No Description";
 pub const TAUTOLOGICAL_DESCRIPTION: &str = "Tautological Description";
+/// Every hard gate, by the name reports show.
+pub const HARD_GATES: [&str; 2] = [NO_DESCRIPTION, TAUTOLOGICAL_DESCRIPTION];
+
+/// A hard gate's name: always one of [`HARD_GATES`].
+pub type HardGate = &'static str;
+
+fn gate_names<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<HardGate>, D::Error> {
+    #[derive(Deserialize)]
+    struct Name(#[serde(deserialize_with = "gate_name")] HardGate);
+    Ok(Vec::<Name>::deserialize(d)?.into_iter().map(|n| n.0).collect())
+}
+
+pub(crate) fn gate_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<HardGate, D::Error> {
+    crate::choice::known(d, "hard gate", HARD_GATES)
+}
 
 pub fn input_hash(t: &Tool) -> String {
     let h = canon::hash(&t.to_value());

@@ -125,9 +125,7 @@ pub struct Report {
     /// Loud notes for the reader (e.g. the suite changed with the tools).
     pub notes: Vec<String>,
     /// Static analysis: every finding for `lint`; what the PR introduced or fixed for `check`.
-    /// Not read back by `Report::from_json` (its rule ids are static table entries); a report
-    /// posted later by `driftgate comment` therefore omits it.
-    #[serde(default, skip_deserializing, skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lint: Option<crate::lint::LintSection>,
     /// Set when the report was made in GitHub Actions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -150,5 +148,68 @@ impl Report {
             )));
         }
         Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::Status;
+    use crate::lint::{LintOptions, LintSection};
+    use crate::tools::ToolSet;
+    use serde_json::json;
+
+    #[test]
+    fn a_lint_report_reads_back_whole() {
+        let p = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
+        let tools = json!([
+            {"name": "read_file", "description": "Read a file as text.", "inputSchema": p},
+            {"name": "read_text_file", "description": "Read a text file as text.", "inputSchema": p},
+            {"name": "ping"}
+        ]);
+        let set = ToolSet::from_array(tools.as_array().unwrap(), "t.json", "").unwrap();
+        let section = LintSection::full(crate::lint::analyse_with(
+            &set,
+            None,
+            None,
+            &LintOptions::default(),
+        ));
+        let side = Side {
+            source: "t.json".into(),
+            format: Format::BareArray,
+            tool_count: set.len(),
+            file: None,
+            lines: BTreeMap::new(),
+        };
+        let report = Report {
+            schema_version: SCHEMA_VERSION,
+            driftgate_version: VERSION.into(),
+            command: Command::Lint,
+            verdict: crate::gate::lint_verdict(&section, false),
+            base: side.clone(),
+            head: side,
+            thresholds: CheckThresholds::default(),
+            diff: Diff {
+                tools: Vec::new(),
+                unchanged: set.len(),
+            },
+            drift: None,
+            routing: None,
+            suite: None,
+            router: None,
+            notes: Vec::new(),
+            lint: Some(section),
+            github: None,
+        };
+        assert_eq!(report.verdict.status, Status::Pass);
+        let text = crate::report::render::json::render(&report);
+        let back = Report::from_json(&text, "r.json").unwrap();
+        assert_eq!(back.lint, report.lint);
+        assert_eq!(crate::report::render::json::render(&back), text);
+        // A rule id outside the registry is refused, not carried.
+        let forged = text.replacen("\"rule\": \"confusable-pair\"", "\"rule\": \"made-up\"", 1);
+        assert_ne!(forged, text);
+        let e = Report::from_json(&forged, "r.json").unwrap_err().to_string();
+        assert!(e.contains("unknown lint rule \"made-up\""), "{e}");
     }
 }
