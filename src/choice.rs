@@ -41,7 +41,11 @@ mod tests {
     #[test]
     fn known_names_come_back_and_others_are_errors() {
         let read = |s: &str| -> Result<&'static str, serde_json::Error> {
-            known(&mut serde_json::Deserializer::from_str(s), "tier", ["A", "B"])
+            known(
+                &mut serde_json::Deserializer::from_str(s),
+                "tier",
+                ["A", "B"],
+            )
         };
         assert_eq!(read("\"B\"").unwrap(), "B");
         let e = read("\"Z\"").unwrap_err().to_string();

@@ -78,7 +78,10 @@ pub type HardGate = &'static str;
 fn gate_names<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<HardGate>, D::Error> {
     #[derive(Deserialize)]
     struct Name(#[serde(deserialize_with = "gate_name")] HardGate);
-    Ok(Vec::<Name>::deserialize(d)?.into_iter().map(|n| n.0).collect())
+    Ok(Vec::<Name>::deserialize(d)?
+        .into_iter()
+        .map(|n| n.0)
+        .collect())
 }
 
 pub(crate) fn gate_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<HardGate, D::Error> {

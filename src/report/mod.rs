@@ -209,7 +209,9 @@ mod tests {
         // A rule id outside the registry is refused, not carried.
         let forged = text.replacen("\"rule\": \"confusable-pair\"", "\"rule\": \"made-up\"", 1);
         assert_ne!(forged, text);
-        let e = Report::from_json(&forged, "r.json").unwrap_err().to_string();
+        let e = Report::from_json(&forged, "r.json")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("unknown lint rule \"made-up\""), "{e}");
     }
 }

@@ -2,8 +2,9 @@
 //!
 //! Unlike loading a suite for `check` (which stops at the first problem), this lists every
 //! problem: malformed cases, duplicate ids, expected tools the server does not have, cases no
-//! tool can satisfy, the same prompt expected to go two ways, tools no case covers. Errors make
-//! the suite unusable (exit 1); warnings are worth a look (exit 0).
+//! tool can satisfy, the same prompt expected to go two ways, tools no case covers. Both read the
+//! file with the one parser, `suite::parse_all`. Errors make the suite unusable (exit 1);
+//! warnings are worth a look (exit 0).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -56,45 +57,6 @@ fn finding(level: Level, code: &'static str, case: Option<&str>, message: String
     }
 }
 
-/// The raw case values with where they are ("line 3", "/cases/2"), or the reason there are none.
-/// Mirrors the loader's top-level rules; a line that is not JSON is reported, not fatal.
-fn raw_cases(text: &str, source: &str, findings: &mut Vec<Finding>) -> Vec<(String, Value)> {
-    let content: Vec<(usize, &str)> = text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-        .collect();
-    let jsonl = source.ends_with(".jsonl")
-        || (content.len() > 1 && content.iter().all(|(_, l)| l.trim_start().starts_with('{')));
-    if jsonl {
-        let mut out = Vec::new();
-        for (i, l) in content {
-            match serde_json::from_str::<Value>(l) {
-                Ok(v) => out.push((format!("line {}", i + 1), v)),
-                Err(e) => findings.push(finding(
-                    Level::Error,
-                    "invalid-case",
-                    None,
-                    format!("line {}: invalid JSON: {e}", i + 1),
-                )),
-            }
-        }
-        return out;
-    }
-    let list = match serde_yaml::from_str::<Value>(text) {
-        Ok(Value::Array(a)) => a,
-        Ok(Value::Object(o)) => match o.get("cases") {
-            Some(Value::Array(a)) => a.clone(),
-            _ => return Vec::new(),
-        },
-        _ => return Vec::new(),
-    };
-    list.into_iter()
-        .enumerate()
-        .map(|(i, v)| (format!("/cases/{i}"), v))
-        .collect()
-}
-
 /// Check suite text against `tools`. `base_dir` resolves distractor refs.
 pub fn check_text(
     text: &str,
@@ -104,10 +66,10 @@ pub fn check_text(
     tools_label: &str,
 ) -> SuiteCheck {
     let mut findings = Vec::new();
-    let raw = raw_cases(text, source, &mut findings);
-    // Duplicate ids, all of them, with every position.
+    let parsed = suite::parse_all(text, source, base_dir);
+    // Duplicate ids, all of them, with every position (cases that did not parse included).
     let mut positions: BTreeMap<String, Vec<&str>> = BTreeMap::new();
-    for (at, v) in &raw {
+    for (at, v) in &parsed.raw {
         let id = match v.get("id") {
             Some(Value::String(s)) => s.clone(),
             Some(Value::Number(n)) => n.to_string(),
@@ -129,39 +91,42 @@ pub fn check_text(
             ));
         }
     }
-    // Each case on its own, so one bad case does not hide the next.
-    let mut cases: Vec<Case> = Vec::new();
-    for (at, v) in &raw {
-        let line = serde_json::to_string(v).expect("json");
-        match suite::parse(&line, source, base_dir) {
-            Ok(s) => cases.extend(s.cases),
-            Err(e) => {
-                let msg = e.to_string();
-                let msg = msg
-                    .strip_prefix(&format!("{source}: "))
-                    .unwrap_or(&msg)
-                    .replace("line 1", at);
-                findings.push(finding(
-                    Level::Error,
-                    "invalid-case",
-                    None,
-                    format!("{at}: {msg}"),
-                ));
-            }
+    let strip = |e: &crate::error::Error| {
+        let msg = e.to_string();
+        msg.strip_prefix(&format!("{source}: "))
+            .unwrap_or(&msg)
+            .to_string()
+    };
+    for p in &parsed.problems {
+        match (p.code, &p.error) {
+            // Reported above, with every position.
+            ("duplicate-id", _) => {}
+            (_, crate::error::Error::Json { line, message, .. }) => findings.push(finding(
+                Level::Error,
+                "invalid-case",
+                None,
+                format!("line {line}: invalid JSON: {message}"),
+            )),
+            (code, e) => findings.push(finding(
+                Level::Error,
+                code,
+                None,
+                match &p.at {
+                    Some(at) if !strip(e).starts_with(at.as_str()) => {
+                        format!("{at}: {}", strip(e))
+                    }
+                    _ => strip(e),
+                },
+            )),
         }
     }
-    // Whatever the per-case pass could not see (top-level shape, version, an empty suite).
-    if let Err(e) = suite::parse(text, source, base_dir)
-        && findings.is_empty()
-    {
-        let msg = e.to_string();
+    let cases: Vec<Case> = parsed.cases.into_iter().map(|(_, c)| c).collect();
+    if cases.is_empty() && findings.is_empty() {
         findings.push(finding(
             Level::Error,
             "invalid-suite",
             None,
-            msg.strip_prefix(&format!("{source}: "))
-                .unwrap_or(&msg)
-                .to_string(),
+            "the suite has no cases".into(),
         ));
     }
     check_cases(&cases, tools, &mut findings);

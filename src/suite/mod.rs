@@ -63,91 +63,151 @@ pub struct Suite {
     pub source: String,
 }
 
-/// Parse a suite from its text. `source` names it in errors; `base_dir` resolves distractor refs.
-pub fn parse(text: &str, source: &str, base_dir: &Path) -> Result<Suite> {
+/// Where a problem of a suite file sits, and what kind it is.
+#[derive(Debug)]
+pub struct Problem {
+    /// `invalid-suite` (the file as a whole), `invalid-case`, `duplicate-id`.
+    pub code: &'static str,
+    /// "line 3" (JSONL) or "/cases/2" (YAML); `None` for the file as a whole.
+    pub at: Option<String>,
+    pub error: Error,
+}
+
+/// A suite file read as far as it goes: every case that parsed (duplicates included, each with
+/// where it is), the raw case values, and every problem in file order. `parse` refuses the file
+/// on its first problem; `suite check` lists them all. One parser, so the two never disagree.
+#[derive(Debug, Default)]
+pub struct Parsed {
+    pub raw: Vec<(String, Value)>,
+    pub cases: Vec<(String, Case)>,
+    pub problems: Vec<Problem>,
+}
+
+/// Read every case of a suite text, collecting problems instead of stopping at the first.
+pub fn parse_all(text: &str, source: &str, base_dir: &Path) -> Parsed {
+    let mut out = Parsed::default();
     let jsonl = source.ends_with(".jsonl") || looks_like_jsonl(text);
-    let raw: Vec<(String, Value)> = if jsonl {
-        text.lines()
-            .enumerate()
-            .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-            .map(|(i, l)| {
-                serde_json::from_str(l)
-                    .map(|v| (format!("line {}", i + 1), v))
-                    .map_err(|e| Error::Json {
+    if jsonl {
+        for (i, l) in text.lines().enumerate() {
+            if l.trim().is_empty() || l.trim_start().starts_with('#') {
+                continue;
+            }
+            let at = format!("line {}", i + 1);
+            match serde_json::from_str(l) {
+                Ok(v) => out.raw.push((at, v)),
+                Err(e) => out.problems.push(Problem {
+                    code: "invalid-case",
+                    at: Some(at),
+                    error: Error::Json {
                         source_name: source.into(),
                         line: i + 1,
                         column: e.column(),
                         message: e.to_string().split(" at line ").next().unwrap_or("").into(),
-                    })
-            })
-            .collect::<Result<_>>()?
+                    },
+                }),
+            }
+        }
     } else {
-        let doc: Value = serde_yaml::from_str(text).map_err(|e| {
-            let (line, column) = e
-                .location()
-                .map(|l| (l.line(), l.column()))
-                .unwrap_or((0, 0));
-            Error::Usage(format!(
-                "{source}: invalid YAML at line {line}, column {column}: {e}"
-            ))
-        })?;
-        let list = match &doc {
-            Value::Array(a) => a.clone(),
-            Value::Object(o) => match o.get("cases") {
-                _ if o.keys().any(|k| k != "cases" && k != "version") => {
-                    let k = o
-                        .keys()
-                        .find(|k| *k != "cases" && *k != "version")
-                        .expect("checked");
-                    return Err(Error::shape(
-                        source,
-                        &format!("/{k}"),
-                        "unknown top-level key (expected `version` and `cases`)",
-                    ));
+        match yaml_cases(text, source) {
+            Ok(list) => {
+                out.raw = list
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, v)| (format!("/cases/{i}"), v))
+                    .collect();
+            }
+            Err(error) => {
+                out.problems.push(Problem {
+                    code: "invalid-suite",
+                    at: None,
+                    error,
+                });
+                return out;
+            }
+        }
+    }
+    let mut seen = BTreeSet::new();
+    for (at, v) in &out.raw {
+        match parse_case(v, source, at, base_dir) {
+            Ok(case) => {
+                if !seen.insert(case.id.clone()) {
+                    out.problems.push(Problem {
+                        code: "duplicate-id",
+                        at: Some(at.clone()),
+                        error: Error::Usage(format!(
+                            "{source}: case {:?} ({at}): duplicate id; ids must be unique and stable",
+                            case.id
+                        )),
+                    });
                 }
-                _ if o.get("version").is_some_and(|v| v != &Value::from(1)) => {
-                    return Err(Error::shape(
-                        source,
-                        "/version",
-                        "expected suite format version 1",
-                    ));
-                }
-                Some(Value::Array(a)) => a.clone(),
-                _ => return Err(Error::shape(source, "/cases", "expected a list of cases")),
-            },
-            v => {
+                out.cases.push((at.clone(), case));
+            }
+            Err(error) => out.problems.push(Problem {
+                code: "invalid-case",
+                at: Some(at.clone()),
+                error,
+            }),
+        }
+    }
+    out
+}
+
+/// The case list of a YAML suite: a bare list, or `{version: 1, cases: […]}`.
+fn yaml_cases(text: &str, source: &str) -> Result<Vec<Value>> {
+    let doc: Value = serde_yaml::from_str(text).map_err(|e| {
+        let (line, column) = e
+            .location()
+            .map(|l| (l.line(), l.column()))
+            .unwrap_or((0, 0));
+        Error::Usage(format!(
+            "{source}: invalid YAML at line {line}, column {column}: {e}"
+        ))
+    })?;
+    match doc {
+        Value::Array(a) => Ok(a),
+        Value::Object(mut o) => {
+            if let Some(k) = o.keys().find(|k| *k != "cases" && *k != "version") {
                 return Err(Error::shape(
                     source,
-                    "",
-                    format!(
-                        "expected a list of cases or {{cases: […]}}, found {}",
-                        json_kind(v)
-                    ),
+                    &format!("/{k}"),
+                    "unknown top-level key (expected `version` and `cases`)",
                 ));
             }
-        };
-        list.into_iter()
-            .enumerate()
-            .map(|(i, v)| (format!("/cases/{i}"), v))
-            .collect()
-    };
-    let mut cases: Vec<Case> = Vec::with_capacity(raw.len());
-    let mut seen = BTreeSet::new();
-    for (where_, v) in &raw {
-        let case = parse_case(v, source, where_, base_dir)?;
-        if !seen.insert(case.id.clone()) {
-            return Err(Error::Usage(format!(
-                "{source}: case {:?} ({where_}): duplicate id; ids must be unique and stable",
-                case.id
-            )));
+            if o.get("version").is_some_and(|v| v != &Value::from(1)) {
+                return Err(Error::shape(
+                    source,
+                    "/version",
+                    "expected suite format version 1",
+                ));
+            }
+            match o.remove("cases") {
+                Some(Value::Array(a)) => Ok(a),
+                _ => Err(Error::shape(source, "/cases", "expected a list of cases")),
+            }
         }
-        cases.push(case);
+        v => Err(Error::shape(
+            source,
+            "",
+            format!(
+                "expected a list of cases or {{cases: […]}}, found {}",
+                json_kind(&v)
+            ),
+        )),
     }
-    if cases.is_empty() {
+}
+
+/// Parse a suite from its text, refusing it on its first problem. `source` names it in errors;
+/// `base_dir` resolves distractor refs.
+pub fn parse(text: &str, source: &str, base_dir: &Path) -> Result<Suite> {
+    let parsed = parse_all(text, source, base_dir);
+    if let Some(first) = parsed.problems.into_iter().next() {
+        return Err(first.error);
+    }
+    if parsed.cases.is_empty() {
         return Err(Error::Usage(format!("{source}: the suite has no cases")));
     }
     Ok(Suite {
-        cases,
+        cases: parsed.cases.into_iter().map(|(_, c)| c).collect(),
         sha256: hash_str(text),
         source: source.into(),
     })
