@@ -3,7 +3,7 @@
 //! in a simulated runner (GITHUB_* and INPUT_* variables, a real `pull_request` payload, a git
 //! repository with base and head commits) against the loopback GitHub API.
 
-mod support;
+use crate::support;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

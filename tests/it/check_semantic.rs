@@ -3,7 +3,7 @@
 //! corpus pair, a suite changed in the same PR, and input errors. Every run gets its own cache
 //! directory in a temp dir, so nothing is written into the source tree.
 
-mod common;
+use crate::support::llm as common;
 
 use std::path::Path;
 use std::process::Command;

@@ -2,7 +2,7 @@
 //! speaking GitHub's REST shapes: sticky comment create/update, pagination, rate limits, fork and
 //! read-only fallbacks, errors that name the call, job summary, step outputs, report file.
 
-mod support;
+use crate::support;
 
 use std::time::Instant;
 

@@ -3,7 +3,7 @@
 //! SARIF 2.1.0 (validated against the OASIS schema), and the JSON round trip the fork commenter
 //! relies on.
 
-mod support;
+use crate::support;
 
 use driftgate::diff::Severity;
 use driftgate::report::Report;

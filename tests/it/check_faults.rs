@@ -7,7 +7,7 @@
 //! asked, and the description of `schedule_appointment` says which side (the head version of the
 //! calendar tools rewrote it to "Book a slot."), so concurrent requests may arrive in any order.
 
-mod common;
+use crate::support::llm as common;
 
 use std::time::{Duration, Instant};
 
@@ -171,7 +171,7 @@ fn rate_limit_with_retry_after_is_waited_out_and_counted() {
     assert_eq!(r.body["max_tokens"], 256);
     assert_eq!(
         r.body["messages"][0],
-        json!({"role": "system", "content": include_str!("../prompts/router-system.v1.md")})
+        json!({"role": "system", "content": include_str!("../../prompts/router-system.v1.md")})
     );
     assert_eq!(r.body["messages"][1]["role"], "user");
     assert_eq!(r.body["messages"].as_array().unwrap().len(), 2);

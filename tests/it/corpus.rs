@@ -171,7 +171,7 @@ fn unchanged_versions_have_no_changes() {
     assert_eq!(d.unchanged, 14);
 }
 
-/// Calibration aid: `cargo test --test corpus rename_scores -- --ignored --nocapture`.
+/// Calibration aid: `cargo test --test it corpus::rename_scores -- --ignored --nocapture`.
 #[test]
 #[ignore]
 fn rename_scores() {

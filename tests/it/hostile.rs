@@ -3,7 +3,7 @@
 //! mentions or our comment marker into a PR comment, forge a workflow command, or make invalid
 //! SARIF. Every renderer is fed the same hostile texts.
 
-mod support;
+use crate::support;
 
 use driftgate::diff::Severity;
 use driftgate::report::Report;

@@ -1,0 +1,27 @@
+//! The hermetic test suite, one binary: no server, no key, no network (loopback fakes only).
+//! The suites against real components (MCP servers from npm, an embedding server, llama.cpp) are
+//! the separate `tests/*.rs` binaries, each skipping itself unless its environment is set.
+
+mod support;
+
+mod check_faults;
+mod check_semantic;
+mod cli;
+mod corpus;
+mod embed_cli;
+mod embed_corpus;
+mod embed_openai;
+mod embed_reference;
+mod github_action;
+mod github_comment;
+mod hostile;
+mod law;
+mod layers;
+mod lint;
+mod lint_formats;
+mod lint_llm;
+mod llm_draft;
+mod report_formats;
+mod router_faults;
+mod stress_cli;
+mod suite_schema;

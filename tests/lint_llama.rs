@@ -1,0 +1,61 @@
+//! `lint --llm` scoring against a real llama.cpp `llama-server` (a small instruct model, see
+//! docs/llm-server.md). Runs only when `DRIFTGATE_LLAMA_URL` is set (`bash .ci/llama.sh start`);
+//! the loopback tests of the same code are in `tests/it/lint_llm.rs`.
+
+use std::time::Duration;
+
+use driftgate::cache::Cache;
+use driftgate::http::retry::RetryPolicy;
+use driftgate::lint::llm;
+use driftgate::lint::quality;
+use driftgate::route::provider::ProviderRouter;
+use driftgate::tools::ToolSet;
+use serde_json::{Value, json};
+
+const FS: &str = "tests/fixtures/corpus/server-filesystem/2026.8.31.json";
+
+fn set(v: Value) -> ToolSet {
+    ToolSet::from_array(v.as_array().unwrap(), "t", "").unwrap()
+}
+
+/// The real model (llama.cpp with a small instruct model) through the real wire: every tool gets
+/// a schema-valid answer within the retry budget.
+#[tokio::test]
+async fn real_llama_server_scores_tools() {
+    let Ok(url) = std::env::var("DRIFTGATE_LLAMA_URL") else {
+        eprintln!(
+            "skipped: DRIFTGATE_LLAMA_URL is not set (start one with `bash .ci/llama.sh start`)"
+        );
+        return;
+    };
+    let router = ProviderRouter::openai(
+        Some(&format!("{}/v1", url.trim_end_matches('/'))),
+        "local",
+        None,
+        Duration::from_secs(300),
+    )
+    .unwrap();
+    let all: Value = serde_json::from_str(
+        &std::fs::read_to_string(format!("{}/{FS}", env!("CARGO_MANIFEST_DIR"))).unwrap(),
+    )
+    .unwrap();
+    let tools = set(json!([all[0], all[2], all[13]]));
+    let (q, _) = quality::assess_all(&tools);
+    let r = llm::score(
+        &tools,
+        &q,
+        &router,
+        &Cache::new(None),
+        1,
+        &RetryPolicy::default(),
+    )
+    .await;
+    eprintln!("{}", serde_json::to_string_pretty(&r).unwrap());
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    for t in &r.tools {
+        let g = t.grades.as_ref().unwrap();
+        assert!(g.values().iter().all(|x| (1..=5).contains(x)));
+        assert!((1.0..=5.0).contains(&t.score));
+    }
+    assert!(r.server_score.is_some());
+}
