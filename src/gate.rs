@@ -234,19 +234,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn lint(v: serde_json::Value) -> crate::lint::Lint {
-        let set = crate::tools::ToolSet::from_array(v.as_array().unwrap(), "t", "").unwrap();
-        crate::lint::analyse_with(&set, None, None, &crate::lint::LintOptions::default())
-    }
-
-    fn pair_tools() -> serde_json::Value {
-        let p = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
-        json!([
-            {"name": "read_file", "description": "Read a file as text.", "inputSchema": p},
-            {"name": "read_text_file", "description": "Read a text file as text.", "inputSchema": p},
-            {"name": "ping"}
-        ])
-    }
+    use crate::lint::fixtures::{lint, pair_tools};
 
     #[test]
     fn verdict_passes_unless_strict_and_is_incomplete_without_model_scores() {
@@ -261,27 +249,36 @@ mod tests {
         let clean = LintSection::full(lint(json!([{"name": "a", "description": "Does a."}])));
         assert_eq!(lint_verdict(&clean, true).status, Status::Pass);
         let mut s = s;
-        s.llm = Some(crate::lint::llm::LlmReport {
-            router: "openai".into(),
-            model: "m".into(),
-            host: "h".into(),
-            prompt: crate::lint::llm::PROMPT_FILE,
-            prompt_sha256: String::new(),
-            tools: vec![],
-            server_score: None,
-            server_tier: None,
-            requests_sent: 0,
-            cache_hits: 0,
-            retries: 0,
-            input_tokens: 0,
-            output_tokens: 0,
-            errors: vec!["`a`: HTTP 500".into()],
-        });
+        let mut failed = crate::lint::llm::LlmReport::new(&Named);
+        failed.errors = vec!["`a`: HTTP 500".into()];
+        s.llm = Some(failed);
         let v = lint_verdict(&s, false);
         assert_eq!(v.status, Status::Incomplete);
         assert!(
             v.reason
                 .starts_with("1 tool(s) could not be scored by the model (first: `a`: HTTP 500)")
         );
+    }
+
+    /// A router that is never asked: it only names itself in the report.
+    struct Named;
+
+    #[async_trait::async_trait]
+    impl crate::route::Router for Named {
+        fn kind(&self) -> &str {
+            "openai"
+        }
+        fn model(&self) -> &str {
+            "m"
+        }
+        fn endpoint_host(&self) -> String {
+            "h".into()
+        }
+        async fn route(
+            &self,
+            _: &crate::route::RouteRequest,
+        ) -> Result<crate::route::RouteResponse, crate::http::Failure> {
+            Err(crate::http::Failure::Fatal("not asked".into()))
+        }
     }
 }

@@ -63,6 +63,27 @@ pub struct OutputArgs {
     pub color: Color,
 }
 
+/// One tool set: a file or a live server (`lint`, `lock`).
+#[derive(Debug, Args)]
+pub struct SourceArgs {
+    /// Tool set: a file (tools/list result, JSON-RPC response, bare array, lockfile) or REV:PATH;
+    /// or use --server-cmd / --server-url.
+    #[arg(required_unless_present_any = ["server_cmd", "server_url"], conflicts_with_all = ["server_cmd", "server_url"])]
+    pub tools: Option<String>,
+    /// Spawn this MCP server (stdio) and take what it lists.
+    #[arg(long, value_name = "CMD", conflicts_with = "server_url")]
+    pub server_cmd: Option<String>,
+    /// Take what this streamable-HTTP MCP server lists.
+    #[arg(long, value_name = "URL")]
+    pub server_url: Option<String>,
+}
+
+impl SourceArgs {
+    pub fn spec(&self) -> crate::Result<crate::source::Spec> {
+        crate::app::sides::side_spec(self.tools.as_ref(), &self.server_cmd, &self.server_url, "")
+    }
+}
+
 /// Where base and head come from, besides positional files.
 #[derive(Debug, Args)]
 pub struct SidesArgs {

@@ -132,6 +132,14 @@ pub fn embedder(e: &EmbedArgs, cache: &Cache) -> Result<Arc<dyn Embedder>> {
     })
 }
 
+/// The embedder for meaning drift; `None` with `--no-embed`.
+pub fn drift_embedder(g: &GateArgs, cache: &Cache) -> Result<Option<Arc<dyn Embedder>>> {
+    match g.no_embed {
+        true => Ok(None),
+        false => embedder(&g.embed, cache).map(Some),
+    }
+}
+
 /// `--server-env`, `--server-header`, `--timeout`.
 pub fn live(l: &LiveArgs) -> Result<LiveOptions> {
     let env = l

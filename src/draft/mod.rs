@@ -596,15 +596,7 @@ pub async fn draft_llm(
             let Ok(v) = llm.try_complete(&task, |v| check_prompts(v, tools)).await? else {
                 continue;
             };
-            let items: Vec<String> = v["prompts"]
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(|s| s.trim().to_string())
-                        .collect()
-                })
-                .unwrap_or_default();
+            let items = crate::llm::json::strings(&v, "prompts");
             for prompt in items {
                 if got == n || unusable(&prompt, tools).is_some() || !fresh(&out, &prompt) {
                     continue;

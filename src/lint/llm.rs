@@ -246,6 +246,28 @@ pub struct LlmReport {
     pub errors: Vec<String>,
 }
 
+impl LlmReport {
+    /// An empty report of scoring with `router` and this prompt.
+    pub fn new(router: &dyn Router) -> LlmReport {
+        LlmReport {
+            router: router.kind().to_string(),
+            model: router.model().to_string(),
+            host: router.endpoint_host(),
+            prompt: PROMPT_FILE,
+            prompt_sha256: hash_str(PROMPT),
+            tools: Vec::new(),
+            server_score: None,
+            server_tier: None,
+            requests_sent: 0,
+            cache_hits: 0,
+            retries: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+            errors: Vec::new(),
+        }
+    }
+}
+
 /// Everything that can change the answer for a tool: its input hash, the prompt, the router.
 pub fn cache_key(router: &dyn Router, input_hash: &str) -> String {
     cache::key(&json!({
@@ -375,22 +397,7 @@ pub async fn score(
         .buffered(concurrency.max(1))
         .collect()
         .await;
-    let mut report = LlmReport {
-        router: router.kind().to_string(),
-        model: router.model().to_string(),
-        host: router.endpoint_host(),
-        prompt: PROMPT_FILE,
-        prompt_sha256: hash_str(PROMPT),
-        tools: Vec::new(),
-        server_score: None,
-        server_tier: None,
-        requests_sent: 0,
-        cache_hits: 0,
-        retries: 0,
-        input_tokens: 0,
-        output_tokens: 0,
-        errors: Vec::new(),
-    };
+    let mut report = LlmReport::new(router);
     for (q, grades, gate, cached, asked) in done {
         report.requests_sent += asked.requests;
         report.retries += asked.retries;

@@ -424,6 +424,28 @@ pub async fn check_delta(
     Ok(LintSection::delta(&b, &h, &renames))
 }
 
+/// Tool sets the tests of lint and of its verdict (`gate`) share.
+#[cfg(test)]
+pub(crate) mod fixtures {
+    use serde_json::json;
+
+    /// Two confusable file readers and a tool with no description.
+    pub fn pair_tools() -> serde_json::Value {
+        let p = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
+        json!([
+            {"name": "read_file", "description": "Read a file as text.", "inputSchema": p},
+            {"name": "read_text_file", "description": "Read a text file as text.", "inputSchema": p},
+            {"name": "ping"}
+        ])
+    }
+
+    /// The lint of a tool array.
+    pub fn lint(v: serde_json::Value) -> super::Lint {
+        let set = crate::tools::ToolSet::from_array(v.as_array().unwrap(), "t", "").unwrap();
+        super::analyse_with(&set, None, None, &super::LintOptions::default())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -437,14 +459,7 @@ mod tests {
         analyse_with(&set(v), None, None, &LintOptions::default())
     }
 
-    fn pair_tools() -> serde_json::Value {
-        let p = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
-        json!([
-            {"name": "read_file", "description": "Read a file as text.", "inputSchema": p},
-            {"name": "read_text_file", "description": "Read a text file as text.", "inputSchema": p},
-            {"name": "ping"}
-        ])
-    }
+    use super::fixtures::pair_tools;
 
     #[test]
     fn findings_are_ordered_by_level_then_score() {

@@ -7,7 +7,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Answer, ChatRequest, ToolChoice, Usage, f32_json, reply_json};
+use super::{Answer, ChatRequest, ToolChoice, Usage, f32_json, reply_json, tool_spec};
 use crate::http::secret::clean_message;
 use crate::http::{self, Failure, Reply};
 
@@ -34,15 +34,7 @@ pub fn body(model: &str, req: &ChatRequest<'_>) -> Value {
         let tools = req
             .tools
             .iter()
-            .map(|t| {
-                let mut tool = Map::new();
-                tool.insert("name".into(), json!(t.name));
-                if let Some(d) = &t.description {
-                    tool.insert("description".into(), json!(d));
-                }
-                tool.insert("input_schema".into(), t.input_schema.clone());
-                Value::Object(tool)
-            })
+            .map(|t| Value::Object(tool_spec(t, "input_schema")))
             .collect();
         body.insert("tools".into(), Value::Array(tools));
         let choice = match req.tool_choice {

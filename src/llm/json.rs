@@ -379,10 +379,9 @@ pub fn string_list_schema(field: &str, n: usize, max_len: usize) -> Value {
     })
 }
 
-/// The strings of a value that passed `string_list_schema`, with a duplicate check (schemas
-/// cannot say "distinct, ignoring case and spacing").
-pub fn distinct_strings(v: &Value, field: &str) -> std::result::Result<Vec<String>, String> {
-    let items: Vec<String> = v[field]
+/// The strings of `v[field]`, trimmed (non-strings skipped).
+pub fn strings(v: &Value, field: &str) -> Vec<String> {
+    v[field]
         .as_array()
         .map(|a| {
             a.iter()
@@ -390,7 +389,13 @@ pub fn distinct_strings(v: &Value, field: &str) -> std::result::Result<Vec<Strin
                 .map(|s| s.trim().to_string())
                 .collect()
         })
-        .unwrap_or_default();
+        .unwrap_or_default()
+}
+
+/// The strings of a value that passed `string_list_schema`, with a duplicate check (schemas
+/// cannot say "distinct, ignoring case and spacing").
+pub fn distinct_strings(v: &Value, field: &str) -> std::result::Result<Vec<String>, String> {
+    let items = strings(v, field);
     let mut seen = std::collections::BTreeSet::new();
     for (i, s) in items.iter().enumerate() {
         if s.is_empty() {

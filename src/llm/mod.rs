@@ -364,6 +364,18 @@ impl Chat {
     }
 }
 
+/// A tool as providers take it: its name, its description when it has one, and its input schema
+/// under `schema_key` (`parameters` for OpenAI, `input_schema` for Anthropic).
+fn tool_spec(t: &Tool, schema_key: &str) -> serde_json::Map<String, Value> {
+    let mut spec = serde_json::Map::new();
+    spec.insert("name".into(), Value::String(t.name.clone()));
+    if let Some(d) = &t.description {
+        spec.insert("description".into(), Value::String(d.clone()));
+    }
+    spec.insert(schema_key.into(), t.input_schema.clone());
+    spec
+}
+
 /// The JSON of a 2xx body; a body that is not JSON is the model's (unreadable) answer.
 fn reply_json(reply: &Reply) -> Result<Value, Answer> {
     serde_json::from_str(&reply.body).map_err(|e| {

@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Answer, ChatRequest, ToolChoice, Usage, f32_json, reply_json};
+use super::{Answer, ChatRequest, ToolChoice, Usage, f32_json, reply_json, tool_spec};
 use crate::http::secret::clean_message;
 use crate::http::{self, Failure, Reply};
 
@@ -33,15 +33,7 @@ pub fn body(model: &str, req: &ChatRequest<'_>) -> Value {
         let tools = req
             .tools
             .iter()
-            .map(|t| {
-                let mut function = Map::new();
-                function.insert("name".into(), json!(t.name));
-                if let Some(d) = &t.description {
-                    function.insert("description".into(), json!(d));
-                }
-                function.insert("parameters".into(), t.input_schema.clone());
-                json!({"type": "function", "function": function})
-            })
+            .map(|t| json!({"type": "function", "function": tool_spec(t, "parameters")}))
             .collect();
         body.insert("tools".into(), Value::Array(tools));
         let choice = match req.tool_choice {

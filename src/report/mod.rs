@@ -133,6 +133,32 @@ pub struct Report {
 }
 
 impl Report {
+    /// The report of `lint`: one side, no diff, the lint section and its verdict (`strict`: see
+    /// `gate::lint_verdict`).
+    pub fn of_lint(side: Side, section: crate::lint::LintSection, strict: bool) -> Report {
+        let verdict = crate::gate::lint_verdict(&section, strict);
+        Report {
+            schema_version: SCHEMA_VERSION,
+            driftgate_version: VERSION.to_string(),
+            command: Command::Lint,
+            verdict,
+            base: side.clone(),
+            diff: Diff {
+                tools: Vec::new(),
+                unchanged: side.tool_count,
+            },
+            head: side,
+            thresholds: CheckThresholds::default(),
+            drift: None,
+            routing: None,
+            suite: None,
+            router: None,
+            notes: Vec::new(),
+            lint: Some(section),
+            github: None,
+        }
+    }
+
     /// Read a JSON report back (`driftgate comment --report FILE`).
     pub fn from_json(text: &str, source: &str) -> crate::Result<Report> {
         let report: Report = serde_json::from_str(text).map_err(|e| crate::Error::Json {
@@ -181,26 +207,7 @@ mod tests {
             file: None,
             lines: BTreeMap::new(),
         };
-        let report = Report {
-            schema_version: SCHEMA_VERSION,
-            driftgate_version: VERSION.into(),
-            command: Command::Lint,
-            verdict: crate::gate::lint_verdict(&section, false),
-            base: side.clone(),
-            head: side,
-            thresholds: CheckThresholds::default(),
-            diff: Diff {
-                tools: Vec::new(),
-                unchanged: set.len(),
-            },
-            drift: None,
-            routing: None,
-            suite: None,
-            router: None,
-            notes: Vec::new(),
-            lint: Some(section),
-            github: None,
-        };
+        let report = Report::of_lint(side, section, false);
         assert_eq!(report.verdict.status, Status::Pass);
         let text = crate::report::render::json::render(&report);
         let back = Report::from_json(&text, "r.json").unwrap();

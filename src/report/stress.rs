@@ -34,6 +34,15 @@ impl StressReport {
         !self.errors.is_empty()
     }
 
+    /// Every (tool, edit) under which some case flipped, most fragile tool first.
+    pub fn flipped(&self) -> Vec<(&ToolStress, &PerturbationResult)> {
+        self.ranked()
+            .into_iter()
+            .flat_map(|t| t.results.iter().map(move |r| (t, r)))
+            .filter(|(_, r)| !r.flips.is_empty())
+            .collect()
+    }
+
     /// Tools ordered most fragile first (ties: larger worst drop, then name); tools without a
     /// score last.
     pub fn ranked(&self) -> Vec<&ToolStress> {

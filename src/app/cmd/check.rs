@@ -7,7 +7,7 @@ use clap::Args;
 use crate::app::args::{GateArgs, GithubArgs, LiveArgs, OutputArgs, RouterArgs, SidesArgs};
 use crate::app::console::{Progress, Terminal};
 use crate::app::settings::RouterSettings;
-use crate::app::{config, output, settings, sides};
+use crate::app::{config, settings, sides};
 use crate::error::{Error, Result};
 use crate::job::check::{self, CheckInputs, ReplayInputs};
 use crate::report::Command;
@@ -70,10 +70,7 @@ pub async fn run(a: CheckArgs) -> Result<i32> {
         packs.extend(source::load(&Spec::parse(&f), &live).await?.tools.tools);
     }
     let cache = settings::cache(&a.gate.cache, &cfg);
-    let embedder = match a.gate.no_embed {
-        true => None,
-        false => Some(settings::embedder(&a.gate.embed, &cache)?),
-    };
+    let embedder = settings::drift_embedder(&a.gate, &cache)?;
     let r = RouterSettings::resolve(&a.router, &cfg)?;
     let router = r.router(embedder.clone())?;
     let config = r.replay(router.kind() == "semantic", 4);
@@ -93,11 +90,6 @@ pub async fn run(a: CheckArgs) -> Result<i32> {
         }),
         notes: Vec::new(),
     };
-    let mut report = check::run(Command::Check, inputs, &console).await?;
-    let actions = settings::actions();
-    let publish = settings::publish(&a.github, &actions);
-    crate::github::attach(&mut report, &publish, &actions);
-    output::emit(&report, &a.out, &console)?;
-    crate::github::publish(&report, &publish, &actions, &console).await;
-    Ok(report.verdict.exit_code())
+    let report = check::run(Command::Check, inputs, &console).await?;
+    super::deliver(report, &a.out, &a.github, &console).await
 }

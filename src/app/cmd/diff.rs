@@ -4,7 +4,7 @@ use clap::Args;
 
 use crate::app::args::{GateArgs, GithubArgs, LiveArgs, OutputArgs, SidesArgs};
 use crate::app::console::{Progress, Terminal};
-use crate::app::{config, output, settings, sides};
+use crate::app::{config, settings, sides};
 use crate::error::Result;
 use crate::job::check::{self, CheckInputs};
 use crate::report::Command;
@@ -35,10 +35,7 @@ pub async fn run(a: DiffArgs) -> Result<i32> {
     let (base_spec, head_spec) = sides::side_specs(a.old.as_ref(), a.new.as_ref(), &a.sides)?;
     let (base, head) = sides::load_sides(&base_spec, &head_spec, &a.live).await?;
     let cache = settings::cache(&a.gate.cache, &cfg);
-    let embedder = match a.gate.no_embed {
-        true => None,
-        false => Some(settings::embedder(&a.gate.embed, &cache)?),
-    };
+    let embedder = settings::drift_embedder(&a.gate, &cache)?;
     let console = Terminal::new(Progress::detect());
     let inputs = CheckInputs {
         base,
@@ -48,11 +45,6 @@ pub async fn run(a: DiffArgs) -> Result<i32> {
         replay: None,
         notes: Vec::new(),
     };
-    let mut report = check::run(Command::Diff, inputs, &console).await?;
-    let actions = settings::actions();
-    let publish = settings::publish(&a.github, &actions);
-    crate::github::attach(&mut report, &publish, &actions);
-    output::emit(&report, &a.out, &console)?;
-    crate::github::publish(&report, &publish, &actions, &console).await;
-    Ok(report.verdict.exit_code())
+    let report = check::run(Command::Diff, inputs, &console).await?;
+    super::deliver(report, &a.out, &a.github, &console).await
 }

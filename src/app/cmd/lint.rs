@@ -4,16 +4,14 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::app::args::{CacheArgs, EmbedArgs, LiveArgs, OutputArgs, RouterArgs};
+use crate::app::args::{CacheArgs, EmbedArgs, LiveArgs, OutputArgs, RouterArgs, SourceArgs};
 use crate::app::config::{self, RouterKind};
 use crate::app::console::{Progress, Terminal};
 use crate::app::settings::RouterSettings;
-use crate::app::{output, settings, sides};
-use crate::diff::Diff;
+use crate::app::{output, settings};
 use crate::error::{Error, Result};
-use crate::gate::{self, CheckThresholds};
 use crate::lint::{self, LintOptions, LintSection, llm};
-use crate::report::{self, Command, Report, Side};
+use crate::report::{Report, Side};
 use crate::source;
 
 pub const EXIT_CODES: &str = "\
@@ -26,15 +24,8 @@ Exit codes:
 
 #[derive(Debug, Args)]
 pub struct LintArgs {
-    /// Tool set: a file (tools/list result, bare array, lockfile) or REV:PATH.
-    #[arg(required_unless_present_any = ["server_cmd", "server_url"], conflicts_with_all = ["server_cmd", "server_url"])]
-    pub tools: Option<String>,
-    /// Lint what this MCP server (stdio) lists.
-    #[arg(long, value_name = "CMD", conflicts_with = "server_url")]
-    pub server_cmd: Option<String>,
-    /// Lint a streamable-HTTP MCP server.
-    #[arg(long, value_name = "URL")]
-    pub server_url: Option<String>,
+    #[command(flatten)]
+    pub source: SourceArgs,
     /// Fail (exit 1) on hard gates and confusable pairs; by default lint only reports.
     #[arg(long)]
     pub strict: bool,
@@ -78,8 +69,7 @@ pub async fn run(a: LintArgs) -> Result<i32> {
                 .into(),
         ));
     }
-    let spec = sides::side_spec(a.tools.as_ref(), &a.server_cmd, &a.server_url, "")
-        .map_err(|_| Error::Usage("lint needs TOOLS or --server-cmd".into()))?;
+    let spec = a.source.spec()?;
     let loaded = source::load(&spec, &settings::live(&a.live)?).await?;
     let cache = settings::cache(&a.cache, &cfg);
     let embedder = match a.no_embed {
@@ -106,28 +96,7 @@ pub async fn run(a: LintArgs) -> Result<i32> {
             .await,
         );
     }
-    let verdict = gate::lint_verdict(&section, a.strict);
-    let side = Side::of(&loaded);
-    let report = Report {
-        schema_version: report::SCHEMA_VERSION,
-        driftgate_version: report::VERSION.to_string(),
-        command: Command::Lint,
-        verdict,
-        base: side.clone(),
-        head: side,
-        thresholds: CheckThresholds::default(),
-        diff: Diff {
-            tools: Vec::new(),
-            unchanged: loaded.tools.len(),
-        },
-        drift: None,
-        routing: None,
-        suite: None,
-        router: None,
-        notes: Vec::new(),
-        lint: Some(section),
-        github: None,
-    };
+    let report = Report::of_lint(Side::of(&loaded), section, a.strict);
     output::emit(&report, &a.out, &Terminal::new(Progress::Off))?;
     Ok(report.verdict.exit_code())
 }

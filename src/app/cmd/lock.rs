@@ -4,9 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::app::args::LiveArgs;
+use crate::app::args::{LiveArgs, SourceArgs};
 use crate::app::console::{Progress, Terminal};
-use crate::app::{output, settings, sides};
+use crate::app::{output, settings};
 use crate::console::Console;
 use crate::diff;
 use crate::error::{Error, Result, exit};
@@ -16,15 +16,8 @@ use crate::tools::lock::{self, LockMeta};
 
 #[derive(Debug, Args)]
 pub struct LockArgs {
-    /// Tools file (any accepted shape) to lock; or use --server-cmd / --server-url.
-    #[arg(required_unless_present_any = ["server_cmd", "server_url"], conflicts_with_all = ["server_cmd", "server_url"])]
-    pub tools: Option<String>,
-    /// Spawn this MCP server (stdio) and lock what it lists.
-    #[arg(long, value_name = "CMD", conflicts_with = "server_url")]
-    pub server_cmd: Option<String>,
-    /// Lock a streamable-HTTP MCP server.
-    #[arg(long, value_name = "URL")]
-    pub server_url: Option<String>,
+    #[command(flatten)]
+    pub source: SourceArgs,
     /// Where to write the lockfile (default: stdout).
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
@@ -37,7 +30,7 @@ pub struct LockArgs {
 
 pub async fn run(a: LockArgs) -> Result<i32> {
     let opts = settings::live(&a.live)?;
-    let spec = sides::side_spec(a.tools.as_ref(), &a.server_cmd, &a.server_url, "")?;
+    let spec = a.source.spec()?;
     let mut meta = LockMeta::default();
     let loaded = match &spec {
         Spec::ServerCmd(c) => {

@@ -82,12 +82,7 @@ pub fn render(report: &StressReport) -> String {
     for p in &report.perturbations {
         let _ = writeln!(out, "- `{}`: {}", p.id, md(&p.summary, 200));
     }
-    let flipped: Vec<_> = report
-        .ranked()
-        .into_iter()
-        .flat_map(|t| t.results.iter().map(move |r| (t, r)))
-        .filter(|(_, r)| !r.flips.is_empty())
-        .collect();
+    let flipped = report.flipped();
     if flipped.is_empty() {
         return out;
     }

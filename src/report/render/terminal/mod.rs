@@ -45,11 +45,7 @@ pub fn render(report: &Report, color: bool) -> String {
     if report.command == crate::report::Command::Lint {
         return lint_report(report, &p);
     }
-    let (word, code) = match report.verdict.status {
-        Status::Pass => ("PASS", "1;32"),
-        Status::Fail => ("FAIL", "1;31"),
-        Status::Incomplete => ("INCOMPLETE", "1;33;7"),
-    };
+    let (word, code) = verdict_word(report.verdict.status);
     let _ = writeln!(
         out,
         "driftgate {}: {} — {}",
@@ -522,13 +518,18 @@ fn lint_findings(
     }
 }
 
-fn lint_report(report: &Report, p: &Paint) -> String {
-    let mut out = String::new();
-    let (word, code) = match report.verdict.status {
+/// The verdict's word and its ANSI colour.
+fn verdict_word(status: Status) -> (&'static str, &'static str) {
+    match status {
         Status::Pass => ("PASS", "1;32"),
         Status::Fail => ("FAIL", "1;31"),
         Status::Incomplete => ("INCOMPLETE", "1;33;7"),
-    };
+    }
+}
+
+fn lint_report(report: &Report, p: &Paint) -> String {
+    let mut out = String::new();
+    let (word, code) = verdict_word(report.verdict.status);
     let _ = writeln!(
         out,
         "driftgate lint: {} — {}",

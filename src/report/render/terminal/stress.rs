@@ -120,12 +120,7 @@ pub fn render(report: &StressReport, color: bool) -> String {
         let _ = writeln!(out, "  {:<16} {}", p.id, cell(&p.summary, 140));
     }
 
-    let flipped: Vec<_> = report
-        .ranked()
-        .into_iter()
-        .flat_map(|t| t.results.iter().map(move |r| (t, r)))
-        .filter(|(_, r)| !r.flips.is_empty())
-        .collect();
+    let flipped = report.flipped();
     if flipped.is_empty() {
         let _ = writeln!(out, "\nNo case flipped under any perturbation.");
         return out;
