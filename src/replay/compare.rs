@@ -1,0 +1,211 @@
+//! Pairing base and head runs case by case: flips, per-tool accuracy, confusions, the paired
+//! statistics.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::{Deserialize, Serialize};
+
+use super::judge::Outcome;
+use super::runner::{RunStats, SideRun};
+use crate::llm::Usage;
+use crate::stats::{self, CaseOutcome, Confusion, PairedSummary, ToolMetrics};
+use crate::suite::Suite;
+
+/// Which way a case flipped. Regressions sort first: they are what the reader must see.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Direction {
+    /// Right at base, wrong at head.
+    Regressed,
+    /// Wrong at base, right at head.
+    Fixed,
+}
+
+impl Direction {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Direction::Regressed => "regressed",
+            Direction::Fixed => "fixed",
+        }
+    }
+}
+
+impl std::fmt::Display for Direction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A case whose (majority) outcome differs between base and head.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Flip {
+    pub id: String,
+    pub prompt: String,
+    pub expect: String,
+    pub base: String,
+    pub head: String,
+    pub direction: Direction,
+    pub base_correct: u32,
+    pub head_correct: u32,
+    pub repeats: u32,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ToolRouting {
+    pub tool: String,
+    pub cases: usize,
+    pub base_accuracy: f64,
+    pub head_accuracy: f64,
+    pub delta: f64,
+    pub regressed: u64,
+    pub fixed: u64,
+    /// Exact one-sided sign test for "head is worse" on this tool's cases.
+    pub p_value_worse: f64,
+    pub base_metrics: Option<ToolMetrics>,
+    pub head_metrics: Option<ToolMetrics>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Routing {
+    pub summary: PairedSummary,
+    pub flips: Vec<Flip>,
+    pub per_tool: Vec<ToolRouting>,
+    pub base_confusions: Vec<Confusion>,
+    pub head_confusions: Vec<Confusion>,
+    /// Outcome counts per side ("wrong tool": 3, …).
+    pub base_outcomes: BTreeMap<String, u64>,
+    pub head_outcomes: BTreeMap<String, u64>,
+    /// Cases asked the exact same question at head as at base (not re-sent).
+    pub cases_unchanged_question: usize,
+    pub errors: Vec<String>,
+    pub base_stats: RunStats,
+    pub head_stats: RunStats,
+}
+
+impl Routing {
+    pub fn incomplete(&self) -> bool {
+        !self.errors.is_empty()
+    }
+}
+
+/// Pair base and head runs case by case.
+pub fn compare(suite: &Suite, base: &SideRun, head: &SideRun, seed: u64) -> Routing {
+    let mut outcomes = Vec::new();
+    let mut flips = Vec::new();
+    let mut errors = Vec::new();
+    let mut unchanged_q = 0;
+    for ((case, b), h) in suite.cases.iter().zip(&base.cases).zip(&head.cases) {
+        for (side, run) in [("base", b), ("head", h)] {
+            for s in &run.samples {
+                if let Outcome::Error { message } = &s.outcome {
+                    errors.push(format!("{side} case {:?}: {message}", case.id));
+                }
+            }
+        }
+        if b.offered_hash == h.offered_hash {
+            unchanged_q += 1;
+        }
+        let repeats = b.samples.len().max(1) as u32;
+        let o = CaseOutcome::new(case.id.clone(), b.correct(), h.correct(), repeats);
+        if o.base_right() != o.head_right() {
+            flips.push(Flip {
+                id: case.id.clone(),
+                prompt: case.prompt.clone(),
+                expect: case.expect.label(),
+                base: b.typical().choice(),
+                head: h.typical().choice(),
+                direction: if o.base_right() {
+                    Direction::Regressed
+                } else {
+                    Direction::Fixed
+                },
+                base_correct: o.base_correct,
+                head_correct: o.head_correct,
+                repeats,
+            });
+        }
+        outcomes.push(o);
+    }
+    flips.sort_by(|a, b| a.direction.cmp(&b.direction).then_with(|| a.id.cmp(&b.id)));
+    let summary = stats::paired_summary(&outcomes, seed);
+    let obs = |run: &SideRun| -> Vec<(Vec<String>, Option<String>)> {
+        suite
+            .cases
+            .iter()
+            .zip(&run.cases)
+            .flat_map(|(c, r)| {
+                r.samples
+                    .iter()
+                    .filter(|s| !s.outcome.is_error())
+                    .map(move |s| {
+                        let chosen = match &s.outcome {
+                            Outcome::Correct { chosen } => chosen.clone(),
+                            Outcome::NoCall => None,
+                            o => Some(o.choice()),
+                        };
+                        (c.expect.names().to_vec(), chosen)
+                    })
+            })
+            .collect()
+    };
+    let (base_metrics, base_confusions) = stats::tool_metrics(&obs(base));
+    let (head_metrics, head_confusions) = stats::tool_metrics(&obs(head));
+    let mut tools: BTreeSet<&str> = BTreeSet::new();
+    for c in &suite.cases {
+        tools.extend(c.expect.names().iter().map(String::as_str));
+    }
+    let per_tool = tools
+        .into_iter()
+        .map(|tool| {
+            let idx: Vec<usize> = suite
+                .cases
+                .iter()
+                .enumerate()
+                .filter(|(_, c)| c.expect.names().iter().any(|n| n == tool))
+                .map(|(i, _)| i)
+                .collect();
+            let sub: Vec<CaseOutcome> = idx.iter().map(|&i| outcomes[i].clone()).collect();
+            let s = stats::paired_summary(&sub, seed);
+            ToolRouting {
+                tool: tool.to_string(),
+                cases: sub.len(),
+                base_accuracy: s.base_accuracy,
+                head_accuracy: s.head_accuracy,
+                delta: s.delta,
+                regressed: s.discordant_right_to_wrong,
+                fixed: s.discordant_wrong_to_right,
+                p_value_worse: s.p_value_worse,
+                base_metrics: base_metrics.iter().find(|m| m.tool == tool).cloned(),
+                head_metrics: head_metrics.iter().find(|m| m.tool == tool).cloned(),
+            }
+        })
+        .collect();
+    let count = |run: &SideRun| -> BTreeMap<String, u64> {
+        let mut m = BTreeMap::new();
+        for s in run.cases.iter().flat_map(|c| &c.samples) {
+            *m.entry(s.outcome.label().to_string()).or_insert(0) += 1;
+        }
+        m
+    };
+    Routing {
+        summary,
+        flips,
+        per_tool,
+        base_confusions,
+        head_confusions,
+        base_outcomes: count(base),
+        head_outcomes: count(head),
+        cases_unchanged_question: unchanged_q,
+        errors,
+        base_stats: base.stats.clone(),
+        head_stats: head.stats.clone(),
+    }
+}
+
+/// Sum of usage, for cost lines.
+pub fn total_usage(r: &Routing) -> Usage {
+    Usage {
+        input_tokens: r.base_stats.input_tokens + r.head_stats.input_tokens,
+        output_tokens: r.base_stats.output_tokens + r.head_stats.output_tokens,
+    }
+}

@@ -1,0 +1,287 @@
+//! Replaying a suite at one side: each case asked against the side's tools plus distractors, in a
+//! per-case order seeded identically at base and head; through the in-run memo, the disk cache,
+//! then the router with retries.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use futures::StreamExt;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use super::judge::{Outcome, classify};
+use crate::cache::Cache;
+use crate::console::{Console, Silent};
+use crate::http::retry::{RetryPolicy, with_retry};
+use crate::llm::{Message, Sampling, ToolChoice};
+use crate::route::cache;
+use crate::route::{RouteRequest, RouteResponse, Router};
+use crate::suite::{Case, Suite};
+use crate::tools::{Tool, ToolSet};
+
+#[derive(Debug, Clone)]
+pub struct ReplayConfig {
+    pub system_prompt: String,
+    pub tool_choice: ToolChoice,
+    pub sampling: Sampling,
+    pub repeats: u32,
+    pub concurrency: usize,
+    /// Seeds the per-case tool order.
+    pub seed: u64,
+    pub retry: RetryPolicy,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Sample {
+    pub outcome: Outcome,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CaseRun {
+    pub id: String,
+    /// The exact offered tool list's hash: equal at base and head means the question was the same.
+    pub offered_hash: String,
+    pub samples: Vec<Sample>,
+}
+
+impl CaseRun {
+    pub fn correct(&self) -> u32 {
+        self.samples
+            .iter()
+            .filter(|s| s.outcome.is_correct())
+            .count() as u32
+    }
+    /// The most frequent outcome, for flip lists.
+    pub fn typical(&self) -> &Outcome {
+        let mut counts: Vec<(&Outcome, usize)> = Vec::new();
+        for s in &self.samples {
+            match counts.iter_mut().find(|(o, _)| *o == &s.outcome) {
+                Some((_, n)) => *n += 1,
+                None => counts.push((&s.outcome, 1)),
+            }
+        }
+        counts
+            .iter()
+            .max_by_key(|(_, n)| *n)
+            .map(|(o, _)| *o)
+            .expect("at least one sample")
+    }
+}
+
+/// Counters for the report: what the run cost.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct RunStats {
+    pub requests_sent: u64,
+    pub cache_hits: u64,
+    /// Identical requests answered once within this run (e.g. head questions equal to base's).
+    pub reused: u64,
+    pub retries: u64,
+    pub errors: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub request_latency_ms_sum: u64,
+    pub wall_ms: u64,
+    /// Exact sum behind `request_latency_ms_sum` (summing whole milliseconds per request would
+    /// drop sub-millisecond requests entirely).
+    #[serde(skip)]
+    latency: std::time::Duration,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SideRun {
+    pub cases: Vec<CaseRun>,
+    pub stats: RunStats,
+}
+
+/// Per-case deterministic order: sort by sha256(seed, case id, tool name). A tool present at both
+/// sides keeps its relative order, so base and head see the same arrangement.
+pub fn offered_tools(case: &Case, tools: &ToolSet, packs: &[Tool], seed: u64) -> Vec<Tool> {
+    let mut seen = BTreeSet::new();
+    let mut all: Vec<Tool> = Vec::new();
+    // The server's own tools win a name clash with a distractor.
+    for t in tools.tools.iter().chain(&case.distractors).chain(packs) {
+        if seen.insert(t.name.clone()) {
+            all.push(t.clone());
+        }
+    }
+    let rank = |name: &str| -> [u8; 32] {
+        let mut h = Sha256::new();
+        h.update(seed.to_le_bytes());
+        h.update(case.id.as_bytes());
+        h.update([0]);
+        h.update(name.as_bytes());
+        h.finalize().into()
+    };
+    all.sort_by_cached_key(|t| rank(&t.name));
+    all
+}
+
+/// One request's fate, shared by identical requests: the response or error text, and whether it
+/// came from the disk cache.
+type Answered = (Result<RouteResponse, String>, bool);
+
+/// Shared state of one run: de-duplication of identical in-flight requests and counters.
+pub struct Replayer<'a> {
+    pub router: &'a dyn Router,
+    pub cfg: &'a ReplayConfig,
+    cache: Cache,
+    console: &'a dyn Console,
+    memo: Mutex<HashMap<String, Arc<tokio::sync::OnceCell<Answered>>>>,
+}
+
+impl<'a> Replayer<'a> {
+    /// Answers are cached in `cache`'s route section.
+    pub fn new(router: &'a dyn Router, cache: &Cache, cfg: &'a ReplayConfig) -> Self {
+        Replayer {
+            router,
+            cfg,
+            cache: cache.section(cache::SECTION),
+            console: &Silent,
+            memo: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Report progress to `console`.
+    pub fn with_console(mut self, console: &'a dyn Console) -> Self {
+        self.console = console;
+        self
+    }
+
+    /// Ask one question, through the in-run memo, the disk cache, then the router with retries.
+    /// Returns the response (or error text) and whether it was answered without a request.
+    async fn ask(
+        &self,
+        req: &RouteRequest,
+        stats: &Mutex<RunStats>,
+    ) -> (Result<RouteResponse, String>, bool) {
+        let key = cache::key(self.router, req);
+        let cell = {
+            let mut memo = self.memo.lock().expect("memo lock");
+            memo.entry(key.clone()).or_default().clone()
+        };
+        let mut first = false;
+        let (result, from_disk) = cell
+            .get_or_init(|| async {
+                first = true;
+                if let Some(hit) = self.cache.get(&key) {
+                    stats.lock().expect("stats").cache_hits += 1;
+                    return (Ok(hit), true);
+                }
+                let started = Instant::now();
+                let r = with_retry(&self.cfg.retry, || self.router.route(req)).await;
+                let mut s = stats.lock().expect("stats");
+                s.requests_sent += u64::from(r.attempts);
+                s.retries += u64::from(r.attempts.saturating_sub(1));
+                s.latency += started.elapsed().saturating_sub(r.waited);
+                s.request_latency_ms_sum = s.latency.as_millis() as u64;
+                match r.result {
+                    Ok(resp) => {
+                        if let Some(u) = &resp.usage {
+                            s.input_tokens += u.input_tokens;
+                            s.output_tokens += u.output_tokens;
+                        }
+                        // Best effort: a cache that cannot be written only costs requests next time.
+                        let _ = self.cache.put(&key, &resp);
+                        (Ok(resp), false)
+                    }
+                    Err(e) => {
+                        s.errors += 1;
+                        (Err(format!("after {} attempt(s): {e}", r.attempts)), false)
+                    }
+                }
+            })
+            .await
+            .clone();
+        if !first {
+            stats.lock().expect("stats").reused += 1;
+        }
+        (result, !first || from_disk)
+    }
+
+    /// Run every case of the suite against one side's tools.
+    pub async fn run_side(
+        &self,
+        label: &str,
+        suite: &Suite,
+        tools: &ToolSet,
+        packs: &[Tool],
+    ) -> SideRun {
+        let started = Instant::now();
+        let stats = Mutex::new(RunStats::default());
+        let total = suite.cases.len() as u64 * u64::from(self.cfg.repeats);
+        let done = std::sync::atomic::AtomicU64::new(0);
+        let jobs = suite
+            .cases
+            .iter()
+            .flat_map(|c| (0..self.cfg.repeats).map(move |r| (c, r)));
+        let results: Vec<(String, u32, Sample, String)> = futures::stream::iter(jobs)
+            .map(|(case, repeat)| {
+                let stats = &stats;
+                let done = &done;
+                async move {
+                    let tools = offered_tools(case, tools, packs, self.cfg.seed);
+                    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+                    let offered_hash = crate::canon::hash(&serde_json::Value::Array(
+                        tools.iter().map(Tool::to_value).collect(),
+                    ));
+                    let mut messages: Vec<Message> = case.history.clone();
+                    messages.push(Message {
+                        role: "user".into(),
+                        content: case.prompt.clone(),
+                    });
+                    let req = RouteRequest {
+                        system: self.cfg.system_prompt.clone(),
+                        messages,
+                        tools: tools.clone(),
+                        tool_choice: self.cfg.tool_choice,
+                        sampling: self.cfg.sampling.clone(),
+                        repeat,
+                    };
+                    let (result, cached) = self.ask(&req, stats).await;
+                    let outcome = match &result {
+                        Ok(resp) => classify(case, &names, &resp.answer),
+                        Err(e) => Outcome::Error { message: e.clone() },
+                    };
+                    let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                    self.console.progress(label, n, total);
+                    (
+                        case.id.clone(),
+                        repeat,
+                        Sample { outcome, cached },
+                        offered_hash,
+                    )
+                }
+            })
+            .buffer_unordered(self.cfg.concurrency.max(1))
+            .collect()
+            .await;
+        let mut by_case: BTreeMap<&str, Vec<(u32, Sample)>> = BTreeMap::new();
+        let mut hashes: HashMap<&str, String> = HashMap::new();
+        for (id, repeat, sample, h) in &results {
+            by_case
+                .entry(id)
+                .or_default()
+                .push((*repeat, sample.clone()));
+            hashes.insert(id, h.clone());
+        }
+        let cases = suite
+            .cases
+            .iter()
+            .map(|c| {
+                let mut samples = by_case.remove(c.id.as_str()).unwrap_or_default();
+                samples.sort_by_key(|(r, _)| *r);
+                CaseRun {
+                    id: c.id.clone(),
+                    offered_hash: hashes.get(c.id.as_str()).cloned().unwrap_or_default(),
+                    samples: samples.into_iter().map(|(_, s)| s).collect(),
+                }
+            })
+            .collect();
+        let mut stats = stats.into_inner().expect("stats");
+        stats.wall_ms = started.elapsed().as_millis() as u64;
+        SideRun { cases, stats }
+    }
+}
