@@ -60,13 +60,27 @@ pub struct Reply {
     pub latency: Duration,
 }
 
-/// A client for one router: overall timeout per request (connect, headers and body), and no
-/// redirects (a POST silently turned into a GET elsewhere is never what the user configured).
+/// A client whose `timeout` bounds each request as a whole (connect, headers and body).
 pub fn client(timeout: Duration) -> crate::Result<reqwest::Client> {
-    reqwest::Client::builder()
-        .timeout(timeout)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
+    client_with(Some(timeout), HeaderMap::new())
+}
+
+/// The one client builder. `timeout`: each request bounded as a whole, or `None` for streams
+/// whose caller bounds the exchange. `headers` go with every request (mark secret ones
+/// sensitive). Redirects are not followed: a POST silently turned into a GET elsewhere is never
+/// what the user configured.
+pub fn client_with(
+    timeout: Option<Duration>,
+    headers: HeaderMap,
+) -> crate::Result<reqwest::Client> {
+    let mut b = reqwest::Client::builder()
+        .user_agent(concat!("driftgate/", env!("CARGO_PKG_VERSION")))
+        .default_headers(headers)
+        .redirect(reqwest::redirect::Policy::none());
+    if let Some(t) = timeout {
+        b = b.timeout(t);
+    }
+    b.build()
         .map_err(|e| crate::Error::Usage(format!("cannot build the HTTP client: {e}")))
 }
 

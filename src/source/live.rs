@@ -205,10 +205,8 @@ pub async fn list_tools_http(url: &str, opts: &LiveOptions) -> Result<LiveCaptur
         value.set_sensitive(true);
         headers.append(name, value);
     }
-    let http = reqwest::Client::builder()
-        .default_headers(headers)
-        .build()
-        .map_err(|e| Error::Usage(format!("cannot set up an HTTP client: {e}")))?;
+    // No per-request timeout: responses may be SSE streams; `opts.timeout` bounds the exchange.
+    let http = crate::http::client_with(None, headers)?;
 
     let tap = Arc::new(RawTap::default());
     let client = TapClient {
