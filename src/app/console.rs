@@ -31,6 +31,20 @@ impl Progress {
     }
 }
 
+/// A message for stderr: control characters (ANSI escapes, carriage returns) shown as escapes
+/// instead of acting on the terminal, and no line a runner would take for a command.
+pub fn message_safe(message: &str) -> String {
+    let shown: String = message
+        .chars()
+        .map(|c| match c {
+            '\n' | '\t' => c.to_string(),
+            c if c.is_control() => c.escape_unicode().to_string(),
+            c => c.to_string(),
+        })
+        .collect();
+    crate::console::runner_safe(&shown).into_owned()
+}
+
 pub struct Terminal {
     progress: Progress,
     bars: Mutex<HashMap<String, ProgressBar>>,
@@ -63,7 +77,7 @@ impl Terminal {
 
 impl Console for Terminal {
     fn note(&self, message: &str) {
-        eprintln!("{message}");
+        eprintln!("{}", message_safe(message));
     }
 
     fn out(&self, text: &str) {
@@ -89,5 +103,19 @@ impl Console for Terminal {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_cannot_drive_the_terminal_or_the_runner() {
+        let m = message_safe("server said: \u{1b}[2Jgone\r\n::add-mask::secret\u{7}");
+        assert_eq!(
+            m,
+            "server said: \\u{1b}[2Jgone\\u{d}\n\\::add-mask::secret\\u{7}"
+        );
     }
 }

@@ -82,7 +82,7 @@ pub fn main() -> i32 {
     let code = match rt.block_on(run(cli)) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", console::message_safe(&e.to_string()));
             e.exit_code()
         }
     };

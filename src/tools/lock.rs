@@ -74,7 +74,8 @@ pub fn render(set: &ToolSet, meta: &LockMeta) -> String {
     }
     let mut s = serde_json::to_string_pretty(&sorted(&doc)).expect("lockfile serialises");
     s.push('\n');
-    s
+    // A description's `##[` would be a runner command on stdout; escaped, it is the same value.
+    crate::console::runner_safe_json(&s).into_owned()
 }
 
 /// Parse and verify a lockfile.

@@ -1,5 +1,6 @@
 //! JSON renderer: the report model as a versioned document (`schema_version`).
-//! serde_json escapes every control character, so untrusted text cannot break the document.
+//! serde_json escapes every control character, so untrusted text cannot break the document, and
+//! `runner_safe_json` keeps it from holding a workflow command.
 
 use serde::Serialize;
 
@@ -15,10 +16,11 @@ pub fn stress(report: &StressReport) -> String {
     document(report)
 }
 
+/// Pretty JSON, with `##[` written as `#\u0023[` so no line is a runner command (same value).
 fn document<T: Serialize>(doc: &T) -> String {
     let mut s = serde_json::to_string_pretty(doc).expect("report serialises");
     s.push('\n');
-    s
+    crate::console::runner_safe_json(&s).into_owned()
 }
 
 /// The JSON renderer: every document is its model, serialised.

@@ -257,7 +257,7 @@ pub fn render(report: &Report) -> String {
     });
     let mut s = serde_json::to_string_pretty(&doc).expect("SARIF serialises");
     s.push('\n');
-    s
+    crate::console::runner_safe_json(&s).into_owned()
 }
 
 /// The SARIF renderer.

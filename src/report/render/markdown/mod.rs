@@ -497,7 +497,8 @@ fn footer(report: &Report, opts: &Options) -> String {
     s
 }
 
-/// The Markdown renderer (PR comment and job summary at their default limits).
+/// The Markdown renderer for `--format markdown` (PR comment size limit), made `runner_safe`
+/// because it may go to stdout; the comment and summary posted through the API are not.
 pub struct Markdown;
 
 impl crate::report::render::Renderer for Markdown {
@@ -505,14 +506,14 @@ impl crate::report::render::Renderer for Markdown {
         crate::report::render::Format::Markdown
     }
     fn report(&self, report: &Report, _: &crate::report::render::Options) -> String {
-        render(report, &Options::default())
+        crate::console::runner_safe(&render(report, &Options::default())).into_owned()
     }
     fn stress(
         &self,
         report: &crate::report::stress::StressReport,
         _: &crate::report::render::Options,
     ) -> Option<String> {
-        Some(stress::render(report))
+        Some(crate::console::runner_safe(&stress::render(report)).into_owned())
     }
 }
 

@@ -700,7 +700,10 @@ fn lint_delta(report: &Report, p: &Paint, out: &mut String) {
     }
 }
 
-/// The terminal renderer (word-level diffs, colour when asked).
+use crate::console::runner_safe;
+
+/// The terminal renderer (word-level diffs, colour when asked). Its output goes to a stream a
+/// runner reads, so it is made `runner_safe` last.
 pub struct Terminal;
 
 impl crate::report::render::Renderer for Terminal {
@@ -708,20 +711,20 @@ impl crate::report::render::Renderer for Terminal {
         crate::report::render::Format::Terminal
     }
     fn report(&self, report: &Report, opts: &crate::report::render::Options) -> String {
-        render(report, opts.color)
+        runner_safe(&render(report, opts.color)).into_owned()
     }
     fn stress(
         &self,
         report: &crate::report::stress::StressReport,
         opts: &crate::report::render::Options,
     ) -> Option<String> {
-        Some(stress::render(report, opts.color))
+        Some(runner_safe(&stress::render(report, opts.color)).into_owned())
     }
     fn suite_check(
         &self,
         check: &crate::suite::check::SuiteCheck,
         _: &crate::report::render::Options,
     ) -> Option<String> {
-        Some(suite::render(check))
+        Some(runner_safe(&suite::render(check)).into_owned())
     }
 }
