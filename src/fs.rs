@@ -1,16 +1,71 @@
-//! File writes that readers never see half-done: write a unique temporary file in the same
-//! directory, then rename it over the target (atomic on POSIX filesystems).
+//! Writing output files so readers never see them half-done, without ever replacing what is not
+//! a plain file: a regular file is written to a unique temporary file in its directory and
+//! renamed over (atomic on POSIX filesystems); a symlink is followed and its target written; a
+//! device, FIFO or socket (`-o /dev/null`, `-o /dev/stdout`) is written in place, never renamed
+//! over (as root, a rename would destroy `/dev/null`). The temporary file is removed on every
+//! error.
 
-use std::path::Path;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
 
-/// Write `bytes` to `path` atomically, creating missing parent directories.
-pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let dir = path
+/// Links followed at most before giving up (Linux's own limit).
+const MAX_LINKS: usize = 40;
+
+/// Write `bytes` to `path`, creating missing parent directories of a new regular file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let target = resolve(path)?;
+    match std::fs::metadata(&target) {
+        Ok(m) if m.is_dir() => {
+            return Err(io::Error::new(
+                io::ErrorKind::IsADirectory,
+                "is a directory, not a file",
+            ));
+        }
+        Ok(m) if !m.is_file() => {
+            // A device, FIFO or socket: write to it; there is nothing to replace atomically.
+            let mut f = std::fs::OpenOptions::new().write(true).open(&target)?;
+            return f.write_all(bytes);
+        }
+        Ok(_) | Err(_) => {}
+    }
+    let keep = std::fs::metadata(&target).ok().map(|m| m.permissions());
+    replace(&target, keep, |f| f.write_all(bytes))
+}
+
+/// `path` with every symlink on the last component followed (relative links against their
+/// directory); a dangling link gives where it points.
+fn resolve(path: &Path) -> io::Result<PathBuf> {
+    let mut p = path.to_path_buf();
+    for _ in 0..MAX_LINKS {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => {
+                let to = std::fs::read_link(&p)?;
+                p = match p.parent() {
+                    Some(dir) if to.is_relative() => dir.join(to),
+                    _ => to,
+                };
+            }
+            _ => return Ok(p),
+        }
+    }
+    Err(io::Error::other(format!(
+        "more than {MAX_LINKS} symbolic links to follow"
+    )))
+}
+
+/// Write a temporary file beside `target` with `fill`, then rename it over `target`; the
+/// temporary file never outlives a failure.
+fn replace(
+    target: &Path,
+    permissions: Option<std::fs::Permissions>,
+    fill: impl FnOnce(&mut std::fs::File) -> io::Result<()>,
+) -> io::Result<()> {
+    let dir = target
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
     std::fs::create_dir_all(dir)?;
-    let name = path
+    let name = target
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
@@ -19,21 +74,118 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
         std::process::id(),
         rand::random::<u64>()
     ));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path).inspect_err(|_| {
+    let written = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        fill(&mut f)?;
+        f.sync_all()?;
+        if let Some(p) = permissions {
+            f.set_permissions(p)?;
+        }
+        std::fs::rename(&tmp, target)
+    })();
+    if written.is_err() {
         let _ = std::fs::remove_file(&tmp);
-    })
+    }
+    written
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    fn entries(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
     #[test]
     fn writes_whole_files_and_leaves_no_temporaries() {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("a/b/c.json");
-        super::write_atomic(&p, b"one").unwrap();
-        super::write_atomic(&p, b"two").unwrap();
+        write_atomic(&p, b"one").unwrap();
+        write_atomic(&p, b"two").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"two");
-        assert_eq!(std::fs::read_dir(p.parent().unwrap()).unwrap().count(), 1);
+        assert_eq!(entries(p.parent().unwrap()), ["c.json"]);
+    }
+
+    #[test]
+    fn a_failed_write_leaves_neither_a_temporary_nor_a_changed_file() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("report.json");
+        std::fs::write(&p, b"old").unwrap();
+        let e = replace(&p, None, |f| {
+            f.write_all(b"half")?;
+            Err(io::Error::other("No space left on device"))
+        })
+        .unwrap_err();
+        assert!(e.to_string().contains("No space left"));
+        assert_eq!(std::fs::read(&p).unwrap(), b"old");
+        assert_eq!(entries(d.path()), ["report.json"]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_is_followed_and_stays_a_symlink() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let real = d.path().join("real.json");
+        std::fs::write(&real, b"old").unwrap();
+        std::fs::set_permissions(&real, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let link = d.path().join("link.json");
+        std::os::unix::fs::symlink("real.json", &link).unwrap();
+        write_atomic(&link, b"new").unwrap();
+        assert!(
+            std::fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        assert_eq!(std::fs::read(&real).unwrap(), b"new");
+        let mode = std::fs::metadata(&real).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o640, "the file keeps its permissions");
+        // A dangling link gets its target created.
+        let dangling = d.path().join("dangling.json");
+        std::os::unix::fs::symlink("made.json", &dangling).unwrap();
+        write_atomic(&dangling, b"x").unwrap();
+        assert_eq!(std::fs::read(d.path().join("made.json")).unwrap(), b"x");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    #[allow(clippy::print_stderr)]
+    fn a_fifo_or_device_is_written_in_place_not_replaced() {
+        use std::ffi::CString;
+        use std::os::unix::ffi::OsStrExt;
+        use std::os::unix::fs::FileTypeExt;
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("pipe");
+        let c = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo(3) takes no other pointers.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let reader = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::read(fifo).unwrap())
+        };
+        write_atomic(&fifo, b"through the pipe").unwrap();
+        // Checked before joining: had the FIFO been renamed over, the reader would wait forever.
+        assert!(std::fs::metadata(&fifo).unwrap().file_type().is_fifo());
+        assert_eq!(reader.join().unwrap(), b"through the pipe");
+        // A device node (a copy of /dev/null's, made here so a regression cannot destroy the
+        // machine's) stays a device: a rename over it, as root, would have replaced it.
+        let null = d.path().join("null");
+        let c = CString::new(null.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mknod(2) takes no other pointers.
+        let made = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
+        if made == 0 {
+            write_atomic(&null, b"gone").unwrap();
+            assert!(std::fs::metadata(&null).unwrap().file_type().is_char_device());
+        } else {
+            eprintln!("skipped the device node: mknod needs root");
+        }
+        assert!(write_atomic(d.path(), b"x").is_err(), "a directory is refused");
     }
 }

@@ -1,7 +1,7 @@
-//! Writing what a command produced: to a file (atomically) or stdout, in colour only when it
-//! goes to a terminal that wants it.
+//! Writing what a command produced: to a file (atomically; `-` is stdout) or stdout, in colour
+//! only when it goes to a terminal that wants it.
 
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use crate::app::args::{Color, OutputArgs};
@@ -23,7 +23,15 @@ pub fn use_color(c: Color, to_file: bool) -> bool {
     }
 }
 
+/// `text` to the file at `path` (`-` is stdout), atomically where the file is a regular one.
 pub fn write(path: &Path, text: &str) -> Result<()> {
+    if path == Path::new("-") {
+        let mut out = std::io::stdout().lock();
+        return out
+            .write_all(text.as_bytes())
+            .and_then(|()| out.flush())
+            .map_err(|e| Error::io("<stdout>", e));
+    }
     crate::fs::write_atomic(path, text.as_bytes()).map_err(|e| Error::io(path, e))
 }
 
