@@ -18,7 +18,7 @@ mod common;
 
 use std::time::Instant;
 
-use common::{driftgate, repo, stat};
+use common::{cli, stat};
 use serde_json::Value;
 
 const SUITE: &str = "tests/fixtures/check/calendar-6.suite.yaml";
@@ -73,7 +73,7 @@ fn real_llm_answers_are_classified_and_a_rerun_is_fully_cached() {
     ];
 
     let started = Instant::now();
-    let first = driftgate(&repo(""), &args, &[]);
+    let first = cli::driftgate(args).run();
     let took = started.elapsed();
     assert!(first.code == 0 || first.code == 1, "{}", first.dump());
     let r1 = first.json();
@@ -116,7 +116,7 @@ fn real_llm_answers_are_classified_and_a_rerun_is_fully_cached() {
     assert!(base_correct >= 3, "{}", r1["routing"]["base_outcomes"]);
 
     // The same run again: every answer from the cache, not one request, the same report.
-    let second = driftgate(&repo(""), &args, &[]);
+    let second = cli::driftgate(args).run();
     assert_eq!(second.code, first.code, "{}", second.dump());
     let r2 = second.json();
     for side in ["base", "head"] {

@@ -1,9 +1,11 @@
 //! `driftgate lock` against a real MCP server from npm (installed by `.ci/npm-servers.sh`; the
 //! test says so and returns when DRIFTGATE_NPM_DIR is unset, keeping `cargo test` hermetic).
 
+mod common;
+
 use std::path::PathBuf;
 
-use assert_cmd::cargo::cargo_bin_cmd;
+use common::cli;
 
 fn memory_server() -> Option<String> {
     let Ok(dir) = std::env::var("DRIFTGATE_NPM_DIR") else {
@@ -22,19 +24,12 @@ fn locks_a_live_server_with_stable_bytes_and_diffs_it() {
     let dir = tempfile::tempdir().unwrap();
     let memfile = dir.path().join("memory.jsonl");
     let lock = |out: &str| {
-        let o = cargo_bin_cmd!("driftgate")
-            .current_dir(dir.path())
-            .args(["lock", "--server-cmd", &cmd, "--server-env"])
-            .arg(format!("MEMORY_FILE_PATH={}", memfile.display()))
+        let o = cli::driftgate(["lock", "--server-cmd", &cmd, "--server-env"])
+            .args([format!("MEMORY_FILE_PATH={}", memfile.display())])
             .args(["-o", out, "--timeout", "60"])
-            .output()
-            .unwrap();
-        assert_eq!(
-            o.status.code(),
-            Some(0),
-            "{}",
-            String::from_utf8_lossy(&o.stderr)
-        );
+            .dir(dir.path())
+            .run();
+        assert_eq!(o.code, 0, "{}", o.stderr);
         std::fs::read_to_string(dir.path().join(out)).unwrap()
     };
     let a = lock("a.lock.json");
@@ -45,32 +40,22 @@ fn locks_a_live_server_with_stable_bytes_and_diffs_it() {
     assert_eq!(v["server"]["name"], "memory-server");
     assert!(a.contains("\"name\": \"create_entities\""));
     // The server itself, diffed live against its own lockfile: nothing changed.
-    let o = cargo_bin_cmd!("driftgate")
-        .current_dir(dir.path())
-        .env("NO_COLOR", "1")
-        .args(["diff", "a.lock.json", "--head-server-cmd", &cmd])
-        .output()
-        .unwrap();
-    assert_eq!(
-        o.status.code(),
-        Some(0),
-        "{}",
-        String::from_utf8_lossy(&o.stderr)
-    );
-    assert!(String::from_utf8_lossy(&o.stdout).contains("No changes (9 tools unchanged)"));
+    let o = cli::driftgate(["diff", "a.lock.json", "--head-server-cmd", &cmd])
+        .dir(dir.path())
+        .run();
+    assert_eq!(o.code, 0, "{}", o.stderr);
+    assert!(o.stdout.contains("No changes (9 tools unchanged)"));
 }
 
 #[test]
 fn a_dead_server_is_incomplete_exit_3() {
-    let o = cargo_bin_cmd!("driftgate")
-        .args([
-            "lock",
-            "--server-cmd",
-            "sh -c 'echo cannot-start >&2; exit 7'",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(o.status.code(), Some(3));
-    let err = String::from_utf8_lossy(&o.stderr);
+    let o = cli::driftgate([
+        "lock",
+        "--server-cmd",
+        "sh -c 'echo cannot-start >&2; exit 7'",
+    ])
+    .run();
+    assert_eq!(o.code, 3);
+    let err = &o.stderr;
     assert!(err.contains("cannot-start"), "{err}");
 }

@@ -10,6 +10,8 @@
 //! One test function: the server decodes one request at a time, so parallel tests would only
 //! queue and race their timeouts. Everything uses a fresh cache, so every answer is real.
 
+mod common;
+
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -36,19 +38,7 @@ fn subset(names: &[&str]) -> Vec<Value> {
 }
 
 fn driftgate(args: &[&str], cache: &Path) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_driftgate"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
-        .env("DRIFTGATE_CACHE_DIR", cache)
-        .env_remove("OPENAI_API_KEY")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    common::cli::driftgate(args).cache(cache).run().parts()
 }
 
 #[tokio::test]

@@ -7,16 +7,15 @@
 //! asked, and the description of `schedule_appointment` says which side (the head version of the
 //! calendar tools rewrote it to "Book a slot."), so concurrent requests may arrive in any order.
 
-use crate::support::llm as common;
-
 use std::time::{Duration, Instant};
 
-use common::{
-    FakeLlm, Request, Run, Step, driftgate, error_body, flip, read_tree, reply, reply_with, repo,
-    stat, text_answer, tool_call,
-};
 use driftgate::suite::Expect;
 use serde_json::{Value, json};
+
+use crate::support::cli::{self, Run};
+use crate::support::fake::{Fake, Request, Step, reply, reply_with};
+use crate::support::openai::{chat_server, error_body, text_answer, tool_call};
+use crate::support::{flip, read_tree, repo, stat};
 
 const SUITE: &str = "tests/fixtures/check/calendar-6.suite.yaml";
 const BASE: &str = "examples/calendar/tools.base.json";
@@ -56,7 +55,7 @@ fn right_answer(req: &Request) -> Step {
 /// JSON report returned alongside. Meaning drift is off (`--no-embed`): these tests are about the
 /// router, and the verdict then follows routing alone.
 fn check(
-    fake: &FakeLlm,
+    fake: &Fake,
     base: &str,
     head: &str,
     extra: &[&str],
@@ -89,7 +88,7 @@ fn check(
         json_out.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    let run = driftgate(&repo(""), &args, env);
+    let run = cli::driftgate(&args).envs(env.iter().copied()).run();
     let text = std::fs::read_to_string(&json_out)
         .unwrap_or_else(|e| panic!("no JSON report ({e}):\n{}", run.dump()));
     (run, serde_json::from_str(&text).unwrap())
@@ -106,7 +105,7 @@ fn errors(report: &Value) -> Vec<String> {
 
 #[test]
 fn rate_limit_with_retry_after_is_waited_out_and_counted() {
-    let fake = FakeLlm::start(|req| {
+    let fake = chat_server(|req| {
         if req.prompt().contains(SCHED) && req.nth == 0 {
             return reply_with(
                 429,
@@ -192,7 +191,7 @@ fn rate_limit_with_retry_after_is_waited_out_and_counted() {
 
 #[test]
 fn a_case_that_fails_every_attempt_makes_the_run_incomplete_exit_3() {
-    let fake = FakeLlm::start(|req| {
+    let fake = chat_server(|req| {
         if req.prompt().contains(CANCEL) {
             return reply(
                 500,
@@ -252,9 +251,9 @@ fn a_case_that_fails_every_attempt_makes_the_run_incomplete_exit_3() {
 
 #[test]
 fn a_request_that_hangs_past_the_timeout_on_every_attempt_is_incomplete() {
-    let fake = FakeLlm::start(|req| {
+    let fake = chat_server(|req| {
         if req.prompt().contains(LIST) {
-            return Step::Hang(Duration::from_secs(30));
+            return Step::hang(Duration::from_secs(30));
         }
         right_answer(req)
     });
@@ -280,7 +279,7 @@ fn a_request_that_hangs_past_the_timeout_on_every_attempt_is_incomplete() {
 
 #[test]
 fn an_unreadable_200_body_is_a_malformed_answer_not_an_error() {
-    let fake = FakeLlm::start(|req| {
+    let fake = chat_server(|req| {
         if req.prompt().contains(GET) && !is_head(req) {
             // Cut off mid-document.
             return reply(
@@ -317,7 +316,7 @@ fn an_unreadable_200_body_is_a_malformed_answer_not_an_error() {
 
 #[test]
 fn invented_names_forbidden_calls_and_text_answers_are_classified() {
-    let fake = FakeLlm::start(|req| {
+    let fake = chat_server(|req| {
         let p = req.prompt();
         if is_head(req) && p.contains(SCHED) {
             return tool_call("schedule_apointment", r#"{"patient_id":"p1"}"#);
@@ -368,20 +367,22 @@ fn invented_names_forbidden_calls_and_text_answers_are_classified() {
 #[test]
 fn the_api_key_never_appears_even_when_the_server_echoes_it() {
     const KEY: &str = "sk-proj-driftgate-5a1f0c9e7b3d2468aa";
-    let fake = FakeLlm::start(|req| {
+    let fake = chat_server(|req| {
         let p = req.prompt();
         let echo = "Incorrect API key provided: {{authorization}}. You can find your API key at https://platform.openai.com/account/api-keys.";
         if p.contains(CANCEL) {
-            return reply(401, error_body(echo, "invalid_request_error"));
+            return reply(401, error_body(echo, "invalid_request_error")).echo_headers();
         }
         if p.contains(LIST) {
             return reply(
                 500,
                 error_body(&format!("upstream failed; {echo}"), "server_error"),
-            );
+            )
+            .echo_headers();
         }
         if p.contains(GET) {
-            return reply(200, "proxy: request rejected, you sent {{authorization}}");
+            return reply(200, "proxy: request rejected, you sent {{authorization}}")
+                .echo_headers();
         }
         right_answer(req)
     });
@@ -391,37 +392,35 @@ fn the_api_key_never_appears_even_when_the_server_echoes_it() {
     let url = fake.base_url();
     let mut outputs = Vec::new();
     for format in ["terminal", "json"] {
-        let run = driftgate(
-            &repo(""),
-            &[
-                "check",
-                "--base",
-                BASE,
-                "--head",
-                HEAD,
-                "--suite",
-                SUITE,
-                "--router",
-                "openai",
-                "--base-url",
-                &url,
-                "--model",
-                "m",
-                "--api-key-env",
-                "MY_KEY",
-                "--max-attempts",
-                "2",
-                "--no-embed",
-                "--format",
-                format,
-                "--cache-dir",
-                cache.to_str().unwrap(),
-                "--json-out",
-                json_out.to_str().unwrap(),
-            ],
-            // The default variable holds something else: --api-key-env must win.
-            &[("MY_KEY", KEY), ("OPENAI_API_KEY", "sk-not-this-one")],
-        );
+        let run = cli::driftgate([
+            "check",
+            "--base",
+            BASE,
+            "--head",
+            HEAD,
+            "--suite",
+            SUITE,
+            "--router",
+            "openai",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--api-key-env",
+            "MY_KEY",
+            "--max-attempts",
+            "2",
+            "--no-embed",
+            "--format",
+            format,
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--json-out",
+            json_out.to_str().unwrap(),
+        ])
+        // The default variable holds something else: --api-key-env must win.
+        .envs([("MY_KEY", KEY), ("OPENAI_API_KEY", "sk-not-this-one")])
+        .run();
         assert_eq!(run.code, 3, "{}", run.dump());
         outputs.push(run.stdout);
         outputs.push(run.stderr);
@@ -474,35 +473,31 @@ fn llm_router_configuration_errors_are_usage_errors() {
         SUITE,
         "--no-embed",
     ];
-    let run = driftgate(
-        &repo(""),
-        &[&base[..], &["--router", "openai", "--model", "gpt-4o-mini"]].concat(),
-        &[],
-    );
+    let run =
+        cli::driftgate([&base[..], &["--router", "openai", "--model", "gpt-4o-mini"]].concat())
+            .run();
     assert_eq!(run.code, 2, "{}", run.dump());
     assert!(
         run.stderr.contains("needs the key in $OPENAI_API_KEY"),
         "{}",
         run.dump()
     );
-    let run = driftgate(
-        &repo(""),
-        &[
+    let run = cli::driftgate(
+        [
             &base[..],
             &["--router", "openai", "--base-url", "http://127.0.0.1:9/v1"],
         ]
         .concat(),
-        &[],
-    );
+    )
+    .run();
     assert_eq!(run.code, 2, "{}", run.dump());
     assert!(
         run.stderr.contains("--router openai needs --model"),
         "{}",
         run.dump()
     );
-    let run = driftgate(
-        &repo(""),
-        &[
+    let run = cli::driftgate(
+        [
             &base[..],
             &[
                 "--router",
@@ -514,8 +509,8 @@ fn llm_router_configuration_errors_are_usage_errors() {
             ],
         ]
         .concat(),
-        &[],
-    );
+    )
+    .run();
     assert_eq!(run.code, 2, "{}", run.dump());
     assert!(
         run.stderr.contains("expected an http:// or https:// URL"),

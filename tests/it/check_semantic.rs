@@ -3,13 +3,13 @@
 //! corpus pair, a suite changed in the same PR, and input errors. Every run gets its own cache
 //! directory in a temp dir, so nothing is written into the source tree.
 
-use crate::support::llm as common;
-
 use std::path::Path;
 use std::process::Command;
 
-use common::{Run, driftgate, flip, repo, stat};
 use serde_json::{Value, json};
+
+use crate::support::cli::{self, Run};
+use crate::support::{flip, read_tree, repo, stat};
 
 const CAL_BASE: &str = "examples/calendar/tools.base.json";
 const CAL_HEAD: &str = "examples/calendar/tools.head.json";
@@ -25,7 +25,7 @@ fn check_json(cache: &Path, args: &[&str]) -> (Run, Value) {
         cache.to_str().unwrap(),
     ];
     all.extend_from_slice(args);
-    let run = driftgate(&repo(""), &all, &[]);
+    let run = cli::driftgate(&all).run();
     let report = run.json();
     (run, report)
 }
@@ -192,25 +192,22 @@ fn a_second_run_with_the_same_cache_sends_nothing_and_reports_the_same() {
     }
     assert_eq!(without_run_stats(first), without_run_stats(second));
     // The route cache lives where it was told to, one entry per distinct question.
-    let entries = common::read_tree(&cache.path().join("route"));
+    let entries = read_tree(&cache.path().join("route"));
     assert_eq!(entries.matches("\"answer\"").count(), 72);
 
     // The terminal report of a fully cached run says so.
-    let run = driftgate(
-        &repo(""),
-        &[
-            "check",
-            "--cache-dir",
-            cache.path().to_str().unwrap(),
-            "--base",
-            CAL_BASE,
-            "--head",
-            CAL_HEAD,
-            "--suite",
-            CAL_SUITE,
-        ],
-        &[],
-    );
+    let run = cli::driftgate([
+        "check",
+        "--cache-dir",
+        cache.path().to_str().unwrap(),
+        "--base",
+        CAL_BASE,
+        "--head",
+        CAL_HEAD,
+        "--suite",
+        CAL_SUITE,
+    ])
+    .run();
     assert_eq!(run.code, 1, "{}", run.dump());
     assert!(
         run.stdout
@@ -420,7 +417,7 @@ fn check_in(dir: &Path, cache: &Path, base_ref: &str, args: &[&str]) -> (Run, Va
         cache.to_str().unwrap(),
     ];
     all.extend_from_slice(args);
-    let run = driftgate(dir, &all, &[]);
+    let run = cli::driftgate(&all).dir(dir).run();
     let report = run.json();
     (run, report)
 }
@@ -472,21 +469,19 @@ fn a_suite_changed_in_the_pr_is_measured_with_the_base_version_unless_told() {
     );
 
     // The same, with the terminal report: the note is on top, loudly.
-    let run = driftgate(
-        dir.path(),
-        &[
-            "check",
-            "--tools",
-            "tools.json",
-            "--base-ref",
-            "HEAD~1",
-            "--suite",
-            "suite.yaml",
-            "--cache-dir",
-            cache.path().to_str().unwrap(),
-        ],
-        &[],
-    );
+    let run = cli::driftgate([
+        "check",
+        "--tools",
+        "tools.json",
+        "--base-ref",
+        "HEAD~1",
+        "--suite",
+        "suite.yaml",
+        "--cache-dir",
+        cache.path().to_str().unwrap(),
+    ])
+    .dir(dir.path())
+    .run();
     let third = run.stdout.lines().nth(2).unwrap_or_default();
     assert!(
         third.starts_with("NOTE: The suite changed in this PR"),
@@ -563,7 +558,7 @@ fn input_error(files: &[(&str, &str)], suite: &str, extra: &[&str]) -> Run {
         cache.to_str().unwrap(),
     ];
     args.extend_from_slice(extra);
-    let run = driftgate(dir.path(), &args, &[]);
+    let run = cli::driftgate(&args).dir(dir.path()).run();
     assert_eq!(run.code, 2, "{}", run.dump());
     assert!(run.stdout.is_empty(), "{}", run.dump());
     assert!(

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use assert_cmd::cargo::cargo_bin_cmd;
+use crate::support::cli;
 
 fn fixture(rel: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -12,23 +12,13 @@ fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
-/// Run driftgate in `dir` with colour off; returns (exit code, stdout, stderr).
+/// Run driftgate in `dir` with this binary's cache; returns (exit code, stdout, stderr).
 fn run(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = cargo_bin_cmd!("driftgate")
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env("DRIFTGATE_CACHE_DIR", cache_dir())
-        .env_remove("GITHUB_EVENT_PATH")
-        .env_remove("GITHUB_BASE_REF")
-        .env_remove("GITHUB_ACTIONS")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    cli::driftgate(args)
+        .dir(dir)
+        .cache(cache_dir())
+        .run()
+        .parts()
 }
 
 /// One cache for the whole test binary, outside the source tree.
@@ -243,13 +233,11 @@ fn git_revisions_are_read_without_checkout() {
         serde_json::json!({"pull_request":{"base":{"sha":base_sha.trim()}}}).to_string(),
     )
     .unwrap();
-    let out = cargo_bin_cmd!("driftgate")
-        .current_dir(d)
+    let out = cli::driftgate(["diff", "--tools", "mcp/tools.json", "--format", "json"])
+        .dir(d)
         .env("GITHUB_EVENT_PATH", &event)
-        .args(["diff", "--tools", "mcp/tools.json", "--format", "json"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+        .run();
+    assert_eq!(out.code, 1);
     // Unknown revision and missing path: exit 2, git's reason included.
     let (code, _, err) = run(d, &["diff", "nosuchrev:mcp/tools.json", "mcp/tools.json"]);
     assert_eq!(code, 2);
@@ -322,4 +310,49 @@ fn lock_is_stable_verifiable_and_diffable() {
             .collect::<Vec<_>>()
             .join("\n")
     );
+}
+
+/// Every `GITHUB_*`/`DRIFTGATE_*` variable the binary's source names is in the static list that
+/// trycmd's `env.remove` uses (it takes names, not the prefixes `support::cli` scrubs by), and
+/// every name in that list is one the scrub removes.
+#[test]
+fn scrub_list_covers_what_the_binary_reads() {
+    fn walk(dir: &Path, out: &mut String) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push_str(&std::fs::read_to_string(&p).unwrap());
+            }
+        }
+    }
+    let mut src = String::new();
+    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut src);
+    let mut named = std::collections::BTreeSet::new();
+    for prefix in cli::SCRUBBED_PREFIXES {
+        for (i, _) in src.match_indices(&format!("\"{prefix}")) {
+            let rest = &src[i + 1..];
+            let end = rest.find('"').unwrap();
+            let name = &rest[..end];
+            if name
+                .chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+            {
+                named.insert(name.to_string());
+            }
+        }
+    }
+    assert!(named.contains("GITHUB_EVENT_PATH"), "{named:?}");
+    let missing: Vec<&String> = named
+        .iter()
+        .filter(|n| !cli::SCRUBBED_LIST.contains(&n.as_str()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "add to support::cli::SCRUBBED_LIST: {missing:?}"
+    );
+    for n in cli::SCRUBBED_LIST.iter().chain(cli::SCRUBBED_NAMES) {
+        assert!(cli::scrubbed(n), "{n} is listed but not scrubbed");
+    }
 }

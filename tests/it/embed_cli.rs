@@ -1,11 +1,12 @@
 //! `driftgate embed` with the bundled model works with no network, no home directory, no model
 //! files on disk: everything it needs is inside the binary.
 
-use std::io::Write;
 use std::process::{Command, Stdio};
 
 use driftgate::embed::cosine;
 use ndarray::ArrayView1;
+
+use crate::support::cli;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/embeddings");
 
@@ -26,46 +27,24 @@ fn embeds_offline_from_a_bare_directory() {
         serde_json::from_str(&std::fs::read_to_string(format!("{FIXTURES}/ref100.json")).unwrap())
             .unwrap();
     let cwd = tempfile::tempdir().unwrap();
-    let bin = env!("CARGO_BIN_EXE_driftgate");
-    let mut cmd = match no_network_wrapper() {
-        Some(w) => {
-            let mut c = Command::new(w);
-            c.args(["--net", "--", bin]);
-            c
-        }
-        None => {
-            eprintln!("unshare --net unavailable: relying on dead proxies only");
-            Command::new(bin)
-        }
-    };
-    let mut child = cmd
-        .arg("embed")
-        .current_dir(cwd.path())
-        .env_clear()
+    let mut cmd = cli::driftgate(["embed"]);
+    match no_network_wrapper() {
+        Some(w) => cmd = cmd.wrapped_in(w, ["--net", "--"]),
+        None => eprintln!("unshare --net unavailable: relying on dead proxies only"),
+    }
+    let out = cmd
+        .dir(cwd.path())
+        .bare()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .env("HTTPS_PROXY", "http://127.0.0.1:9")
         .env("HTTP_PROXY", "http://127.0.0.1:9")
         .env("ALL_PROXY", "http://127.0.0.1:9")
         .env("HOME", cwd.path().join("no-such-home"))
         .env("HF_HUB_OFFLINE", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(texts.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let ours: Vec<Vec<f32>> = serde_json::from_slice(&out.stdout).unwrap();
+        .stdin(texts)
+        .run();
+    assert!(out.code == 0, "{}", out.stderr);
+    let ours: Vec<Vec<f32>> = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(ours.len(), 100);
     for (i, (o, r)) in ours.iter().zip(&reference).enumerate() {
         let c = cosine(ArrayView1::from(o), ArrayView1::from(r));
@@ -77,11 +56,7 @@ fn embeds_offline_from_a_bare_directory() {
 
 #[test]
 fn openai_without_model_is_a_usage_error() {
-    let out = Command::new(env!("CARGO_BIN_EXE_driftgate"))
-        .args(["embed", "--embedder", "openai"])
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--embed-model"));
+    let out = cli::driftgate(["embed", "--embedder", "openai"]).run();
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("--embed-model"));
 }

@@ -3,15 +3,15 @@
 //! in a simulated runner (GITHUB_* and INPUT_* variables, a real `pull_request` payload, a git
 //! repository with base and head commits) against the loopback GitHub API.
 
-use crate::support;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_yaml::Value as Yaml;
-use support::github::{BOT, FakeGithub, TOKEN};
-use support::runner::{Runner, event, fixture};
+
+use crate::support::cli;
+use crate::support::github::{BOT, FakeGithub, TOKEN};
+use crate::support::runner::{Runner, event, fixture};
 
 fn action() -> Yaml {
     serde_yaml::from_str(&std::fs::read_to_string(fixture("action.yml")).unwrap()).unwrap()
@@ -36,12 +36,7 @@ fn inputs() -> Vec<String> {
 }
 
 fn help(args: &[&str]) -> String {
-    let out = Command::new(env!("CARGO_BIN_EXE_driftgate"))
-        .args(args)
-        .arg("--help")
-        .output()
-        .unwrap();
-    String::from_utf8(out.stdout).unwrap()
+    cli::driftgate(args).args(["--help"]).run().stdout
 }
 
 #[test]
@@ -303,11 +298,7 @@ fn shim(dir: &Path) -> PathBuf {
 
 fn run_entrypoint(dir: &Path, bin: &Path, inputs: &[(&str, &str)]) -> (i32, String, String) {
     let mut cmd = Command::new("sh");
-    for (k, _) in std::env::vars() {
-        if k.starts_with("INPUT_") || k.starts_with("GITHUB_") {
-            cmd.env_remove(&k);
-        }
-    }
+    cli::scrub(&mut cmd);
     let path = format!(
         "{}:{}",
         bin.display(),

@@ -2,13 +2,12 @@
 //! speaking GitHub's REST shapes: sticky comment create/update, pagination, rate limits, fork and
 //! read-only fallbacks, errors that name the call, job summary, step outputs, report file.
 
-use crate::support;
-
 use std::time::Instant;
 
 use serde_json::Value;
-use support::github::{BOT, FakeGithub, Fault, REPO, TOKEN};
-use support::runner::{Runner, event, fixture};
+
+use crate::support::github::{BOT, FakeGithub, Fault, REPO, TOKEN};
+use crate::support::runner::{Runner, event, fixture};
 
 const BASE_SHA: &str = "3f1c2b0a9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a";
 const HEAD_SHA: &str = "9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b";
@@ -202,7 +201,7 @@ fn an_earlier_failing_comment_on_a_later_page_is_found_and_turned_to_now_passes(
         writes[0].path(),
         format!("/repos/{REPO}/issues/comments/{ours}")
     );
-    let body = writes[0].body.as_ref().unwrap()["body"].as_str().unwrap();
+    let body = writes[0].body["body"].as_str().unwrap();
     assert!(body.contains("**Now passes.**"), "{body}");
     let mallory = gh
         .comments(7)

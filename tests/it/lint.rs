@@ -7,7 +7,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use assert_cmd::cargo::cargo_bin_cmd;
 use driftgate::embed::{Embedder, MiniLm};
 use driftgate::lint::{self, Level, Lint, LintOptions, LintSection};
 use driftgate::report;
@@ -15,6 +14,8 @@ use driftgate::report::render;
 use driftgate::source::parse_text;
 use driftgate::tools::ToolSet;
 use ndarray::Array2;
+
+use crate::support::cli;
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus")
@@ -521,21 +522,7 @@ fn lint_report(ts: &ToolSet, l: Lint) -> driftgate::report::Report {
 fn run(args: &[&str]) -> (i32, String, String) {
     static DIR: std::sync::OnceLock<tempfile::TempDir> = std::sync::OnceLock::new();
     let cache = DIR.get_or_init(|| tempfile::tempdir().unwrap()).path();
-    let out = cargo_bin_cmd!("driftgate")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
-        .env("DRIFTGATE_CACHE_DIR", cache)
-        .env_remove("GITHUB_EVENT_PATH")
-        .env_remove("GITHUB_BASE_REF")
-        .env_remove("OPENAI_API_KEY")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    cli::driftgate(args).cache(cache).run().parts()
 }
 
 const FS: &str = "tests/fixtures/corpus/server-filesystem/2026.8.31.json";

@@ -3,8 +3,9 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::Value;
+
+use crate::support::cli;
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf()
@@ -12,19 +13,8 @@ fn root() -> PathBuf {
 
 fn run(args: &[&str]) -> (i32, String) {
     let cache = tempfile::tempdir().unwrap();
-    let out = cargo_bin_cmd!("driftgate")
-        .current_dir(root())
-        .env("NO_COLOR", "1")
-        .env("DRIFTGATE_CACHE_DIR", cache.path())
-        .env_remove("GITHUB_ACTIONS")
-        .env_remove("GITHUB_EVENT_PATH")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-    )
+    let out = cli::driftgate(args).cache(cache.path()).run();
+    (out.code, out.stdout)
 }
 
 const FS_NEW: &str = "tests/fixtures/corpus/server-filesystem/2025.7.29.json";

@@ -4,12 +4,8 @@
 //! incomplete when a tool cannot be scored. The same scoring against a real llama.cpp server is
 //! `tests/lint_llama.rs`.
 
-use std::net::SocketAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use assert_cmd::cargo::cargo_bin_cmd;
 use driftgate::cache::Cache;
 use driftgate::http::retry::RetryPolicy;
 use driftgate::lint::llm::{self, parse_answer};
@@ -17,100 +13,25 @@ use driftgate::lint::quality;
 use driftgate::route::provider::ProviderRouter;
 use driftgate::tools::ToolSet;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpListener;
 
-type Handler = dyn Fn(&Value, usize) -> (u16, String) + Send + Sync;
+use crate::support::cli;
+use crate::support::fake::{Fake, reply};
+use crate::support::openai::Completion;
 
-/// A loopback HTTP/1.1 server on its own thread; `handler(body, index)` answers each request.
-struct Fake {
-    addr: SocketAddr,
-    seen: Arc<Mutex<Vec<Value>>>,
-}
-
-impl Fake {
-    fn start(handler: impl Fn(&Value, usize) -> (u16, String) + Send + Sync + 'static) -> Fake {
-        let handler: Arc<Handler> = Arc::new(handler);
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let (tx, rx) = std::sync::mpsc::channel();
-        let seen2 = seen.clone();
-        std::thread::spawn(move || {
-            let rt = tokio::runtime::Builder::new_current_thread()
-                .enable_all()
-                .build()
-                .unwrap();
-            rt.block_on(async move {
-                let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-                tx.send(listener.local_addr().unwrap()).unwrap();
-                let count = Arc::new(AtomicUsize::new(0));
-                loop {
-                    let Ok((stream, _)) = listener.accept().await else {
-                        return;
-                    };
-                    let (h, s, c) = (handler.clone(), seen2.clone(), count.clone());
-                    tokio::spawn(async move {
-                        let mut stream = BufReader::new(stream);
-                        loop {
-                            let mut line = String::new();
-                            if stream.read_line(&mut line).await.unwrap_or(0) == 0 {
-                                return;
-                            }
-                            let mut length = 0;
-                            loop {
-                                let mut l = String::new();
-                                stream.read_line(&mut l).await.unwrap();
-                                let l = l.trim_end();
-                                if l.is_empty() {
-                                    break;
-                                }
-                                if let Some((k, v)) = l.split_once(':')
-                                    && k.eq_ignore_ascii_case("content-length")
-                                {
-                                    length = v.trim().parse().unwrap();
-                                }
-                            }
-                            let mut body = vec![0; length];
-                            stream.read_exact(&mut body).await.unwrap();
-                            let body: Value = serde_json::from_slice(&body).unwrap();
-                            let i = c.fetch_add(1, Ordering::SeqCst);
-                            s.lock().unwrap().push(body.clone());
-                            let (status, text) = h(&body, i);
-                            let head = format!(
-                                "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-                                text.len()
-                            );
-                            let out = stream.get_mut();
-                            out.write_all(head.as_bytes()).await.unwrap();
-                            out.write_all(text.as_bytes()).await.unwrap();
-                        }
-                    });
-                }
-            });
-        });
-        Fake {
-            addr: rx.recv().unwrap(),
-            seen,
-        }
-    }
-
-    fn base_url(&self) -> String {
-        format!("http://{}/v1", self.addr)
-    }
-
-    fn seen(&self) -> Vec<Value> {
-        self.seen.lock().unwrap().clone()
-    }
+/// The loopback fake; `handler(body, index)` answers each request with (status, body).
+fn grader(handler: impl Fn(&Value, usize) -> (u16, String) + Send + Sync + 'static) -> Fake {
+    Fake::handler(move |req| {
+        let (status, body) = handler(&req.body, req.index);
+        reply(status, body)
+    })
 }
 
 /// A Chat Completions response carrying `content` as the assistant's text.
 fn completion(content: &str) -> String {
-    json!({
-        "id": "chatcmpl-1", "object": "chat.completion", "created": 1, "model": "fake",
-        "choices": [{"index": 0, "finish_reason": "stop",
-            "message": {"role": "assistant", "content": content}}],
-        "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
-    })
-    .to_string()
+    Completion::text(content)
+        .model("fake")
+        .usage(100, 20)
+        .body()
 }
 
 fn grades(g: [u8; 6]) -> String {
@@ -130,19 +51,7 @@ fn tool_name(body: &Value) -> String {
 }
 
 fn run(cache: &std::path::Path, args: &[&str]) -> (i32, String, String) {
-    let out = cargo_bin_cmd!("driftgate")
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
-        .env("DRIFTGATE_CACHE_DIR", cache)
-        .env_remove("OPENAI_API_KEY")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    cli::driftgate(args).cache(cache).run().parts()
 }
 
 const FS: &str = "tests/fixtures/corpus/server-filesystem/2026.8.31.json";
@@ -150,7 +59,7 @@ const FS: &str = "tests/fixtures/corpus/server-filesystem/2026.8.31.json";
 #[test]
 fn scores_every_tool_and_an_unchanged_tool_costs_nothing_next_time() {
     // read_* tools are graded well, the rest middling; the server score follows.
-    let fake = Fake::start(|body, _| {
+    let fake = grader(|body, _| {
         let g = if tool_name(body).starts_with("read_") {
             [5, 4, 4, 4, 4, 4]
         } else {
@@ -200,7 +109,7 @@ fn scores_every_tool_and_an_unchanged_tool_costs_nothing_next_time() {
     assert_eq!(l["server_tier"], "C");
 
     // The exact request: a plain completion (no tools), our prompt as the system message.
-    let first = &fake.seen()[0];
+    let first = &fake.bodies()[0];
     assert_eq!(first["model"], "grader");
     assert_eq!(first["temperature"], 0.0);
     assert!(first.get("tools").is_none() && first.get("tool_choice").is_none());
@@ -222,7 +131,7 @@ fn scores_every_tool_and_an_unchanged_tool_costs_nothing_next_time() {
     assert_eq!(v["lint"]["llm"]["requests_sent"], 0);
     assert_eq!(v["lint"]["llm"]["cache_hits"], 14);
     assert_eq!(v["lint"]["llm"]["server_score"], 2.8);
-    assert_eq!(fake.seen().len(), 14);
+    assert_eq!(fake.bodies().len(), 14);
 
     // One tool's description edited: only that tool is asked.
     let dir = tempfile::tempdir().unwrap();
@@ -241,7 +150,7 @@ fn scores_every_tool_and_an_unchanged_tool_costs_nothing_next_time() {
     let v: Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["lint"]["llm"]["requests_sent"], 1);
     assert_eq!(v["lint"]["llm"]["cache_hits"], 13);
-    assert_eq!(tool_name(&fake.seen()[14]), "read_multiple_files");
+    assert_eq!(tool_name(&fake.bodies()[14]), "read_multiple_files");
 
     // The terminal view names the model, the grades and the server score.
     let mut args3 = args.to_vec();
@@ -281,7 +190,7 @@ async fn score_with(
 
 #[tokio::test]
 async fn a_mismatched_answer_is_sent_back_with_the_reason_and_asked_again() {
-    let fake = Fake::start(|body, _| {
+    let fake = grader(|body, _| {
         let n = body["messages"].as_array().unwrap().len();
         match n {
             2 => (200, completion("The tool is great! I'd give it a 5.")),
@@ -297,7 +206,7 @@ async fn a_mismatched_answer_is_sent_back_with_the_reason_and_asked_again() {
     assert!(r.errors.is_empty(), "{:?}", r.errors);
     assert_eq!(r.tools[0].answers, 3);
     assert_eq!(r.tools[0].score, 4.0);
-    let seen = fake.seen();
+    let seen = fake.bodies();
     assert_eq!(seen.len(), 3);
     let m = seen[2]["messages"].as_array().unwrap();
     assert_eq!(m[2]["role"], "assistant");
@@ -320,7 +229,7 @@ async fn a_mismatched_answer_is_sent_back_with_the_reason_and_asked_again() {
 
 #[tokio::test]
 async fn never_a_valid_answer_leaves_the_tool_unscored_and_the_run_incomplete() {
-    let fake = Fake::start(|_, _| (200, completion("{\"score\": 5}")));
+    let fake = grader(|_, _| (200, completion("{\"score\": 5}")));
     let tools = set(json!([{"name": "a", "description": "Does a."}, {"name": "b"}]));
     let r = score_with(&fake, &tools, None).await;
     assert_eq!(r.errors.len(), 1);
@@ -334,8 +243,8 @@ async fn never_a_valid_answer_leaves_the_tool_unscored_and_the_run_incomplete() 
     // `b` fails a hard gate: 0, tier F, never sent.
     assert_eq!((r.tools[1].score, r.tools[1].tier), (0.0, "F"));
     assert_eq!(r.tools[1].hard_gate, Some("No Description"));
-    assert_eq!(fake.seen().len(), 3);
-    assert!(fake.seen().iter().all(|b| tool_name(b) == "a"));
+    assert_eq!(fake.bodies().len(), 3);
+    assert!(fake.bodies().iter().all(|b| tool_name(b) == "a"));
 
     // Through the CLI: exit 3, never a pass.
     let dir = tempfile::tempdir().unwrap();
@@ -367,7 +276,7 @@ async fn never_a_valid_answer_leaves_the_tool_unscored_and_the_run_incomplete() 
 
 #[tokio::test]
 async fn transient_failures_are_retried_and_counted() {
-    let fake = Fake::start(|_, i| match i {
+    let fake = grader(|_, i| match i {
         0 => (429, json!({"error": {"message": "slow down"}}).to_string()),
         1 => (503, "{}".into()),
         _ => (200, completion(&grades([3, 3, 3, 3, 3, 3]))),
@@ -383,7 +292,7 @@ async fn transient_failures_are_retried_and_counted() {
 
 #[tokio::test]
 async fn the_cache_is_keyed_by_input_hash_and_model() {
-    let fake = Fake::start(|_, _| (200, completion(&grades([2, 2, 2, 2, 2, 2]))));
+    let fake = grader(|_, _| (200, completion(&grades([2, 2, 2, 2, 2, 2]))));
     let dir = tempfile::tempdir().unwrap();
     let tools = set(json!([{"name": "a", "description": "Does a."}]));
     score_with(&fake, &tools, Some(dir.path().to_path_buf())).await;
@@ -407,7 +316,7 @@ async fn the_cache_is_keyed_by_input_hash_and_model() {
     )
     .unwrap();
     assert_ne!(llm::cache_key(&other, &h), llm::cache_key(&same, &h));
-    assert_eq!(fake.seen().len(), 1);
+    assert_eq!(fake.bodies().len(), 1);
 }
 
 #[test]

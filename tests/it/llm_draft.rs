@@ -3,10 +3,7 @@
 //! captured in tests/fixtures/llm): exact request bodies, schema validation and re-asks, transport
 //! retries, the draft cache, and the CLI end to end. No network, no key.
 
-use std::collections::VecDeque;
-use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use driftgate::cache::Cache;
@@ -15,98 +12,19 @@ use driftgate::llm::json::{self as llm, JsonLlm, JsonTask};
 use driftgate::stress::paraphrase;
 use driftgate::tools::ToolSet;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
-use tokio::net::TcpListener;
+
+use crate::support::cli;
+use crate::support::fake::{Fake, Step, reply};
+use crate::support::openai::Completion;
 
 // ---- the fake server ----------------------------------------------------------------------------
 
-struct Fake {
-    addr: SocketAddr,
-    /// Request bodies in arrival order.
-    seen: Arc<Mutex<Vec<Value>>>,
-}
-
-/// A 200 whose assistant message content is `content`, as llama.cpp's server sends it.
-fn completion(content: &str) -> (u16, String) {
-    let body = json!({
-        "choices": [{"finish_reason": "stop", "index": 0,
-                     "message": {"role": "assistant", "content": content}}],
-        "created": 1795960979,
-        "model": "qwen2.5-coder-0.5b-instruct-q4_k_m",
-        "object": "chat.completion",
-        "usage": {"completion_tokens": 21, "prompt_tokens": 180, "total_tokens": 201},
-        "id": "chatcmpl-test"
-    });
-    (200, body.to_string())
-}
-
-impl Fake {
-    async fn start(script: Vec<(u16, String)>) -> Fake {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let script = Arc::new(Mutex::new(VecDeque::from(script)));
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let seen2 = seen.clone();
-        tokio::spawn(async move {
-            loop {
-                let Ok((stream, _)) = listener.accept().await else {
-                    return;
-                };
-                let (script, seen) = (script.clone(), seen2.clone());
-                tokio::spawn(async move {
-                    let mut s = BufReader::new(stream);
-                    loop {
-                        let mut line = String::new();
-                        if s.read_line(&mut line).await.unwrap_or(0) == 0 {
-                            return;
-                        }
-                        let mut length = 0;
-                        loop {
-                            let mut h = String::new();
-                            if s.read_line(&mut h).await.unwrap_or(0) == 0 {
-                                return;
-                            }
-                            let h = h.trim_end();
-                            if h.is_empty() {
-                                break;
-                            }
-                            if let Some((k, v)) = h.split_once(':')
-                                && k.eq_ignore_ascii_case("content-length")
-                            {
-                                length = v.trim().parse().unwrap();
-                            }
-                        }
-                        let mut body = vec![0; length];
-                        s.read_exact(&mut body).await.unwrap();
-                        seen.lock()
-                            .unwrap()
-                            .push(serde_json::from_slice(&body).unwrap_or(Value::Null));
-                        let (status, text) = script
-                            .lock()
-                            .unwrap()
-                            .pop_front()
-                            .unwrap_or((418, "{\"error\":\"no scripted reply left\"}".into()));
-                        let head = format!(
-                            "HTTP/1.1 {status} X\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
-                            text.len()
-                        );
-                        let out = s.get_mut();
-                        out.write_all(head.as_bytes()).await.unwrap();
-                        out.write_all(text.as_bytes()).await.unwrap();
-                    }
-                });
-            }
-        });
-        Fake { addr, seen }
-    }
-
-    fn url(&self) -> String {
-        format!("http://{}/v1", self.addr)
-    }
-
-    fn seen(&self) -> Vec<Value> {
-        self.seen.lock().unwrap().clone()
-    }
+/// A 200 whose assistant message content is `content`, with llama.cpp's model name and usage.
+fn completion(content: &str) -> Step {
+    Completion::text(content)
+        .model("qwen2.5-coder-0.5b-instruct-q4_k_m")
+        .usage(180, 21)
+        .into()
 }
 
 fn fs_tools() -> ToolSet {
@@ -119,7 +37,13 @@ fn fs_tools() -> ToolSet {
 }
 
 fn client(fake: &Fake, cache: Option<PathBuf>) -> JsonLlm {
-    let chat = Chat::openai(Some(&fake.url()), "qwen", None, Duration::from_secs(10)).unwrap();
+    let chat = Chat::openai(
+        Some(&fake.base_url()),
+        "qwen",
+        None,
+        Duration::from_secs(10),
+    )
+    .unwrap();
     let mut l = JsonLlm::new(chat).with_cache(&Cache::new(cache));
     l.retry.base_delay = Duration::from_millis(5);
     l.retry.max_delay = Duration::from_millis(20);
@@ -135,11 +59,10 @@ async fn paraphrase_sends_the_exact_body_reasks_a_copy_and_caches_the_answer() {
     let tools = fs_tools();
     let original = tools.get(MEDIA).unwrap().description_text().to_string();
     let good = "Reads an image or audio file and returns its base64 data with the MIME type. Only works within allowed directories.";
-    let fake = Fake::start(vec![
+    let fake = Fake::script(vec![
         completion(&json!({"paraphrase": original}).to_string()),
         completion(&format!("```json\n{}\n```", json!({"paraphrase": good}))),
-    ])
-    .await;
+    ]);
     let cache = tempfile::tempdir().unwrap();
     let llm = client(&fake, Some(cache.path().to_path_buf()));
     let only = vec![MEDIA.to_string()];
@@ -149,7 +72,7 @@ async fn paraphrase_sends_the_exact_body_reasks_a_copy_and_caches_the_answer() {
     assert_eq!(drafted.len(), 1);
     assert_eq!(drafted[0].by_tool[MEDIA], good);
 
-    let seen = fake.seen();
+    let seen = fake.bodies();
     assert_eq!(seen.len(), 2);
     let user = paraphrase::user_message(tools.get(MEDIA).unwrap(), 0);
     assert_eq!(
@@ -186,20 +109,19 @@ async fn paraphrase_sends_the_exact_body_reasks_a_copy_and_caches_the_answer() {
         .await
         .unwrap();
     assert_eq!(again[0].by_tool[MEDIA], good);
-    assert_eq!(fake.seen().len(), 2);
+    assert_eq!(fake.bodies().len(), 2);
     assert_eq!(llm2.stats().cache_hits, 1);
 }
 
 #[tokio::test]
 async fn transport_errors_are_retried_and_bad_answers_give_up_incomplete() {
-    let fake = Fake::start(vec![
-        (
+    let fake = Fake::script(vec![
+        reply(
             503,
-            r#"{"error":{"message":"Loading model","type":"unavailable_error"}}"#.into(),
+            r#"{"error":{"message":"Loading model","type":"unavailable_error"}}"#,
         ),
         completion(r#"Sure! {"prompts": ["List my files", "What is in docs?"]}"#),
-    ])
-    .await;
+    ]);
     let llm = client(&fake, None);
     let task = JsonTask {
         name: "prompts",
@@ -216,7 +138,7 @@ async fn transport_errors_are_retried_and_bad_answers_give_up_incomplete() {
 
     // Four answers that never match the schema: incomplete (exit 3), naming the last problem.
     let bad = completion(r#"{"prompts": ["only one"]}"#);
-    let fake = Fake::start(vec![bad.clone(), bad.clone(), bad.clone(), bad]).await;
+    let fake = Fake::script(vec![bad.clone(), bad.clone(), bad.clone(), bad]);
     let llm = client(&fake, None);
     let e = llm.complete(&task, |_| Ok(())).await.unwrap_err();
     assert_eq!(e.exit_code(), 3);
@@ -224,14 +146,13 @@ async fn transport_errors_are_retried_and_bad_answers_give_up_incomplete() {
         e.to_string(),
         "incomplete: prompts: model qwen gave no valid answer in 4 attempt(s); last problem: /prompts: 1 item(s), expected at least 2"
     );
-    assert_eq!(fake.seen().len(), 4);
+    assert_eq!(fake.bodies().len(), 4);
 
     // A refused key is not retried and says what the server said.
-    let fake = Fake::start(vec![(
+    let fake = Fake::script(vec![reply(
         401,
-        r#"{"error":{"message":"bad key","type":"auth"}}"#.into(),
-    )])
-    .await;
+        r#"{"error":{"message":"bad key","type":"auth"}}"#,
+    )]);
     let e = client(&fake, None)
         .complete(&task, |_| Ok(()))
         .await
@@ -241,7 +162,7 @@ async fn transport_errors_are_retried_and_bad_answers_give_up_incomplete() {
             .contains("HTTP 401 Unauthorized: auth: bad key"),
         "{e}"
     );
-    assert_eq!(fake.seen().len(), 1);
+    assert_eq!(fake.bodies().len(), 1);
 }
 
 #[test]
@@ -281,30 +202,17 @@ fn the_subset_validator_agrees_with_a_full_json_schema_validator() {
 // ---- the CLI end to end -------------------------------------------------------------------------
 
 fn driftgate(args: Vec<String>, cache: PathBuf) -> (i32, String, String) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_driftgate"))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("NO_COLOR", "1")
-        .env("DRIFTGATE_CACHE_DIR", cache)
-        .env_remove("OPENAI_API_KEY")
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    cli::driftgate(args).cache(cache).run().parts()
 }
 
 #[tokio::test]
 async fn stress_llm_paraphrase_applies_the_drafted_rewrites() {
     let p1 = "Loads an image or audio file and returns its base64 data and MIME type. Only works within allowed directories.";
     let p2 = "Returns the base64 data and MIME type of an image or an audio file. Only works within allowed directories.";
-    let fake = Fake::start(vec![
+    let fake = Fake::script(vec![
         completion(&json!({"paraphrase": p1}).to_string()),
         completion(&json!({"paraphrase": p2}).to_string()),
-    ])
-    .await;
+    ]);
     let cache = tempfile::tempdir().unwrap();
     let args: Vec<String> = [
         "stress",
@@ -321,7 +229,7 @@ async fn stress_llm_paraphrase_applies_the_drafted_rewrites() {
         "--model",
         "qwen",
         "--base-url",
-        &fake.url(),
+        &fake.base_url(),
         "--format",
         "json",
     ]
@@ -350,9 +258,9 @@ async fn stress_llm_paraphrase_applies_the_drafted_rewrites() {
     assert_eq!(r["cost"]["drafting"]["requests_sent"], 2);
     // Only drafting went to the model; the replay router stayed semantic and offline.
     assert_eq!(r["router"]["kind"], "semantic");
-    assert_eq!(fake.seen().len(), 2);
+    assert_eq!(fake.bodies().len(), 2);
     assert!(
-        fake.seen()[1]["messages"][1]["content"]
+        fake.bodies()[1]["messages"][1]["content"]
             .as_str()
             .unwrap()
             .contains("Variation: Change the sentence order")
@@ -377,7 +285,7 @@ async fn suite_init_llm_writes_the_models_prompts_with_notes_and_stable_ids() {
     })
     .collect();
     std::fs::write(&tools, serde_json::to_string(&three).unwrap()).unwrap();
-    let fake = Fake::start(vec![
+    let fake = Fake::script(vec![
         completion(
             r#"{"prompts": ["Show me what's in notes.txt", "Open config.yaml and print it"]}"#,
         ),
@@ -391,8 +299,7 @@ async fn suite_init_llm_writes_the_models_prompts_with_notes_and_stable_ids() {
         completion(r#"{"prompts": ["move_file"]}"#),
         completion(r#"{"prompts": ["Move b.md into the archive folder"]}"#),
         completion(r#"{"prompts": ["Tell me a joke"]}"#),
-    ])
-    .await;
+    ]);
     let out = dir.path().join("suite.yaml");
     let args: Vec<String> = [
         "suite",
@@ -409,7 +316,7 @@ async fn suite_init_llm_writes_the_models_prompts_with_notes_and_stable_ids() {
         "--model",
         "qwen",
         "--base-url",
-        &fake.url(),
+        &fake.base_url(),
     ]
     .iter()
     .map(|s| s.to_string())
@@ -419,7 +326,7 @@ async fn suite_init_llm_writes_the_models_prompts_with_notes_and_stable_ids() {
         .await
         .unwrap();
     assert_eq!(code, 0, "{err}");
-    let seen = fake.seen();
+    let seen = fake.bodies();
     // Two per tool, plus a second round for write_file, two more rounds (one re-asked) for
     // move_file, and one for `none`.
     assert_eq!(seen.len(), 8);
@@ -531,20 +438,19 @@ async fn suite_init_llm_fills_what_the_model_cannot_draft_from_templates() {
     )
     .unwrap();
     // One usable prompt for the tool; three rounds of nothing usable for `none`.
-    let fake = Fake::start(vec![
+    let fake = Fake::script(vec![
         completion(r#"{"prompts": ["Rename a.md to b.md"]}"#),
         completion(r#"{"prompts": ["move_file"]}"#),
         completion(r#"{"prompts": ["Move or rename files and directories."]}"#),
         completion(r#"{"prompts": ["ok"]}"#),
-    ])
-    .await;
+    ]);
     let mut llm = client(&fake, None);
     llm.max_attempts = 1;
     let drafts =
         driftgate::draft::draft_llm(&llm, &tools, &NoCall, 1, 1, &driftgate::console::Silent)
             .await
             .unwrap();
-    assert_eq!(fake.seen().len(), 4);
+    assert_eq!(fake.bodies().len(), 4);
     assert_eq!(drafts.len(), 2);
     assert_eq!(
         (drafts[0].prompt.as_str(), drafts[0].kind),
@@ -565,11 +471,7 @@ async fn suite_init_llm_fills_what_the_model_cannot_draft_from_templates() {
     );
 
     // An endpoint that fails is an error, not a silent fallback.
-    let fake = Fake::start(vec![(
-        404,
-        r#"{"error":{"message":"no such model"}}"#.into(),
-    )])
-    .await;
+    let fake = Fake::script(vec![reply(404, r#"{"error":{"message":"no such model"}}"#)]);
     let e = driftgate::draft::draft_llm(
         &client(&fake, None),
         &tools,

@@ -4,8 +4,9 @@
 
 use std::path::{Path, PathBuf};
 
-use assert_cmd::cargo::cargo_bin_cmd;
 use serde_json::Value;
+
+use crate::support::cli;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -24,18 +25,11 @@ fn cache_dir() -> PathBuf {
 
 /// Run driftgate in `dir`; returns (exit code, stdout, stderr).
 fn run_in(dir: &Path, args: &[&str]) -> (i32, String, String) {
-    let out = cargo_bin_cmd!("driftgate")
-        .current_dir(dir)
-        .env("NO_COLOR", "1")
-        .env("DRIFTGATE_CACHE_DIR", cache_dir())
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    cli::driftgate(args)
+        .dir(dir)
+        .cache(cache_dir())
+        .run()
+        .parts()
 }
 
 fn run(args: &[&str]) -> (i32, String, String) {

@@ -1,44 +1,21 @@
-//! A loopback GitHub REST server for end-to-end tests: the issue-comment and pull-request
-//! endpoints with GitHub's paths, JSON shapes, status codes, `Link` pagination and rate-limit
-//! headers, optionally under a GitHub Enterprise `/api/v3` prefix. It keeps comments in memory,
-//! checks the bearer token, records every request, and can be scripted to answer the next
-//! matching request with a fault (403 rate limit, 429, 403 read-only token, 500, …).
-
-#![allow(dead_code)]
+//! GitHub REST on the loopback fake: the issue-comment and pull-request endpoints with GitHub's
+//! paths, JSON shapes, status codes, `Link` pagination and rate-limit headers, optionally under a
+//! GitHub Enterprise `/api/v3` prefix. It keeps comments in memory, checks the bearer token, and
+//! can be scripted to answer the next matching request with a fault (403 rate limit, 429, 403
+//! read-only token, 500, …). The fake records every request.
 
 use std::collections::{HashMap, VecDeque};
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use serde_json::{Value, json};
+
+use super::fake::{Fake, Request, Step};
 
 pub const TOKEN: &str = "ghs_loopbackTOKEN0123456789";
 pub const REPO: &str = "octo-org/mcp-calendar";
 /// The bot that GITHUB_TOKEN comments as.
 pub const BOT: &str = "github-actions[bot]";
-
-#[derive(Debug, Clone)]
-pub struct Seen {
-    pub method: String,
-    /// Path and query, as sent.
-    pub target: String,
-    pub headers: Vec<(String, String)>,
-    pub body: Option<Value>,
-}
-
-impl Seen {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k == name)
-            .map(|(_, v)| v.as_str())
-    }
-    pub fn path(&self) -> &str {
-        self.target.split('?').next().unwrap_or(&self.target)
-    }
-}
 
 #[derive(Debug, Clone)]
 pub struct StoredComment {
@@ -125,9 +102,10 @@ impl Fault {
 
 #[derive(Default)]
 struct State {
+    /// `http://127.0.0.1:PORT{prefix}`, what GitHub's URLs in bodies start with.
+    base: String,
     comments: Vec<StoredComment>,
     next_id: u64,
-    seen: Vec<Seen>,
     faults: VecDeque<Fault>,
     pulls: HashMap<u64, Value>,
     /// Largest page we serve, whatever `per_page` asks (to exercise pagination cheaply).
@@ -135,8 +113,7 @@ struct State {
 }
 
 pub struct FakeGithub {
-    addr: SocketAddr,
-    prefix: String,
+    fake: Fake,
     state: Arc<Mutex<State>>,
 }
 
@@ -154,31 +131,20 @@ impl FakeGithub {
 
     /// `prefix` is e.g. "/api/v3" for GitHub Enterprise Server.
     pub fn start_with_prefix(prefix: &str) -> FakeGithub {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let addr = listener.local_addr().unwrap();
         let state = Arc::new(Mutex::new(State {
             next_id: 1_000_000_001,
             page_size: 100,
             ..State::default()
         }));
         let (st, pre) = (state.clone(), prefix.to_string());
-        std::thread::spawn(move || {
-            for stream in listener.incoming() {
-                let Ok(stream) = stream else { return };
-                let (st, pre) = (st.clone(), pre.clone());
-                std::thread::spawn(move || serve(stream, addr, &pre, &st));
-            }
-        });
-        FakeGithub {
-            addr,
-            prefix: prefix.to_string(),
-            state,
-        }
+        let fake = Fake::handler(move |req| handle(req, &pre, &st));
+        state.lock().unwrap().base = format!("http://{}{prefix}", fake.addr);
+        FakeGithub { fake, state }
     }
 
     /// What `GITHUB_API_URL` is set to.
     pub fn api_url(&self) -> String {
-        format!("http://{}{}", self.addr, self.prefix)
+        self.state.lock().unwrap().base.clone()
     }
 
     pub fn set_page_size(&self, n: usize) {
@@ -207,13 +173,9 @@ impl FakeGithub {
 
     /// Register a pull request for `GET /repos/{o}/{r}/pulls/{n}`.
     pub fn add_pull(&self, number: u64, head_sha: &str, base_sha: &str) {
-        let pr = pull_json(
-            &format!("http://{}{}", self.addr, self.prefix),
-            number,
-            head_sha,
-            base_sha,
-        );
-        self.state.lock().unwrap().pulls.insert(number, pr);
+        let mut s = self.state.lock().unwrap();
+        let pr = pull_json(&s.base, number, head_sha, base_sha);
+        s.pulls.insert(number, pr);
     }
 
     pub fn comments(&self, issue: u64) -> Vec<StoredComment> {
@@ -227,12 +189,12 @@ impl FakeGithub {
             .collect()
     }
 
-    pub fn seen(&self) -> Vec<Seen> {
-        self.state.lock().unwrap().seen.clone()
+    pub fn seen(&self) -> Vec<Request> {
+        self.fake.requests()
     }
 
     /// Requests other than reads.
-    pub fn writes(&self) -> Vec<Seen> {
+    pub fn writes(&self) -> Vec<Request> {
         self.seen()
             .into_iter()
             .filter(|s| s.method != "GET")
@@ -289,7 +251,7 @@ fn comment_json(base: &str, c: &StoredComment) -> Value {
     })
 }
 
-pub fn pull_json(base: &str, number: u64, head_sha: &str, base_sha: &str) -> Value {
+fn pull_json(base: &str, number: u64, head_sha: &str, base_sha: &str) -> Value {
     let repo = |full: &str| {
         json!({"id": 778899, "node_id": "R_kgDOLoopback", "name": full.split('/').nth(1).unwrap(),
                "full_name": full, "private": false, "fork": false,
@@ -318,102 +280,34 @@ pub fn pull_json(base: &str, number: u64, head_sha: &str, base_sha: &str) -> Val
     })
 }
 
-fn read_request(r: &mut BufReader<TcpStream>) -> Option<Seen> {
-    let mut line = String::new();
-    if r.read_line(&mut line).ok()? == 0 {
-        return None;
-    }
-    let mut parts = line.split_whitespace();
-    let method = parts.next()?.to_string();
-    let target = parts.next()?.to_string();
-    let mut headers = Vec::new();
-    loop {
-        let mut h = String::new();
-        if r.read_line(&mut h).ok()? == 0 {
-            return None;
-        }
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        let (k, v) = h.split_once(':')?;
-        headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
-    }
-    let len = headers
-        .iter()
-        .find(|(k, _)| k == "content-length")
-        .and_then(|(_, v)| v.parse::<usize>().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).ok()?;
-    let body = (len > 0).then(|| serde_json::from_slice(&body).unwrap_or(Value::Null));
-    Some(Seen {
-        method,
-        target,
-        headers,
-        body,
-    })
-}
-
-fn respond(stream: &mut TcpStream, status: u16, headers: &[(String, String)], body: &Value) {
-    let reason = match status {
-        200 => "OK",
-        201 => "Created",
-        401 => "Unauthorized",
-        403 => "Forbidden",
-        404 => "Not Found",
-        422 => "Unprocessable Entity",
-        429 => "Too Many Requests",
-        500 => "Internal Server Error",
-        _ => "Status",
-    };
-    let text = body.to_string();
-    let mut head = format!(
-        "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: {}\r\nx-github-api-version-selected: 2022-11-28\r\nx-github-media-type: github.v3; format=json\r\nx-github-request-id: 0400:1F2E:ABCDEF:123456:6650AA00\r\n",
-        text.len()
-    );
+/// A GitHub answer: its content type, API-version and request-id headers, and the rate-limit
+/// headers of a healthy quota unless the answer brings its own.
+fn respond(status: u16, headers: Vec<(String, String)>, body: &Value) -> Step {
+    let mut step = Step::reply(status, body.to_string())
+        .header("content-type", "application/json; charset=utf-8")
+        .header("x-github-api-version-selected", "2022-11-28")
+        .header("x-github-media-type", "github.v3; format=json")
+        .header("x-github-request-id", "0400:1F2E:ABCDEF:123456:6650AA00");
     if !headers.iter().any(|(k, _)| k == "x-ratelimit-remaining") {
-        head.push_str(&format!(
-            "x-ratelimit-limit: 5000\r\nx-ratelimit-remaining: 4990\r\nx-ratelimit-used: 10\r\nx-ratelimit-reset: {}\r\nx-ratelimit-resource: core\r\n",
-            now() + 3600
-        ));
+        step = step
+            .header("x-ratelimit-limit", "5000")
+            .header("x-ratelimit-remaining", "4990")
+            .header("x-ratelimit-used", "10")
+            .header("x-ratelimit-reset", &(now() + 3600).to_string())
+            .header("x-ratelimit-resource", "core");
     }
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    head.push_str("\r\n");
-    let _ = stream.write_all(head.as_bytes());
-    let _ = stream.write_all(text.as_bytes());
-    let _ = stream.flush();
+    headers.iter().fold(step, |s, (k, v)| s.header(k, v))
 }
 
-fn query(target: &str, key: &str) -> Option<usize> {
-    let q = target.split_once('?')?.1;
-    q.split('&')
-        .filter_map(|kv| kv.split_once('='))
-        .find(|(k, _)| *k == key)
-        .and_then(|(_, v)| v.parse().ok())
+fn handle(req: &Request, prefix: &str, state: &Mutex<State>) -> Step {
+    let (status, headers, body) = route(req, prefix, state);
+    respond(status, headers, &body)
 }
 
-fn serve(stream: TcpStream, addr: SocketAddr, prefix: &str, state: &Arc<Mutex<State>>) {
-    stream.set_read_timeout(Some(Duration::from_secs(30))).ok();
-    let mut w = stream.try_clone().unwrap();
-    let mut r = BufReader::new(stream);
-    let base = format!("http://{addr}{prefix}");
-    while let Some(req) = read_request(&mut r) {
-        let (status, headers, body) = handle(&req, &base, prefix, state);
-        respond(&mut w, status, &headers, &body);
-    }
-}
-
-fn handle(
-    req: &Seen,
-    base: &str,
-    prefix: &str,
-    state: &Arc<Mutex<State>>,
-) -> (u16, Vec<(String, String)>, Value) {
+fn route(req: &Request, prefix: &str, state: &Mutex<State>) -> (u16, Vec<(String, String)>, Value) {
     let mut s = state.lock().unwrap();
-    s.seen.push(req.clone());
+    let base = s.base.clone();
+    let base = base.as_str();
     if req.header("authorization") != Some(&format!("Bearer {TOKEN}")) {
         return (
             401,
@@ -443,18 +337,13 @@ fn handle(
     match (req.method.as_str(), seg.as_slice()) {
         // GitHub's own `Link` targets use the repository id form.
         ("GET", ["repos", o, r, "issues", n, "comments"]) if repo_ok(o, r) => {
-            list(&s, base, n.parse().unwrap_or(0), &req.target)
+            list(&s, base, n.parse().unwrap_or(0), req)
         }
         ("GET", ["repositories", "778899", "issues", n, "comments"]) => {
-            list(&s, base, n.parse().unwrap_or(0), &req.target)
+            list(&s, base, n.parse().unwrap_or(0), req)
         }
         ("POST", ["repos", o, r, "issues", n, "comments"]) if repo_ok(o, r) => {
-            let Some(text) = req
-                .body
-                .as_ref()
-                .and_then(|b| b.get("body"))
-                .and_then(Value::as_str)
-            else {
+            let Some(text) = req.body.get("body").and_then(Value::as_str) else {
                 return (
                     422,
                     vec![],
@@ -485,12 +374,7 @@ fn handle(
         }
         ("PATCH", ["repos", o, r, "issues", "comments", id]) if repo_ok(o, r) => {
             let id: u64 = id.parse().unwrap_or(0);
-            let Some(text) = req
-                .body
-                .as_ref()
-                .and_then(|b| b.get("body"))
-                .and_then(Value::as_str)
-            else {
+            let Some(text) = req.body.get("body").and_then(Value::as_str) else {
                 return (
                     422,
                     vec![],
@@ -524,12 +408,10 @@ fn handle(
     }
 }
 
-fn list(s: &State, base: &str, issue: u64, target: &str) -> (u16, Vec<(String, String)>, Value) {
-    let per_page = query(target, "per_page")
-        .unwrap_or(30)
-        .min(s.page_size)
-        .max(1);
-    let page = query(target, "page").unwrap_or(1).max(1);
+fn list(s: &State, base: &str, issue: u64, req: &Request) -> (u16, Vec<(String, String)>, Value) {
+    let num = |key: &str| req.query(key).and_then(|v| v.parse::<usize>().ok());
+    let per_page = num("per_page").unwrap_or(30).min(s.page_size).max(1);
+    let page = num("page").unwrap_or(1).max(1);
     let all: Vec<&StoredComment> = s.comments.iter().filter(|c| c.issue == issue).collect();
     let last = all.len().div_ceil(per_page).max(1);
     let items: Vec<Value> = all

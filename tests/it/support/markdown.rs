@@ -3,8 +3,6 @@
 //! tags, no links or images but the report link, no mention, reference or URL outside code, no
 //! emphasis or math, every table row as wide as its header, only `diff` fences.
 
-#![allow(dead_code)]
-
 use pulldown_cmark::{CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
 
 /// The HTML we write ourselves.

@@ -1,18 +1,19 @@
 //! A simulated GitHub Actions runner environment: event payload, step summary and output files,
-//! `GITHUB_*` variables pointing at the loopback API. Real runner variables of the machine
-//! running the tests are removed so nothing reaches a real repository.
+//! `GITHUB_*` variables pointing at the loopback API. The real runner variables of the machine
+//! running the tests are scrubbed first (`support::cli`), so nothing reaches a real repository.
 
-#![allow(dead_code)]
-
-use std::path::{Path, PathBuf};
+use std::ffi::OsString;
+use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
 
+use super::cli;
 use super::github::{FakeGithub, REPO, TOKEN};
 
+/// A path inside the repository.
 pub fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+    cli::repo(rel)
 }
 
 pub struct Runner {
@@ -65,47 +66,51 @@ impl Runner {
         self.extra.push((k.into(), v.into()));
     }
 
-    /// The runner's environment on a command; `cwd` is the workspace.
-    pub fn apply(&self, cmd: &mut Command) {
-        for (k, _) in std::env::vars() {
-            if k.starts_with("GITHUB_") || k.starts_with("INPUT_") || k.starts_with("RUNNER_") {
-                cmd.env_remove(&k);
-            }
-        }
+    /// The runner's variables, then the test's own (`set`), in the order they apply.
+    fn vars(&self) -> Vec<(String, OsString)> {
         let d = self.dir.path();
-        cmd.current_dir(d)
-            .env("NO_COLOR", "1")
-            .env("CI", "true")
-            .env("GITHUB_ACTIONS", "true")
-            .env("GITHUB_REPOSITORY", REPO)
-            .env("GITHUB_EVENT_NAME", "pull_request")
-            .env("GITHUB_EVENT_PATH", d.join("event.json"))
-            .env("GITHUB_STEP_SUMMARY", d.join("summary.md"))
-            .env("GITHUB_OUTPUT", d.join("output"))
-            .env("GITHUB_WORKFLOW", "driftgate")
-            .env("GITHUB_JOB", "gate")
-            .env("GITHUB_RUN_ID", "9876543210")
-            .env("GITHUB_SERVER_URL", "https://github.com")
-            .env("GITHUB_API_URL", &self.api_url)
-            .env("GITHUB_WORKSPACE", d)
-            .env("GITHUB_TOKEN", TOKEN)
-            .env("DRIFTGATE_CACHE_DIR", d.join(".cache"));
-        for (k, v) in &self.extra {
+        let mut v: Vec<(String, OsString)> = [
+            ("NO_COLOR", "1".into()),
+            ("CI", "true".into()),
+            ("GITHUB_ACTIONS", "true".into()),
+            ("GITHUB_REPOSITORY", REPO.into()),
+            ("GITHUB_EVENT_NAME", "pull_request".into()),
+            ("GITHUB_EVENT_PATH", d.join("event.json").into()),
+            ("GITHUB_STEP_SUMMARY", d.join("summary.md").into()),
+            ("GITHUB_OUTPUT", d.join("output").into()),
+            ("GITHUB_WORKFLOW", "driftgate".into()),
+            ("GITHUB_JOB", "gate".into()),
+            ("GITHUB_RUN_ID", "9876543210".into()),
+            ("GITHUB_SERVER_URL", "https://github.com".into()),
+            ("GITHUB_API_URL", self.api_url.clone().into()),
+            ("GITHUB_WORKSPACE", d.into()),
+            ("GITHUB_TOKEN", TOKEN.into()),
+            ("DRIFTGATE_CACHE_DIR", d.join(".cache").into()),
+        ]
+        .into_iter()
+        .map(|(k, v): (&str, OsString)| (k.to_string(), v))
+        .collect();
+        v.extend(self.extra.iter().map(|(k, x)| (k.clone(), x.into())));
+        v
+    }
+
+    /// The runner's environment on a command that runs driftgate indirectly (the Action's
+    /// entrypoint): scrubbed, then the runner's variables; `cwd` is the workspace.
+    pub fn apply(&self, cmd: &mut Command) {
+        cli::scrub(cmd);
+        cmd.current_dir(self.dir.path());
+        for (k, v) in self.vars() {
             cmd.env(k, v);
         }
     }
 
-    /// Run the driftgate binary; returns (exit code, stdout, stderr).
+    /// Run the driftgate binary in the workspace; returns (exit code, stdout, stderr).
     pub fn driftgate(&self, args: &[&str]) -> (i32, String, String) {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_driftgate"));
-        self.apply(&mut cmd);
-        cmd.args(args);
-        let out = cmd.output().unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8(out.stdout).unwrap(),
-            String::from_utf8(out.stderr).unwrap(),
-        )
+        cli::driftgate(args)
+            .dir(self.dir.path())
+            .envs(self.vars())
+            .run()
+            .parts()
     }
 
     /// The step outputs, read back the way the runner reads `name<<DELIMITER` heredocs.
