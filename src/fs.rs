@@ -182,10 +182,18 @@ mod tests {
         let made = unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) };
         if made == 0 {
             write_atomic(&null, b"gone").unwrap();
-            assert!(std::fs::metadata(&null).unwrap().file_type().is_char_device());
+            assert!(
+                std::fs::metadata(&null)
+                    .unwrap()
+                    .file_type()
+                    .is_char_device()
+            );
         } else {
             eprintln!("skipped the device node: mknod needs root");
         }
-        assert!(write_atomic(d.path(), b"x").is_err(), "a directory is refused");
+        assert!(
+            write_atomic(d.path(), b"x").is_err(),
+            "a directory is refused"
+        );
     }
 }

@@ -14,6 +14,26 @@ pub fn side_spec(
     url: &Option<String>,
     which: &str,
 ) -> Result<Spec> {
+    // Two sources for one side: one would be ignored, so neither is taken.
+    if let (Some(p), Some(live)) = (positional, cmd.as_ref().or(url.as_ref())) {
+        let flag = if cmd.is_some() {
+            "server-cmd"
+        } else {
+            "server-url"
+        };
+        let flag = if which.is_empty() {
+            format!("--{flag}")
+        } else {
+            format!("--{which}-{flag}")
+        };
+        return Err(Error::Usage(
+            format!(
+                "{p:?} and {flag} {live:?} both name the {} tool set: pass one",
+                if which.is_empty() { "" } else { which }
+            )
+            .replace("the  tool", "the tool"),
+        ));
+    }
     match (positional, cmd, url) {
         (_, Some(c), _) => Ok(Spec::ServerCmd(c.clone())),
         (_, _, Some(u)) => Ok(Spec::ServerUrl(u.clone())),
@@ -29,6 +49,15 @@ pub fn side_specs(
     new: Option<&String>,
     a: &SidesArgs,
 ) -> Result<(Spec, Spec)> {
+    if a.tools.is_none() {
+        for (flag, given) in [("--base-ref", &a.base_ref), ("--head-ref", &a.head_ref)] {
+            if given.is_some() {
+                return Err(Error::Usage(format!(
+                    "{flag} applies to --tools PATH (the file at two revisions); without --tools it would be ignored"
+                )));
+            }
+        }
+    }
     if let Some(path) = &a.tools {
         let base_ref = a
             .base_ref
@@ -80,5 +109,50 @@ pub fn base_revision(base: &Spec, sides: &SidesArgs) -> Option<String> {
                 .as_ref()
                 .and_then(|_| settings::default_base_ref())
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sides() -> SidesArgs {
+        SidesArgs {
+            tools: None,
+            base_ref: None,
+            head_ref: None,
+            base_server_cmd: None,
+            base_server_url: None,
+            head_server_cmd: None,
+            head_server_url: None,
+        }
+    }
+
+    #[test]
+    fn a_flag_that_would_be_ignored_is_an_error() {
+        let new = "head.json".to_string();
+        let old = "base.json".to_string();
+        let mut a = sides();
+        a.head_server_cmd = Some("npx server".into());
+        let e = side_specs(Some(&old), Some(&new), &a)
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            "\"head.json\" and --head-server-cmd \"npx server\" both name the head tool set: pass one"
+        );
+        let mut a = sides();
+        a.base_ref = Some("main".into());
+        let e = side_specs(Some(&old), Some(&new), &a)
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("--base-ref applies to --tools PATH"), "{e}");
+        // The live head with the committed base file is the Action's form and stays valid.
+        let mut a = sides();
+        a.tools = Some("tools.json".into());
+        a.base_ref = Some("main".into());
+        a.head_server_cmd = Some("npx server".into());
+        let (b, h) = side_specs(None, None, &a).unwrap();
+        assert!(matches!(b, Spec::GitRev { .. }) && matches!(h, Spec::ServerCmd(_)));
     }
 }

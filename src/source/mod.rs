@@ -135,6 +135,12 @@ pub fn from_capture(label: String, cap: live::LiveCapture) -> Result<Loaded> {
 /// directory, like the plain file argument at head; an absolute path inside the current directory
 /// is made relative to it (git does not accept absolute paths after `REV:`).
 pub fn git_show(rev: &str, path: &str) -> Result<String> {
+    // A revision starting with `-` would reach git as an option (`--output=…`).
+    if rev.is_empty() || rev.starts_with('-') {
+        return Err(Error::Usage(format!(
+            "{rev}:{path}: {rev:?} is not a revision (a revision cannot be empty or start with `-`)"
+        )));
+    }
     let under_cwd = || {
         let cwd = std::env::current_dir().ok()?;
         let rel = Path::new(path).strip_prefix(&cwd).ok()?;
@@ -148,7 +154,7 @@ pub fn git_show(rev: &str, path: &str) -> Result<String> {
         format!("./{path}")
     };
     let out = Command::new("git")
-        .args(["show", &format!("{rev}:{rel}")])
+        .args(["show", "--end-of-options", &format!("{rev}:{rel}")])
         .output()
         .map_err(|e| Error::Usage(format!("{rev}:{path}: cannot run git: {e}")))?;
     if !out.status.success() {
@@ -164,6 +170,8 @@ pub fn git_show(rev: &str, path: &str) -> Result<String> {
 
 /// Parse a tools document of any accepted shape.
 pub fn parse_text(text: &str, source: &str) -> Result<(ToolSet, Format)> {
+    // Editors on Windows like to start UTF-8 files with a byte-order mark; JSON has none.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let value: Value = serde_json::from_str(text).map_err(|e| Error::Json {
         source_name: source.to_string(),
         line: e.line(),
@@ -289,6 +297,20 @@ mod tests {
         let locked = lock::render(&one, &lock::LockMeta::default());
         let (set, f) = parse_text(&locked, "lock.json").unwrap();
         assert_eq!((set.names(), f), (vec!["a"], Format::Lockfile));
+    }
+
+    #[test]
+    fn a_byte_order_mark_is_read_past() {
+        let (set, f) = parse_text("\u{feff}[{\"name\":\"a\"}]", "bom.json").unwrap();
+        assert_eq!((set.names(), f), (vec!["a"], Format::BareArray));
+    }
+
+    #[test]
+    fn a_revision_is_never_an_option() {
+        for rev in ["--output=/tmp/x", "-p", ""] {
+            let e = git_show(rev, "tools.json").unwrap_err().to_string();
+            assert!(e.contains("is not a revision"), "{e}");
+        }
     }
 
     #[test]

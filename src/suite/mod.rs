@@ -85,6 +85,7 @@ pub struct Parsed {
 
 /// Read every case of a suite text, collecting problems instead of stopping at the first.
 pub fn parse_all(text: &str, source: &str, base_dir: &Path) -> Parsed {
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut out = Parsed::default();
     let jsonl = source.ends_with(".jsonl") || looks_like_jsonl(text);
     if jsonl {
@@ -154,7 +155,9 @@ pub fn parse_all(text: &str, source: &str, base_dir: &Path) -> Parsed {
 
 /// The case list of a YAML suite: a bare list, or `{version: 1, cases: […]}`.
 fn yaml_cases(text: &str, source: &str) -> Result<Vec<Value>> {
-    let doc: Value = serde_yaml::from_str(text).map_err(|e| {
+    // Read as YAML's own value first: it refuses a key given twice (which a JSON map would
+    // silently resolve to the last), then convert.
+    let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| {
         let (line, column) = e
             .location()
             .map(|l| (l.line(), l.column()))
@@ -163,6 +166,8 @@ fn yaml_cases(text: &str, source: &str) -> Result<Vec<Value>> {
             "{source}: invalid YAML at line {line}, column {column}: {e}"
         ))
     })?;
+    let doc: Value = serde_json::to_value(doc)
+        .map_err(|e| Error::Usage(format!("{source}: not representable as JSON: {e}")))?;
     match doc {
         Value::Array(a) => Ok(a),
         Value::Object(mut o) => {
@@ -589,6 +594,29 @@ mod tests {
         assert_eq!(j.cases, y.cases);
         assert_eq!(j.cases[1].expect, Expect::None);
         assert!(j.sha256.starts_with("sha256:"));
+    }
+
+    #[test]
+    fn a_key_given_twice_is_an_error_not_the_last_one() {
+        let e = p("- {id: a, id: b, prompt: p, expect: x}\n", "s.yaml")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.starts_with(
+                "s.yaml: invalid YAML at line 1, column 3: .[0]: duplicate entry with key \"id\""
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn a_byte_order_mark_starts_a_jsonl_suite() {
+        let s = p(
+            "\u{feff}{\"id\":\"a\",\"prompt\":\"p\",\"expect\":\"x\"}\n",
+            "s.jsonl",
+        )
+        .unwrap();
+        assert_eq!(s.cases[0].id, "a");
     }
 
     #[test]

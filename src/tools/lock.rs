@@ -111,6 +111,34 @@ pub fn parse(value: &Value, source: &str) -> Result<ToolSet> {
         .collect::<Result<_>>()?;
     let set = ToolSet::from_array(&defs, source, "/tools")?;
     for (i, (entry, tool)) in entries.iter().zip(&set.tools).enumerate() {
+        match entry.get("name") {
+            Some(Value::String(n)) if *n == tool.name => {}
+            Some(Value::String(n)) => {
+                return Err(Error::shape(
+                    source,
+                    &format!("/tools/{i}/name"),
+                    format!(
+                        "the entry is named {n:?} but its definition is {:?} (edited by hand?); \
+                         re-run `driftgate lock` to refresh it",
+                        tool.name
+                    ),
+                ));
+            }
+            Some(v) => {
+                return Err(Error::shape(
+                    source,
+                    &format!("/tools/{i}/name"),
+                    expected("string", v),
+                ));
+            }
+            None => {
+                return Err(Error::shape(
+                    source,
+                    &format!("/tools/{i}"),
+                    "expected an entry with a \"name\"",
+                ));
+            }
+        }
         let want = part_hashes(tool);
         let Some(have) = entry.get("hashes").and_then(Value::as_object) else {
             return Err(Error::shape(
@@ -173,6 +201,19 @@ mod tests {
         assert!(
             e.to_string().starts_with(
                 "lock.json: /tools/0/hashes/definition: hash does not match the definition of \"a\""
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn an_entry_named_otherwise_than_its_definition_is_an_error() {
+        let mut doc: Value = serde_json::from_str(&render(&set(), &LockMeta::default())).unwrap();
+        doc["tools"][0]["name"] = json!("z");
+        let e = parse(&doc, "lock.json").unwrap_err().to_string();
+        assert!(
+            e.starts_with(
+                "lock.json: /tools/0/name: the entry is named \"z\" but its definition is \"a\""
             ),
             "{e}"
         );
