@@ -21,6 +21,7 @@ mod lint;
 mod lint_formats;
 mod lint_llm;
 mod llm_draft;
+mod renderers;
 mod report_formats;
 mod router_faults;
 mod stress_cli;
