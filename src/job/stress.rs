@@ -140,7 +140,7 @@ pub async fn run(replayer: &Replayer<'_>, job: StressJob<'_>) -> StressOutcome {
         let fragility = report::fragility(&results, own_right);
         job.console.note(&format!(
             "driftgate: stress: {}: {} edit(s) applied, fragility {}",
-            tool.name,
+            crate::report::escape::cell(&tool.name, 80),
             results.iter().filter(|r| r.applied).count(),
             fragility.map_or("n/a".into(), |f| format!("{f:.2}"))
         ));

@@ -1,10 +1,11 @@
 //! Markdown renderer for the stress report: the fragility table and the flips, for docs and PR
-//! comments. Untrusted text is escaped so it cannot break the table or inject markup/mentions.
+//! comments. Untrusted text (tool names, prompts, answers, the model's paraphrases) goes into code
+//! spans, where GitHub parses no markup, links no mention and a newline cannot start a heading.
 
 use std::fmt::Write;
 
 use crate::replay::Direction;
-use crate::report::escape::cell;
+use crate::report::escape::{cell, md_code};
 use crate::report::render::terminal::stress::delta_cell;
 use crate::report::stress::StressReport;
 
@@ -32,8 +33,8 @@ pub fn render(report: &StressReport) -> String {
         out,
         "Router `{}` ({}), suite `{}` ({} cases, `{}`), repeats {}. Unperturbed accuracy **{:.1}%** ({}/{}).",
         report.router.kind,
-        md(&report.router.model, 80),
-        md(&report.suite.source, 80),
+        md_code(&report.router.model, 80, false),
+        md_code(&report.suite.source, 80, false),
         report.suite.cases,
         &report.suite.sha256[..19.min(report.suite.sha256.len())],
         report.router.repeats,
@@ -53,7 +54,12 @@ pub fn render(report: &StressReport) -> String {
         "\nChange in suite accuracy (points) with one tool perturbed; · = the edit does not apply.\n"
     );
     let mut header = vec!["tool".to_string(), "cases".to_string()];
-    header.extend(report.perturbations.iter().map(|p| format!("`{}`", p.id)));
+    header.extend(
+        report
+            .perturbations
+            .iter()
+            .map(|p| md_code(&p.id, 40, true)),
+    );
     header.extend(["worst".into(), "fragility".into()]);
     let _ = writeln!(out, "| {} |", header.join(" | "));
     let aligns: Vec<&str> = header
@@ -69,18 +75,23 @@ pub fn render(report: &StressReport) -> String {
         .collect();
     let _ = writeln!(out, "|{}|", aligns.join("|"));
     for t in report.ranked() {
-        let mut row = vec![
-            format!("`{}`", t.tool.replace('`', "'")),
-            t.own_cases.to_string(),
-        ];
+        let mut row = vec![md_code(&t.tool, 60, true), t.own_cases.to_string()];
         row.extend(t.results.iter().map(delta_cell));
-        row.push(t.worst.clone().unwrap_or_else(|| "–".into()));
+        row.push(match &t.worst {
+            Some(w) => md_code(w, 40, true),
+            None => "–".into(),
+        });
         row.push(t.fragility.map_or("n/a".into(), |f| format!("{f:.2}")));
         let _ = writeln!(out, "| {} |", row.join(" | "));
     }
     let _ = writeln!(out);
     for p in &report.perturbations {
-        let _ = writeln!(out, "- `{}`: {}", p.id, md(&p.summary, 200));
+        let _ = writeln!(
+            out,
+            "- {}: {}",
+            md_code(&p.id, 40, false),
+            md_code(&p.summary, 200, false)
+        );
     }
     let flipped = report.flipped();
     if flipped.is_empty() {
@@ -101,15 +112,15 @@ pub fn render(report: &StressReport) -> String {
             };
             let _ = writeln!(
                 out,
-                "| `{}` × `{}` | {} | {mark} {} | {} | {} | {} → {} |",
-                t.tool.replace('`', "'"),
-                r.id,
-                md(r.detail.as_deref().unwrap_or(""), 90),
-                md(&f.id, 30),
-                md(&f.prompt, 80),
-                md(&f.expect, 50),
-                md(&f.base, 40),
-                md(&f.head, 40)
+                "| {} × {} | {} | {mark} {} | {} | {} | {} → {} |",
+                md_code(&t.tool, 60, true),
+                md_code(&r.id, 40, true),
+                md_code(r.detail.as_deref().unwrap_or(""), 90, true),
+                md_code(&f.id, 30, true),
+                md_code(&f.prompt, 80, true),
+                md_code(&f.expect, 50, true),
+                md_code(&f.base, 40, true),
+                md_code(&f.head, 40, true)
             );
         }
     }
@@ -119,6 +130,15 @@ pub fn render(report: &StressReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_hostile_tool_name_stays_in_its_cell() {
+        let name = "evil|x\n# Heading\n![i](http://x/p.png) @team <!-- driftgate:ci:gate -->";
+        let row = md_code(name, 60, true);
+        assert!(!row.contains('\n') && !row.contains("<!--"), "{row}");
+        assert!(row.starts_with('`') && row.ends_with('`'), "{row}");
+        assert!(row.contains("evil\\|x"), "{row}");
+    }
 
     #[test]
     fn md_cells_cannot_break_the_table_or_mention() {
