@@ -89,6 +89,79 @@ fn replace(
     written
 }
 
+/// Inputs larger than their cap are refused: a tools file, suite or report is kilobytes to a few
+/// megabytes, and `/dev/zero` must not run the job out of memory.
+pub const MAX_INPUT_BYTES: u64 = 64 << 20;
+
+/// How long a named pipe may take to deliver its first byte.
+pub const INPUT_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
+/// Read the UTF-8 text at `path`, at most `limit` bytes. A FIFO (`<(cmd)`, a named pipe) that
+/// gets no data within `wait` is an error, not a hang.
+pub fn read_text(path: &Path, limit: u64, wait: std::time::Duration) -> io::Result<String> {
+    use std::io::Read;
+    let file = open_for_reading(path, wait)?;
+    let mut bytes = Vec::new();
+    file.take(limit.saturating_add(1)).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > limit {
+        return Err(io::Error::new(
+            io::ErrorKind::FileTooLarge,
+            format!("larger than the {} MiB input cap", limit >> 20),
+        ));
+    }
+    String::from_utf8(bytes)
+        .map_err(|_| io::Error::new(io::ErrorKind::InvalidData, "not valid UTF-8 text"))
+}
+
+#[cfg(unix)]
+fn open_for_reading(path: &Path, wait: std::time::Duration) -> io::Result<std::fs::File> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    use std::os::unix::io::AsRawFd;
+    if !std::fs::metadata(path)?.file_type().is_fifo() {
+        return std::fs::File::open(path);
+    }
+    // Opened without blocking (a plain open waits for a writer forever), then polled for data.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)?;
+    let fd = file.as_raw_fd();
+    let mut pfd = libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ms = i32::try_from(wait.as_millis()).unwrap_or(i32::MAX);
+    // SAFETY: one valid pollfd for an open descriptor, and its count.
+    let ready = unsafe { libc::poll(&mut pfd, 1, ms) };
+    if ready < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if ready == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!(
+                "no data within {} s (a named pipe nobody writes to?)",
+                wait.as_secs()
+            ),
+        ));
+    }
+    // Back to blocking reads for the rest of the stream.
+    // SAFETY: fcntl on a descriptor we own, with flags it returned.
+    unsafe {
+        let flags = libc::fcntl(fd, libc::F_GETFL);
+        if flags < 0 || libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(file)
+}
+
+#[cfg(not(unix))]
+fn open_for_reading(path: &Path, _wait: std::time::Duration) -> io::Result<std::fs::File> {
+    std::fs::File::open(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,5 +268,47 @@ mod tests {
             write_atomic(d.path(), b"x").is_err(),
             "a directory is refused"
         );
+    }
+
+    #[test]
+    fn reads_are_capped() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("big.json");
+        std::fs::write(&p, vec![b'['; 2048]).unwrap();
+        let wait = std::time::Duration::from_secs(1);
+        let e = read_text(&p, 1024, wait).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::FileTooLarge);
+        assert_eq!(read_text(&p, 4096, wait).unwrap().len(), 2048);
+        // An endless device stops at the cap instead of filling memory.
+        let e = read_text(Path::new("/dev/zero"), 1 << 20, wait).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::FileTooLarge);
+        std::fs::write(&p, [0xff, 0xfe]).unwrap();
+        assert_eq!(
+            read_text(&p, 4096, wait).unwrap_err().kind(),
+            io::ErrorKind::InvalidData
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_nobody_writes_to_times_out_and_one_with_a_writer_is_read() {
+        use std::ffi::CString;
+        use std::os::unix::ffi::OsStrExt;
+        let d = tempfile::tempdir().unwrap();
+        let fifo = d.path().join("pipe");
+        let c = CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo(3) takes no other pointers.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let started = std::time::Instant::now();
+        let e = read_text(&fifo, 1024, std::time::Duration::from_millis(200)).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        let writer = {
+            let fifo = fifo.clone();
+            std::thread::spawn(move || std::fs::write(fifo, b"[1, 2]").unwrap())
+        };
+        let text = read_text(&fifo, 1024, std::time::Duration::from_secs(10)).unwrap();
+        writer.join().unwrap();
+        assert_eq!(text, "[1, 2]");
     }
 }

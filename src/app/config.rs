@@ -84,7 +84,7 @@ pub fn load(path: Option<&Path>) -> Result<Config> {
         Some(p) => (p.to_path_buf(), true),
         None => (PathBuf::from(DEFAULT_FILE), false),
     };
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::fs::read_text(&path, 1 << 20, crate::fs::INPUT_WAIT) {
         Ok(t) => t,
         Err(e) if !required && e.kind() == std::io::ErrorKind::NotFound => {
             return Ok(Config::default());

@@ -3,7 +3,7 @@
 pub mod law;
 pub mod schema;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -126,10 +126,14 @@ impl Diff {
 pub const RENAME_THRESHOLD: f64 = 0.5;
 
 pub fn diff(base: &ToolSet, head: &ToolSet) -> Diff {
+    // Name indexes: pairing by name is linear, not a scan of the other side per tool.
+    let head_by_name: HashMap<&str, &Tool> =
+        head.tools.iter().map(|t| (t.name.as_str(), t)).collect();
+    let base_names: HashSet<&str> = base.tools.iter().map(|t| t.name.as_str()).collect();
     let mut tools = Vec::new();
     let mut unchanged = 0;
     for b in &base.tools {
-        if let Some(h) = head.get(&b.name) {
+        if let Some(h) = head_by_name.get(b.name.as_str()) {
             let changes = compare_tools(b, h);
             if changes.is_empty() {
                 unchanged += 1;
@@ -148,12 +152,12 @@ pub fn diff(base: &ToolSet, head: &ToolSet) -> Diff {
     let removed: Vec<&Tool> = base
         .tools
         .iter()
-        .filter(|t| head.get(&t.name).is_none())
+        .filter(|t| !head_by_name.contains_key(t.name.as_str()))
         .collect();
     let added: Vec<&Tool> = head
         .tools
         .iter()
-        .filter(|t| base.get(&t.name).is_none())
+        .filter(|t| !base_names.contains(t.name.as_str()))
         .collect();
     let renames = match_renames(&removed, &added);
     let renamed_from: BTreeSet<&str> = renames
@@ -372,7 +376,15 @@ fn normalise_ws(s: &str) -> String {
 }
 
 /// Greedy one-to-one matching of removed and added tools by rename evidence, best first.
+/// Removed × added pairs scored for renames at most. A head that replaces thousands of tools at
+/// once is no rename to find, and scoring every pair would take minutes: past this, the tools are
+/// reported as removed and added.
+pub const MAX_RENAME_PAIRS: usize = 250_000;
+
 fn match_renames(removed: &[&Tool], added: &[&Tool]) -> Vec<(usize, usize, f64)> {
+    if removed.len().saturating_mul(added.len()) > MAX_RENAME_PAIRS {
+        return Vec::new();
+    }
     let mut cands = Vec::new();
     for (i, r) in removed.iter().enumerate() {
         for (j, a) in added.iter().enumerate() {

@@ -150,11 +150,21 @@ impl Lint {
 
 /// Analyse `tools`. With an embedder, descriptions are embedded once (one batch) for the pair
 /// scores; without one the word-only weights apply.
+/// Tools lint compares pairwise at most: pair scoring is quadratic in time and memory (5,000 tools
+/// took more than 2.9 GB), so a larger set is refused with this number rather than run out.
+pub const MAX_PAIR_TOOLS: usize = 2_000;
+
 pub async fn analyse(
     tools: &ToolSet,
     embedder: Option<&dyn Embedder>,
     opts: &LintOptions,
 ) -> Result<Lint> {
+    if tools.len() > MAX_PAIR_TOOLS {
+        return Err(crate::Error::Usage(format!(
+            "lint compares tools pairwise and takes at most {MAX_PAIR_TOOLS}; this set has {}",
+            tools.len()
+        )));
+    }
     let embeddings = match embedder {
         Some(e) if tools.len() >= 2 => {
             // A missing description has no meaning to embed; its cosine is set to 0 anyway,

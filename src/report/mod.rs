@@ -43,12 +43,14 @@ impl Side {
             format: l.format,
             tool_count: l.tools.len(),
             file: l.file.clone(),
-            lines: l
-                .tools
-                .tools
-                .iter()
-                .filter_map(|t| Some((t.name.clone(), l.line_of(&t.name)?)))
-                .collect(),
+            lines: {
+                let all = l.lines();
+                l.tools
+                    .tools
+                    .iter()
+                    .filter_map(|t| Some((t.name.clone(), *all.get(&t.name)?)))
+                    .collect()
+            },
         }
     }
 }

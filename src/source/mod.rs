@@ -81,12 +81,18 @@ impl Loaded {
     pub fn line_of(&self, tool: &str) -> Option<usize> {
         line_of_tool(self.text.as_deref()?, tool)
     }
+
+    /// The line of every tool's `"name"`, found in one pass over the text.
+    pub fn lines(&self) -> std::collections::HashMap<String, usize> {
+        self.text.as_deref().map(name_lines).unwrap_or_default()
+    }
 }
 
 pub async fn load(spec: &Spec, live_opts: &LiveOptions) -> Result<Loaded> {
     match spec {
         Spec::File(path) => {
-            let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+            let text = crate::fs::read_text(path, crate::fs::MAX_INPUT_BYTES, live_opts.timeout)
+                .map_err(|e| Error::io(path, e))?;
             let label = path.display().to_string();
             let (tools, format) = parse_text(&text, &label)?;
             Ok(Loaded {
@@ -257,22 +263,50 @@ pub fn parse_value(value: &Value, source: &str) -> Result<(ToolSet, Format)> {
     }
 }
 
-/// Find the line of `"name": "<tool>"` in a JSON text (1-based). Names are matched as JSON
-/// strings, so escaping in the file does not hide a tool.
+/// 1-based line of the first `"name": "<tool>"` in `text`.
 pub fn line_of_tool(text: &str, tool: &str) -> Option<usize> {
-    let needle = serde_json::to_string(tool).ok()?;
-    let mut offset = 0;
+    name_lines(text).get(tool).copied()
+}
+
+/// The 1-based line of the first `"name": "<string>"` for every name in `text`, in one pass (a
+/// lookup per tool rescanning the file made large tool sets quadratic).
+pub fn name_lines(text: &str) -> std::collections::HashMap<String, usize> {
+    let mut out = std::collections::HashMap::new();
+    let (mut offset, mut line, mut counted) = (0, 1, 0);
     while let Some(i) = text[offset..].find("\"name\"") {
         let start = offset + i + "\"name\"".len();
-        let rest = text[start..].trim_start();
-        if let Some(rest) = rest.strip_prefix(':')
-            && rest.trim_start().starts_with(&needle)
-        {
-            return Some(text[..start].matches('\n').count() + 1);
-        }
         offset = start;
+        let rest = text[start..].trim_start();
+        let Some(rest) = rest.strip_prefix(':') else {
+            continue;
+        };
+        let value = rest.trim_start();
+        if !value.starts_with('"') {
+            continue;
+        }
+        // The string literal: up to the first quote not escaped by an odd run of backslashes.
+        let bytes = value.as_bytes();
+        let mut end = None;
+        let mut k = 1;
+        while k < bytes.len() {
+            match bytes[k] {
+                b'\\' => k += 2,
+                b'"' => {
+                    end = Some(k);
+                    break;
+                }
+                _ => k += 1,
+            }
+        }
+        let Some(end) = end else { break };
+        let Ok(name) = serde_json::from_str::<String>(&value[..=end]) else {
+            continue;
+        };
+        line += text[counted..start].matches('\n').count();
+        counted = start;
+        out.entry(name).or_insert(line);
     }
-    None
+    out
 }
 
 #[cfg(test)]
@@ -372,5 +406,20 @@ mod tests {
         assert_eq!(line_of_tool(text, "a"), Some(3));
         assert_eq!(line_of_tool(text, "b\"q"), Some(5));
         assert_eq!(line_of_tool(text, "c"), None);
+    }
+}
+#[cfg(test)]
+mod name_lines_tests {
+    use super::*;
+
+    #[test]
+    fn one_pass_finds_every_first_name_line() {
+        let text = "[\n {\"name\": \"a\",\n  \"inputSchema\": {\"properties\": {\"name\": {\"type\": \"string\"}}}},\n {\"name\" : \"b\\\"q\"},\n {\"name\":\"a\"}\n]";
+        let lines = name_lines(text);
+        assert_eq!(lines.get("a"), Some(&2));
+        assert_eq!(lines.get("b\"q"), Some(&4));
+        assert_eq!(lines.len(), 2);
+        assert_eq!(line_of_tool(text, "b\"q"), Some(4));
+        assert_eq!(line_of_tool(text, "missing"), None);
     }
 }

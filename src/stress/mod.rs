@@ -15,7 +15,8 @@ use perturb::Perturbation;
 
 /// A jargon table file: a YAML (or JSON) map, order kept.
 pub fn load_jargon(path: &std::path::Path) -> Result<Vec<(String, String)>> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::fs::read_text(path, crate::fs::MAX_INPUT_BYTES, crate::fs::INPUT_WAIT)
+        .map_err(|e| Error::io(path, e))?;
     let label = path.display().to_string();
     let v: serde_yaml::Value = serde_yaml::from_str(&text)
         .map_err(|e| Error::Usage(format!("{label}: invalid YAML/JSON: {e}")))?;

@@ -153,8 +153,42 @@ pub fn parse_all(text: &str, source: &str, base_dir: &Path) -> Parsed {
     out
 }
 
+/// Flow collections (`[`, `{`) nested deeper than this are refused before YAML parsing: the
+/// scanner takes a minute on 100,000 `[`, and no suite nests more than a few levels.
+pub const MAX_YAML_NESTING: usize = 64;
+
+/// The deepest `[`/`{` nesting outside quoted scalars (a cheap upper bound of the flow depth).
+fn flow_depth(text: &str) -> usize {
+    let (mut depth, mut max, mut quote) = (0usize, 0usize, None::<char>);
+    let mut prev = ' ';
+    for c in text.chars() {
+        match quote {
+            Some(q) if c == q && !(q == '"' && prev == '\\') => quote = None,
+            Some(_) => {}
+            None => match c {
+                '"' | '\'' => quote = Some(c),
+                '[' | '{' => {
+                    depth += 1;
+                    max = max.max(depth);
+                }
+                ']' | '}' => depth = depth.saturating_sub(1),
+                '\n' => {}
+                _ => {}
+            },
+        }
+        prev = c;
+    }
+    max
+}
+
 /// The case list of a YAML suite: a bare list, or `{version: 1, cases: […]}`.
 fn yaml_cases(text: &str, source: &str) -> Result<Vec<Value>> {
+    let depth = flow_depth(text);
+    if depth > MAX_YAML_NESTING {
+        return Err(Error::Usage(format!(
+            "{source}: `[`/`{{` nested {depth} deep; a suite may nest at most {MAX_YAML_NESTING}"
+        )));
+    }
     // Read as YAML's own value first: it refuses a key given twice (which a JSON map would
     // silently resolve to the last), then convert.
     let doc: serde_yaml::Value = serde_yaml::from_str(text).map_err(|e| {
@@ -225,7 +259,8 @@ fn looks_like_jsonl(text: &str) -> bool {
 }
 
 pub fn load(path: &Path) -> Result<Suite> {
-    let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let text = crate::fs::read_text(path, crate::fs::MAX_INPUT_BYTES, crate::fs::INPUT_WAIT)
+        .map_err(|e| Error::io(path, e))?;
     parse(
         &text,
         &path.display().to_string(),
@@ -438,7 +473,8 @@ fn distractor(d: &Value, source: &str, id: &str, i: usize, base_dir: &Path) -> R
             None => (r, None),
         };
         let path: PathBuf = base_dir.join(file);
-        let text = std::fs::read_to_string(&path).map_err(|e| {
+        let text = crate::fs::read_text(&path, crate::fs::MAX_INPUT_BYTES, crate::fs::INPUT_WAIT)
+            .map_err(|e| {
             field_err(
                 source,
                 id,
@@ -540,7 +576,8 @@ pub fn choose_suite(
     base_rev: Option<&str>,
     use_head: bool,
 ) -> Result<SuiteChoice> {
-    let head_text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+    let head_text = crate::fs::read_text(path, crate::fs::MAX_INPUT_BYTES, crate::fs::INPUT_WAIT)
+        .map_err(|e| Error::io(path, e))?;
     let label = path.display().to_string();
     let dir = path
         .parent()
@@ -594,6 +631,18 @@ mod tests {
         assert_eq!(j.cases, y.cases);
         assert_eq!(j.cases[1].expect, Expect::None);
         assert!(j.sha256.starts_with("sha256:"));
+    }
+
+    #[test]
+    fn deep_nesting_is_refused_at_once() {
+        let text = format!("cases: {}\n", "[".repeat(100_000));
+        let started = std::time::Instant::now();
+        let e = p(&text, "s.yaml").unwrap_err().to_string();
+        assert!(e.contains("nested 100000 deep"), "{e}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(1));
+        // Brackets inside quoted prompts do not count.
+        let ok = p("- {id: a, prompt: \"[[[[ {{{{\", expect: x}\n", "s.yaml").unwrap();
+        assert_eq!(ok.cases.len(), 1);
     }
 
     #[test]

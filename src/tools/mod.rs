@@ -10,6 +10,10 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 
 /// The named fields of an MCP tool definition, in the order the spec lists them.
+/// Tools in one set at most (a real server lists tens; 50,000 is a hostile or broken head, and
+/// every stage past loading is at least linear in it).
+pub const MAX_TOOLS: usize = 50_000;
+
 pub const KNOWN_FIELDS: [&str; 6] = [
     "name",
     "title",
@@ -223,11 +227,23 @@ impl ToolSet {
     /// Parse an array of tool objects found at `ptr` in `source`. Duplicate names are an error
     /// naming both positions, because pairing by name would otherwise be ambiguous.
     pub fn from_array(items: &[Value], source: &str, ptr: &str) -> Result<ToolSet> {
+        if items.len() > MAX_TOOLS {
+            return Err(Error::shape(
+                source,
+                ptr,
+                format!(
+                    "{} tools; driftgate takes at most {MAX_TOOLS} in one set",
+                    items.len()
+                ),
+            ));
+        }
         let mut tools: Vec<Tool> = Vec::with_capacity(items.len());
+        let mut seen: std::collections::HashMap<String, usize> =
+            std::collections::HashMap::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             let here = format!("{ptr}/{i}");
             let tool = Tool::from_value(item, source, &here)?;
-            if let Some(j) = tools.iter().position(|t| t.name == tool.name) {
+            if let Some(&j) = seen.get(&tool.name) {
                 return Err(Error::shape(
                     source,
                     &format!("{here}/name"),
@@ -237,6 +253,7 @@ impl ToolSet {
                     ),
                 ));
             }
+            seen.insert(tool.name.clone(), i);
             tools.push(tool);
         }
         Ok(ToolSet { tools })
@@ -262,6 +279,35 @@ impl ToolSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_set_past_the_cap_is_refused_and_duplicates_are_found_in_one_pass() {
+        let many: Vec<Value> = (0..=MAX_TOOLS)
+            .map(|i| serde_json::json!({"name": format!("t{i}")}))
+            .collect();
+        let e = ToolSet::from_array(&many, "big.json", "/tools")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            e,
+            format!(
+                "big.json: /tools: {} tools; driftgate takes at most {MAX_TOOLS} in one set",
+                MAX_TOOLS + 1
+            )
+        );
+        let mut dup: Vec<Value> = many[..MAX_TOOLS].to_vec();
+        dup[MAX_TOOLS - 1] = serde_json::json!({"name": "t3"});
+        let started = std::time::Instant::now();
+        let e = ToolSet::from_array(&dup, "d.json", "")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("duplicate tool name \"t3\" (also at /3)"), "{e}");
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(5),
+            "{:?}",
+            started.elapsed()
+        );
+    }
     use serde_json::json;
 
     #[test]

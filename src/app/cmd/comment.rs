@@ -32,7 +32,8 @@ pub struct CommentArgs {
 }
 
 pub async fn run(a: CommentArgs) -> Result<i32> {
-    let text = std::fs::read_to_string(&a.report).map_err(|e| Error::io(&a.report, e))?;
+    let text = crate::fs::read_text(&a.report, crate::fs::MAX_INPUT_BYTES, crate::fs::INPUT_WAIT)
+        .map_err(|e| Error::io(&a.report, e))?;
     let source = a.report.display().to_string();
     let report = Report::from_json(&text, &source)?;
     let request = CommentRequest {

@@ -51,7 +51,9 @@ pub async fn run(a: LockArgs) -> Result<i32> {
     let text = lock::render(&loaded.tools, &meta);
     match (&a.output, a.check) {
         (Some(path), true) => {
-            let old_text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
+            let old_text =
+                crate::fs::read_text(path, crate::fs::MAX_INPUT_BYTES, crate::fs::INPUT_WAIT)
+                    .map_err(|e| Error::io(path, e))?;
             let label = path.display().to_string();
             let (old, _) = source::parse_text(&old_text, &label)?;
             let d = diff::diff(&old, &loaded.tools);

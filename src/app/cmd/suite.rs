@@ -178,7 +178,8 @@ async fn init(a: InitArgs) -> Result<i32> {
 
 async fn check(a: CheckArgs) -> Result<i32> {
     let loaded = source::load(&Spec::parse(&a.tools), &settings::live(&a.live)?).await?;
-    let text = std::fs::read_to_string(&a.suite).map_err(|e| Error::io(&a.suite, e))?;
+    let text = crate::fs::read_text(&a.suite, crate::fs::MAX_INPUT_BYTES, crate::fs::INPUT_WAIT)
+        .map_err(|e| Error::io(&a.suite, e))?;
     let source = a.suite.display().to_string();
     let base_dir = a.suite.parent().unwrap_or(Path::new("."));
     let r = check::check_text(&text, &source, base_dir, &loaded.tools, &loaded.label);
