@@ -59,14 +59,18 @@ fn shell_quote(words: &[&str]) -> String {
         .join(" ")
 }
 
+/// The server gets PATH and HOME (what `app` passes by default) and `env`, nothing else.
 fn opts(timeout_secs: u64, env: &[(&str, &str)]) -> LiveOptions {
     LiveOptions {
         timeout: Duration::from_secs(timeout_secs),
+        base_env: std::env::vars()
+            .filter(|(k, _)| k == "PATH" || k == "HOME")
+            .collect(),
         env: env
             .iter()
             .map(|(k, v)| (k.to_string(), v.to_string()))
             .collect(),
-        headers: Vec::new(),
+        ..LiveOptions::default()
     }
 }
 

@@ -39,9 +39,13 @@ pub struct LiveArgs {
     /// Seconds to wait for a live server to answer initialize + tools/list.
     #[arg(long, default_value_t = 60, value_name = "SECS")]
     pub timeout: u64,
-    /// Extra environment for a server command: KEY=VALUE, or KEY to pass our value through.
+    /// Environment for a server command: KEY=VALUE, or KEY to pass our value through. A server
+    /// gets only these, PATH, HOME, the locale and proxy settings.
     #[arg(long = "server-env", value_name = "KEY[=VALUE]")]
     pub server_env: Vec<String>,
+    /// Start a server command with our whole environment (API keys and tokens included).
+    #[arg(long = "server-inherit-env")]
+    pub server_inherit_env: bool,
     /// HTTP header for --server-url servers: "Name: value".
     #[arg(long = "server-header", value_name = "HEADER")]
     pub server_header: Vec<String>,

@@ -140,9 +140,69 @@ pub fn drift_embedder(g: &GateArgs, cache: &Cache) -> Result<Option<Arc<dyn Embe
     }
 }
 
-/// `--server-env`, `--server-header`, `--timeout`.
+/// What a server command gets from our environment without `--server-env`: enough to find and
+/// run node, python, uv or a binary, and to reach the network through a proxy — no keys.
+const SERVER_BASE_ENV: &[&str] = &[
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TERM",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "NODE_EXTRA_CA_CERTS",
+    // Windows needs these to start most programs at all.
+    "SYSTEMROOT",
+    "SystemRoot",
+    "WINDIR",
+    "COMSPEC",
+    "PATHEXT",
+    "USERPROFILE",
+    "APPDATA",
+    "LOCALAPPDATA",
+    "PROGRAMDATA",
+];
+
+/// Does this variable's name say it holds a credential?
+fn looks_secret(name: &str) -> bool {
+    let n = name.to_ascii_uppercase();
+    [
+        "KEY",
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+        "AUTH",
+    ]
+    .iter()
+    .any(|w| n.contains(w))
+}
+
+/// Every value of our environment that looks like a credential, for masking in messages.
+pub fn env_secrets() -> Vec<Secret> {
+    std::env::vars()
+        .filter(|(k, v)| looks_secret(k) && v.trim().len() >= 6)
+        .map(|(_, v)| Secret::new(v))
+        .collect()
+}
+
+/// `--server-env`, `--server-inherit-env`, `--server-header`, `--timeout`.
 pub fn live(l: &LiveArgs) -> Result<LiveOptions> {
-    let env = l
+    let given: Vec<(String, String)> = l
         .server_env
         .iter()
         .map(|kv| match kv.split_once('=') {
@@ -152,6 +212,9 @@ pub fn live(l: &LiveArgs) -> Result<LiveOptions> {
             }),
         })
         .collect::<Result<_>>()?;
+    let base_env: Vec<(String, String)> = std::env::vars()
+        .filter(|(k, _)| SERVER_BASE_ENV.contains(&k.as_str()) || k.starts_with("LC_"))
+        .collect();
     let headers = l
         .server_header
         .iter()
@@ -165,7 +228,10 @@ pub fn live(l: &LiveArgs) -> Result<LiveOptions> {
         .collect::<Result<_>>()?;
     Ok(LiveOptions {
         timeout: Duration::from_secs(l.timeout),
-        env,
+        base_env,
+        env: given,
+        inherit_env: l.server_inherit_env,
+        secrets: env_secrets(),
         headers,
     })
 }

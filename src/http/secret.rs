@@ -69,6 +69,36 @@ pub fn redact(text: &str, secrets: &[Secret]) -> String {
     out
 }
 
+/// The shortest piece of a secret masked where a cut left only part of it.
+const MIN_PIECE: usize = 6;
+
+/// `redact`, and also a piece of a secret that a cut left at either end of `text` (a tail of
+/// stderr may start in the middle of one, a bounded message end in one): the last characters of
+/// a secret at the very start, its first characters at the very end, six or more of them.
+pub fn redact_cut(text: &str, secrets: &[Secret]) -> String {
+    let mut out = redact(text, secrets);
+    for s in secrets.iter().map(Secret::expose) {
+        let chars: Vec<(usize, char)> = s.char_indices().collect();
+        // Longest piece first, so the whole visible part is masked.
+        for k in (MIN_PIECE..chars.len()).rev() {
+            let prefix = &s[..chars[k].0];
+            if out.ends_with(prefix) {
+                out.truncate(out.len() - prefix.len());
+                out.push_str(MASK);
+                break;
+            }
+        }
+        for k in 1..chars.len().saturating_sub(MIN_PIECE - 1) {
+            let suffix = &s[chars[k].0..];
+            if suffix.chars().count() >= MIN_PIECE && out.starts_with(suffix) {
+                out = format!("{MASK}{}", &out[suffix.len()..]);
+                break;
+            }
+        }
+    }
+    out
+}
+
 /// Messages shown to users are cut to this many characters: an HTML error page or a long echo
 /// helps nobody in a report.
 pub const MAX_MESSAGE_CHARS: usize = 500;
@@ -126,6 +156,23 @@ mod tests {
     fn redact_ignores_empty_secrets_and_leaves_other_text_alone() {
         assert_eq!(redact("nothing here", &[Secret::new("")]), "nothing here");
         assert_eq!(redact("nothing here", &[]), "nothing here");
+    }
+
+    #[test]
+    fn pieces_of_a_secret_left_by_a_cut_are_masked() {
+        let key = Secret::new("sk-live-0123456789");
+        // A stderr tail that starts inside the key, and a message that ends inside it.
+        assert_eq!(
+            redact_cut("0123456789 was rejected", &[key.clone()]),
+            "*** was rejected"
+        );
+        assert_eq!(
+            redact_cut("token: sk-live-01", &[key.clone()]),
+            "token: ***"
+        );
+        // Short coincidences are left alone.
+        assert_eq!(redact_cut("789 ok sk-", &[key.clone()]), "789 ok sk-");
+        assert_eq!(redact_cut("a sk-live-0123456789 b", &[key]), "a *** b");
     }
 
     #[test]

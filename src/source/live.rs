@@ -38,7 +38,7 @@ use serde_json::Value;
 use tokio::io::{AsyncRead, AsyncReadExt, ReadBuf};
 use tokio::process::{Child, ChildStderr};
 
-use crate::http::secret::{Secret, redact};
+use crate::http::secret::{Secret, redact_cut};
 use crate::{Error, Result};
 
 /// How to talk to a live server.
@@ -46,8 +46,17 @@ use crate::{Error, Result};
 pub struct LiveOptions {
     /// Bound on the whole exchange: spawn or connect, handshake, every `tools/list` page.
     pub timeout: Duration,
-    /// Added to the inherited environment of a stdio server. Values never appear in errors.
+    /// What a stdio server needs from our environment to start at all (PATH, HOME, the locale,
+    /// proxies): passed as they are, not secret.
+    pub base_env: Vec<(String, String)>,
+    /// What `--server-env` gives the server. Values never appear in errors.
     pub env: Vec<(String, String)>,
+    /// Start a stdio server with our whole environment plus `env` (`--server-inherit-env`):
+    /// API keys and tokens then reach it.
+    pub inherit_env: bool,
+    /// Values masked in every message besides the env and header values (our own keys and
+    /// tokens: a server that echoes its environment must not print them).
+    pub secrets: Vec<Secret>,
     /// Sent with every HTTP request (e.g. `Authorization`). Values never appear in errors.
     pub headers: Vec<(String, String)>,
 }
@@ -56,7 +65,10 @@ impl Default for LiveOptions {
     fn default() -> Self {
         Self {
             timeout: Duration::from_secs(60),
+            base_env: Vec::new(),
             env: Vec::new(),
+            inherit_env: false,
+            secrets: Vec::new(),
             headers: Vec::new(),
         }
     }
@@ -95,6 +107,12 @@ pub async fn list_tools_stdio(cmd: &str, opts: &LiveOptions) -> Result<LiveCaptu
     };
 
     let mut command = tokio::process::Command::new(program);
+    if !opts.inherit_env {
+        // The PR's server runs with what it needs, not the job's keys and tokens.
+        command
+            .env_clear()
+            .envs(opts.base_env.iter().map(|(k, v)| (k, v)));
+    }
     command
         .args(args)
         .envs(opts.env.iter().map(|(k, v)| (k, v)))
@@ -936,11 +954,13 @@ impl Secrets {
         }
         values.extend(url_password);
         values.retain(|v| v.len() >= MIN_SECRET_LEN);
-        Self(values.into_iter().map(Secret::new).collect())
+        let mut all: Vec<Secret> = values.into_iter().map(Secret::new).collect();
+        all.extend(opts.secrets.iter().cloned());
+        Self(all)
     }
 
     fn scrub(&self, text: &str) -> String {
-        redact(text, &self.0)
+        redact_cut(text, &self.0)
     }
 }
 
