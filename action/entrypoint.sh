@@ -36,6 +36,21 @@ set -- "$cmd" --tools "$tools" --github --annotations
 if [ -n "$config" ]; then set -- "$@" --config "$config"; fi
 if [ -n "${INPUT_BASE_REF:-}" ]; then set -- "$@" --base-ref "$INPUT_BASE_REF"; fi
 if [ -n "${INPUT_SERVER_CMD:-}" ]; then set -- "$@" --head-server-cmd "$INPUT_SERVER_CMD"; fi
+# One --server-env per non-empty line (values may hold spaces; they stay one argument).
+if [ -n "${INPUT_SERVER_ENV:-}" ]; then
+  newline='
+'
+  old_ifs=$IFS
+  IFS=$newline
+  set -f # a value with * must not glob
+  for kv in $INPUT_SERVER_ENV; do
+    IFS=$old_ifs
+    if [ -n "$kv" ]; then set -- "$@" --server-env "$kv"; fi
+    IFS=$newline
+  done
+  set +f
+  IFS=$old_ifs
+fi
 if [ -n "${INPUT_COSINE_FLOOR:-}" ]; then set -- "$@" --cosine-floor "$INPUT_COSINE_FLOOR"; fi
 if [ -n "${INPUT_TOLERANCE:-}" ]; then set -- "$@" --tolerance "$INPUT_TOLERANCE"; fi
 if [ -n "${INPUT_REQUIRE_SIGNIFICANCE:-}" ]; then
