@@ -92,6 +92,9 @@ fn round4(x: f32) -> f64 {
     (f64::from(x) * 10_000.0).round() / 10_000.0
 }
 
+/// The embedding rows of one pair's base and head windows, and the two word counts.
+type WindowRows = (Vec<usize>, Vec<usize>, [usize; 2]);
+
 /// Measure every paired tool (changed or renamed) whose routing text changed.
 pub async fn measure(
     diff: &Diff,
@@ -116,7 +119,7 @@ pub async fn measure(
     }
     let mut texts = Vec::with_capacity(pairs.len() * 4);
     // Per pair: the rows of its base and head windows, when a description needs them.
-    let mut windowed: Vec<Option<(Vec<usize>, Vec<usize>, [usize; 2])>> = Vec::new();
+    let mut windowed: Vec<Option<WindowRows>> = Vec::new();
     for (_, _, b, h) in &pairs {
         texts.push(b.description_text().to_string());
         texts.push(h.description_text().to_string());

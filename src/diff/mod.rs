@@ -376,10 +376,10 @@ fn normalise_ws(s: &str) -> String {
 }
 
 /// Greedy one-to-one matching of removed and added tools by rename evidence, best first.
-/// Removed × added pairs scored for renames at most. A head that replaces thousands of tools at
-/// once is no rename to find, and scoring every pair would take minutes: past this, the tools are
-/// reported as removed and added.
-pub const MAX_RENAME_PAIRS: usize = 250_000;
+/// Removed × added pairs scored for renames at most (each a word diff of two texts). A head that
+/// replaces hundreds of tools at once is no rename to find, and 500 × 500 pairs took most of two
+/// minutes: past this, the tools are reported as removed and added.
+pub const MAX_RENAME_PAIRS: usize = 20_000;
 
 fn match_renames(removed: &[&Tool], added: &[&Tool]) -> Vec<(usize, usize, f64)> {
     if removed.len().saturating_mul(added.len()) > MAX_RENAME_PAIRS {
