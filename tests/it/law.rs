@@ -1,211 +1,60 @@
-//! Every row of the severity law, exercised on an old/new pair: the pair must produce exactly
-//! that rule (and the rule's severity). A row without a case fails `every_rule_has_a_case`.
+//! Every row of the severity law, exercised on an old/new pair registered as data:
+//! `tests/fixtures/law/<rule-id>/{old,new}.json` (tool arrays). Each pair must produce exactly
+//! its rule (and the rule's severity); what every pair produces (rule, severity, tool, pointer)
+//! is pinned in one insta snapshot. A row without a fixture directory, or a directory naming no
+//! row, fails `every_rule_has_a_fixture_and_every_fixture_a_rule`: to add a rule to
+//! `driftgate::diff::LAW`, add its directory and review the snapshot.
+
+use std::collections::BTreeSet;
+use std::fmt::Write;
 
 use driftgate::diff::{self, LAW, Severity, rule};
 use driftgate::tools::ToolSet;
 use serde_json::{Value, json};
 
+use crate::support::repo;
+
 fn set(v: Value) -> ToolSet {
     ToolSet::from_array(v.as_array().unwrap(), "case", "").unwrap()
 }
 
-fn obj(props: Value, required: Value) -> Value {
-    json!({"type":"object","properties":props,"required":required})
+fn read(path: &std::path::Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
-/// (rule id, base tools, head tools)
-fn cases() -> Vec<(&'static str, Value, Value)> {
-    let base = |schema: Value| json!([{"name":"t","description":"Do it.","inputSchema":schema}]);
-    let s = |p: Value| obj(json!({"x": p}), json!([]));
-    let ann = |a: Value| json!([{"name":"t","description":"d","inputSchema":{"type":"object"},"annotations":a}]);
-    vec![
-        ("tool-added", json!([]), json!([{"name":"t"}])),
-        ("tool-removed", json!([{"name":"t"}]), json!([])),
-        (
-            "tool-renamed",
-            json!([{"name":"read-query","description":"Run a SELECT query","inputSchema":obj(json!({"query":{"type":"string"}}),json!(["query"]))}]),
-            json!([{"name":"read_query","description":"Run a SELECT query","inputSchema":obj(json!({"query":{"type":"string"}}),json!(["query"]))}]),
-        ),
-        (
-            "description-changed",
-            json!([{"name":"t","description":"Schedule a meeting"}]),
-            json!([{"name":"t","description":"Book a meeting"}]),
-        ),
-        (
-            "description-whitespace",
-            json!([{"name":"t","description":"Schedule  a meeting"}]),
-            json!([{"name":"t","description":"Schedule a\nmeeting "}]),
-        ),
-        (
-            "title-changed",
-            json!([{"name":"t","title":"A"}]),
-            json!([{"name":"t","title":"B"}]),
-        ),
-        (
-            "param-description-changed",
-            base(s(json!({"type":"string","description":"a"}))),
-            base(s(json!({"type":"string","description":"b"}))),
-        ),
-        (
-            "property-added-optional",
-            base(obj(json!({}), json!([]))),
-            base(obj(json!({"y":{"type":"string"}}), json!([]))),
-        ),
-        (
-            "property-added-required",
-            base(obj(json!({}), json!([]))),
-            base(obj(json!({"y":{"type":"string"}}), json!(["y"]))),
-        ),
-        (
-            "property-removed",
-            base(obj(json!({"y":{"type":"string"}}), json!([]))),
-            base(obj(json!({}), json!([]))),
-        ),
-        (
-            "property-became-required",
-            base(obj(json!({"y":{"type":"string"}}), json!([]))),
-            base(obj(json!({"y":{"type":"string"}}), json!(["y"]))),
-        ),
-        (
-            "property-became-optional",
-            base(obj(json!({"y":{"type":"string"}}), json!(["y"]))),
-            base(obj(json!({"y":{"type":"string"}}), json!([]))),
-        ),
-        (
-            "type-narrowed",
-            base(s(json!({"type":"number"}))),
-            base(s(json!({"type":"integer"}))),
-        ),
-        (
-            "type-widened",
-            base(s(json!({"type":"string"}))),
-            base(s(json!({"type":["string","null"]}))),
-        ),
-        (
-            "type-changed",
-            base(s(json!({"type":"string"}))),
-            base(s(json!({"type":"number"}))),
-        ),
-        (
-            "enum-narrowed",
-            base(s(json!({"type":"string","enum":["a","b"]}))),
-            base(s(json!({"type":"string","enum":["a"]}))),
-        ),
-        (
-            "enum-widened",
-            base(s(json!({"type":"string","enum":["a"]}))),
-            base(s(json!({"type":"string","enum":["a","b"]}))),
-        ),
-        (
-            "enum-added",
-            base(s(json!({"type":"string"}))),
-            base(s(json!({"type":"string","enum":["a"]}))),
-        ),
-        (
-            "enum-removed",
-            base(s(json!({"type":"string","enum":["a"]}))),
-            base(s(json!({"type":"string"}))),
-        ),
-        (
-            "bound-tightened",
-            base(s(json!({"type":"number","maximum":10}))),
-            base(s(json!({"type":"number","maximum":5}))),
-        ),
-        (
-            "bound-loosened",
-            base(s(json!({"type":"string","minLength":3}))),
-            base(s(json!({"type":"string","minLength":1}))),
-        ),
-        (
-            "additional-properties-closed",
-            base(obj(json!({}), json!([]))),
-            base(
-                json!({"type":"object","properties":{},"required":[],"additionalProperties":false}),
-            ),
-        ),
-        (
-            "additional-properties-opened",
-            base(
-                json!({"type":"object","properties":{},"required":[],"additionalProperties":false}),
-            ),
-            base(obj(json!({}), json!([]))),
-        ),
-        (
-            "default-changed",
-            base(s(json!({"type":"number","default":1}))),
-            base(s(json!({"type":"number","default":2}))),
-        ),
-        (
-            "schema-dialect-changed",
-            base(json!({"type":"object","$schema":"http://json-schema.org/draft-07/schema#"})),
-            base(json!({"type":"object","$schema":"https://json-schema.org/draft/2020-12/schema"})),
-        ),
-        (
-            "schema-changed",
-            base(s(json!({"anyOf":[{"type":"string"},{"type":"number"}]}))),
-            base(s(json!({"anyOf":[{"type":"string"},{"type":"boolean"}]}))),
-        ),
-        (
-            "output-schema-added",
-            json!([{"name":"t"}]),
-            json!([{"name":"t","outputSchema":{"type":"object"}}]),
-        ),
-        (
-            "output-schema-removed",
-            json!([{"name":"t","outputSchema":{"type":"object"}}]),
-            json!([{"name":"t"}]),
-        ),
-        (
-            "output-schema-changed",
-            json!([{"name":"t","outputSchema":{"type":"object"}}]),
-            json!([{"name":"t","outputSchema":{"type":"object","required":["a"]}}]),
-        ),
-        (
-            "annotation-safety-flipped",
-            ann(json!({"destructiveHint":false})),
-            ann(json!({"destructiveHint":true})),
-        ),
-        (
-            "annotation-hint-changed",
-            ann(json!({"idempotentHint":false})),
-            ann(json!({"idempotentHint":true})),
-        ),
-        (
-            "annotations-declared",
-            json!([{"name":"t","description":"d"}]),
-            ann(json!({"readOnlyHint":true})),
-        ),
-        (
-            "annotation-added",
-            ann(json!({"title":"T"})),
-            ann(json!({"title":"T","readOnlyHint":true})),
-        ),
-        (
-            "annotation-removed",
-            ann(json!({"title":"T","readOnlyHint":true})),
-            ann(json!({"title":"T"})),
-        ),
-        (
-            "annotation-other-changed",
-            ann(json!({"category":"files"})),
-            ann(json!({"category":"fs"})),
-        ),
-        (
-            "other-field-changed",
-            json!([{"name":"t","_meta":{"v":1}}]),
-            json!([{"name":"t","_meta":{"v":2}}]),
-        ),
-    ]
+/// (fixture directory = rule id, base tools, head tools), in directory-name order.
+fn cases() -> Vec<(String, Value, Value)> {
+    let root = repo("tests/fixtures/law");
+    let mut dirs: Vec<String> = std::fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    dirs.sort();
+    dirs.into_iter()
+        .map(|id| {
+            let old = read(&root.join(&id).join("old.json"));
+            let new = read(&root.join(&id).join("new.json"));
+            (id, old, new)
+        })
+        .collect()
 }
 
 #[test]
-fn every_rule_has_a_case() {
-    let covered: Vec<&str> = cases().iter().map(|c| c.0).collect();
+fn every_rule_has_a_fixture_and_every_fixture_a_rule() {
+    let covered: BTreeSet<String> = cases().into_iter().map(|c| c.0).collect();
     for r in LAW {
         assert!(
-            covered.contains(&r.id),
-            "law row {:?} has no old/new case",
+            covered.contains(r.id),
+            "law row {:?} has no tests/fixtures/law/{}/{{old,new}}.json",
+            r.id,
             r.id
+        );
+    }
+    for id in &covered {
+        assert!(
+            LAW.iter().any(|r| r.id == id),
+            "tests/fixtures/law/{id} names no rule of the law"
         );
     }
     assert_eq!(covered.len(), LAW.len(), "one case per row");
@@ -214,12 +63,39 @@ fn every_rule_has_a_case() {
 #[test]
 fn each_case_yields_exactly_its_rule() {
     for (id, old, new) in cases() {
+        let id = id.as_str();
         let d = diff::diff(&set(old), &set(new));
         let rules: Vec<&str> = d.changes().map(|(_, c)| c.rule).collect();
         assert_eq!(rules, vec![id], "case {id}");
         let (_, c) = d.changes().next().unwrap();
         assert_eq!(c.severity, rule(id).severity, "case {id}");
     }
+}
+
+/// What each fixture produces, one block per fixture: `tool  rule  severity  pointer`.
+#[test]
+fn what_each_fixture_finds_is_pinned() {
+    let mut out = String::new();
+    for (id, old, new) in cases() {
+        let d = diff::diff(&set(old), &set(new));
+        writeln!(out, "{id}").unwrap();
+        for (t, c) in d.changes() {
+            let pointer = if c.pointer.is_empty() {
+                "(whole tool)"
+            } else {
+                &c.pointer
+            };
+            writeln!(
+                out,
+                "  {}  {}  {}  {pointer}",
+                t.name,
+                c.rule,
+                c.severity.as_str()
+            )
+            .unwrap();
+        }
+    }
+    insta::assert_snapshot!("law_fixtures", out);
 }
 
 /// The law's headline promises, stated independently of the table.

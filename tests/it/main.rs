@@ -20,6 +20,7 @@ mod layers;
 mod lint;
 mod lint_formats;
 mod lint_llm;
+mod lint_rules;
 mod llm_draft;
 mod renderers;
 mod report_formats;
