@@ -7,6 +7,7 @@ mod support;
 mod check_faults;
 mod check_semantic;
 mod cli;
+mod cmd;
 mod corpus;
 mod embed_cli;
 mod embed_corpus;
