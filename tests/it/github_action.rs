@@ -51,6 +51,7 @@ fn every_input_is_wired_documented_and_no_secret_is_an_input() {
         "tools",
         "base-ref",
         "server-cmd",
+        "server-env",
         "suite",
         "router",
         "model",
@@ -329,6 +330,10 @@ fn entrypoint_maps_each_input_to_one_argument() {
         ("config", "cfg/driftgate.toml"),
         ("base-ref", "origin/main"),
         ("server-cmd", "npx -y @scope/server '*' $HOME"),
+        (
+            "server-env",
+            "API_BASE=http://127.0.0.1:9 two words\n\nGLOB=*\nPASS_THROUGH",
+        ),
         ("suite", "suite.yaml"),
         ("router", "openai"),
         ("model", "gpt-4o-mini"),
@@ -346,7 +351,8 @@ fn entrypoint_maps_each_input_to_one_argument() {
     assert_eq!(
         argv(dir.path()),
         "check\n--tools\nmcp/tools file.json\n--github\n--annotations\n--config\ncfg/driftgate.toml\n\
-         --base-ref\norigin/main\n--head-server-cmd\nnpx -y @scope/server '*' $HOME\n--cosine-floor\n0.9\n\
+         --base-ref\norigin/main\n--head-server-cmd\nnpx -y @scope/server '*' $HOME\n\
+         --server-env\nAPI_BASE=http://127.0.0.1:9 two words\n--server-env\nGLOB=*\n--server-env\nPASS_THROUGH\n--cosine-floor\n0.9\n\
          --tolerance\n0.05\n--require-significance\n0.1\n--fail-on\nbreaking\n--comment\non-failure\n\
          --suite\nsuite.yaml\n--router\nopenai\n--model\ngpt-4o-mini\n--base-url\nhttp://127.0.0.1:11434/v1\n\
          --repeats\n3\ntoken=ghs_fromInput\n"

@@ -217,7 +217,7 @@ fn stress_renders_terminal_and_markdown_from_one_report() {
     assert!(md.contains("| tool | cases | `terser` | `jargonier` | `reordered` | `inverted` | `optional-param` | worst | fragility |"), "{md}");
     assert!(
         md.contains(
-            "| `schedule_appointment` | 8 | · | -8.3 | -2.8 | -2.8 | -5.6 | jargonier | 0.36 |"
+            "| `schedule_appointment` | 8 | · | -8.3 | -2.8 | -2.8 | -5.6 | `jargonier` | 0.36 |"
         ),
         "{md}"
     );
