@@ -171,7 +171,10 @@ mod tests {
             "token: ***"
         );
         // Short coincidences are left alone.
-        assert_eq!(redact_cut("789 ok sk-", std::slice::from_ref(&key)), "789 ok sk-");
+        assert_eq!(
+            redact_cut("789 ok sk-", std::slice::from_ref(&key)),
+            "789 ok sk-"
+        );
         assert_eq!(redact_cut("a sk-live-0123456789 b", &[key]), "a *** b");
     }
 
