@@ -76,6 +76,10 @@ pub struct CheckThresholds {
     pub tolerance: f64,
     /// When set, a routing drop fails only if its exact one-sided p-value is below this.
     pub require_significance: Option<f64>,
+    /// Base accuracy at or below this measures nothing (a wrong model, endpoint or suite): the run
+    /// is incomplete. A base of 0% always is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_base_accuracy: Option<f64>,
 }
 
 impl Default for CheckThresholds {
@@ -85,12 +89,36 @@ impl Default for CheckThresholds {
             cosine_floor: crate::drift::DEFAULT_COSINE_FLOOR,
             tolerance: 0.02,
             require_significance: None,
+            min_base_accuracy: None,
         }
     }
 }
 
 fn pts(x: f64) -> String {
     format!("{:+.1} pts", x * 100.0)
+}
+
+/// Why a replay measured nothing, if it did not: the router was (almost) never right at base, so
+/// no drop can show at head. An endpoint that answers garbage, a model that never calls tools or
+/// a suite for other tools all look like this; a pass would be a lie.
+fn nothing_measured(r: &crate::replay::Routing, t: &CheckThresholds) -> Option<String> {
+    let s = &r.summary;
+    if s.n_cases == 0 {
+        return None;
+    }
+    let floor = t.min_base_accuracy.unwrap_or(0.0);
+    (s.base_accuracy <= floor).then(|| {
+        let right = (s.base_accuracy * s.n_cases as f64).round() as u64;
+        let threshold = match t.min_base_accuracy {
+            Some(m) => format!(", at or below the min_base_accuracy {:.1}%", m * 100.0),
+            None => String::new(),
+        };
+        format!(
+            "nothing was measured: the router was right on {right} of {} case(s) at base ({:.1}%{threshold}); check the model, the endpoint and the suite — incomplete, not a pass",
+            s.n_cases,
+            s.base_accuracy * 100.0
+        )
+    })
 }
 
 /// `driftgate check`: incomplete outranks everything; then routing (the ground truth), then
@@ -111,6 +139,14 @@ pub fn check_verdict(
                 r.errors.len(),
                 r.errors[0]
             ),
+        };
+    }
+    if let Some(r) = routing
+        && let Some(reason) = nothing_measured(r, t)
+    {
+        return Verdict {
+            status: Status::Incomplete,
+            reason,
         };
     }
     let significant = |p: f64| t.require_significance.is_none_or(|alpha| p < alpha);
@@ -280,5 +316,71 @@ mod tests {
         ) -> Result<crate::route::RouteResponse, crate::http::Failure> {
             Err(crate::http::Failure::Fatal("not asked".into()))
         }
+    }
+
+    fn routing(base_right: &[bool], head_right: &[bool]) -> crate::replay::Routing {
+        use crate::replay::{CaseRun, Outcome, RunStats, Sample, SideRun};
+        let yaml: String = (0..base_right.len())
+            .map(|i| format!("- {{id: c{i}, prompt: p{i}, expect: a}}\n"))
+            .collect();
+        let suite = crate::suite::parse(&yaml, "s.yaml", std::path::Path::new(".")).unwrap();
+        let side = |right: &[bool]| SideRun {
+            cases: right
+                .iter()
+                .enumerate()
+                .map(|(i, r)| CaseRun {
+                    id: format!("c{i}"),
+                    offered_hash: String::new(),
+                    samples: vec![Sample {
+                        outcome: if *r {
+                            Outcome::Correct {
+                                chosen: Some("a".into()),
+                            }
+                        } else {
+                            Outcome::NoCall
+                        },
+                        cached: false,
+                    }],
+                })
+                .collect(),
+            stats: RunStats::default(),
+        };
+        crate::replay::compare(&suite, &side(base_right), &side(head_right), 0)
+    }
+
+    #[test]
+    fn a_base_that_is_never_right_measured_nothing() {
+        let diff = Diff {
+            tools: Vec::new(),
+            unchanged: 1,
+        };
+        let t = CheckThresholds::default();
+        // Both sides 0%: no drop can show, so no pass.
+        let v = check_verdict(&diff, None, Some(&routing(&[false; 4], &[false; 4])), &t);
+        assert_eq!(v.status, Status::Incomplete);
+        assert!(
+            v.reason.starts_with(
+                "nothing was measured: the router was right on 0 of 4 case(s) at base (0.0%)"
+            ),
+            "{}",
+            v.reason
+        );
+        // One right of four passes by default; a floor of 30% makes it incomplete.
+        let some = routing(&[true, false, false, false], &[true, false, false, false]);
+        assert_eq!(
+            check_verdict(&diff, None, Some(&some), &t).status,
+            Status::Pass
+        );
+        let strict = CheckThresholds {
+            min_base_accuracy: Some(0.3),
+            ..CheckThresholds::default()
+        };
+        let v = check_verdict(&diff, None, Some(&some), &strict);
+        assert_eq!(v.status, Status::Incomplete);
+        assert!(
+            v.reason.contains("at or below the min_base_accuracy 30.0%"),
+            "{}",
+            v.reason
+        );
     }
 }

@@ -143,6 +143,10 @@ pub struct GateArgs {
     /// A routing drop fails only when its exact one-sided p-value is below ALPHA.
     #[arg(long, value_name = "ALPHA")]
     pub require_significance: Option<f64>,
+    /// Base accuracy at or below this measured nothing: the run is incomplete (exit 3). A base of
+    /// 0% always is [default: 0].
+    #[arg(long, value_name = "FRACTION")]
+    pub min_base_accuracy: Option<f64>,
     /// Skip meaning drift (no embedding).
     #[arg(long)]
     pub no_embed: bool,

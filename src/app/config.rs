@@ -30,6 +30,7 @@ pub struct GateConfig {
     pub cosine_floor: Option<f64>,
     pub tolerance: Option<f64>,
     pub require_significance: Option<f64>,
+    pub min_base_accuracy: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -133,6 +134,14 @@ fn validate(cfg: &Config, path: &Path) -> Result<()> {
         return bad(
             "gate.require_significance",
             "expected an alpha strictly between 0 and 1",
+        );
+    }
+    if let Some(m) = cfg.gate.min_base_accuracy
+        && !(0.0..1.0).contains(&m)
+    {
+        return bad(
+            "gate.min_base_accuracy",
+            "expected a fraction from 0 up to (not including) 1",
         );
     }
     if cfg.router.repeats == Some(0) {

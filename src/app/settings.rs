@@ -61,6 +61,7 @@ pub fn thresholds(g: &GateArgs, cfg: &Config) -> Result<CheckThresholds> {
             .unwrap_or(d.cosine_floor),
         tolerance: g.tolerance.or(cfg.gate.tolerance).unwrap_or(d.tolerance),
         require_significance: g.require_significance.or(cfg.gate.require_significance),
+        min_base_accuracy: g.min_base_accuracy.or(cfg.gate.min_base_accuracy),
     };
     if !(0.0..=1.0).contains(&t.cosine_floor) {
         return Err(Error::Usage(format!(
@@ -79,6 +80,13 @@ pub fn thresholds(g: &GateArgs, cfg: &Config) -> Result<CheckThresholds> {
     {
         return Err(Error::Usage(format!(
             "--require-significance {a}: expected an alpha strictly between 0 and 1"
+        )));
+    }
+    if let Some(m) = t.min_base_accuracy
+        && !(0.0..1.0).contains(&m)
+    {
+        return Err(Error::Usage(format!(
+            "--min-base-accuracy {m}: expected a fraction from 0 up to (not including) 1"
         )));
     }
     Ok(t)

@@ -320,6 +320,21 @@ impl<'a> Api<'a> {
         self.parse(&what, &text)
     }
 
+    /// Who the token is: `GET /user`'s login, or `None` for a token that has no user (the
+    /// Actions `GITHUB_TOKEN` and other GitHub App installation tokens answer 403 there).
+    pub async fn whoami(&self) -> Result<Option<String>, ApiError> {
+        match self
+            .call("read the token's user", http::Method::GET, "/user", None)
+            .await
+        {
+            Ok((_, text)) => Ok(Some(
+                self.parse::<User>("read the token's user", &text)?.login,
+            )),
+            Err(e) if matches!(e.status, Some(401 | 403 | 404)) && !e.rate_limited => Ok(None),
+            Err(e) => Err(e),
+        }
+    }
+
     /// The pull request as GitHub sees it now (head SHA, base repository).
     pub async fn pull(&self, repo: &str, number: u64) -> Result<Value, ApiError> {
         let what = format!("read PR #{number}");

@@ -26,26 +26,51 @@ impl std::fmt::Display for Outcome {
     }
 }
 
-/// Our comment among the PR's: its first line is exactly the marker. If a user pasted the marker
-/// into a comment of their own, the bot's comment still wins.
-pub fn find<'a>(comments: &'a [Comment], marker: &str) -> Option<&'a Comment> {
+/// Whose comments may be ours: what the token is, as far as GitHub tells.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Author {
+    /// A token with a user (a personal access token): only that login's comments.
+    Login(String),
+    /// A token without one (`GITHUB_TOKEN`, an app installation token): only bot accounts, which
+    /// no person can post as.
+    Bot,
+}
+
+/// Our comment among the PR's: its first line is exactly the marker *and* it was written by us.
+/// Anyone can paste the marker into a comment; adopting theirs would let them have the bot edit
+/// it (and, where our token may not edit it, keep our comment from being posted at all). With a
+/// bot token, `github-actions[bot]`'s own comment is preferred over other bots'.
+pub fn find<'a>(comments: &'a [Comment], marker: &str, author: &Author) -> Option<&'a Comment> {
     let ours = |c: &&Comment| {
         c.body
             .as_deref()
             .and_then(|b| b.lines().next())
             .is_some_and(|first| first.trim() == marker)
     };
-    let is_bot = |c: &&Comment| {
-        c.user
-            .as_ref()
-            .is_some_and(|u| u.kind.as_deref() == Some("Bot"))
+    let by_us = |c: &&Comment| {
+        let Some(u) = c.user.as_ref() else {
+            return false;
+        };
+        match author {
+            Author::Login(login) => u.login.eq_ignore_ascii_case(login),
+            Author::Bot => u.kind.as_deref() == Some("Bot"),
+        }
     };
-    comments
-        .iter()
-        .filter(ours)
-        .find(is_bot)
-        .or_else(|| comments.iter().find(ours))
+    let mut candidates = comments.iter().filter(ours).filter(by_us);
+    match author {
+        Author::Login(_) => candidates.next(),
+        Author::Bot => {
+            let all: Vec<&Comment> = candidates.collect();
+            all.iter()
+                .find(|c| c.user.as_ref().is_some_and(|u| u.login == ACTIONS_BOT))
+                .or(all.first())
+                .copied()
+        }
+    }
 }
+
+/// The account `GITHUB_TOKEN` writes as.
+pub const ACTIONS_BOT: &str = "github-actions[bot]";
 
 /// Did this earlier comment of ours report a failure (so a pass now "now passes")?
 fn was_failing(body: &str) -> bool {
@@ -80,8 +105,12 @@ pub async fn upsert(
     if mode == CommentMode::Never {
         return Ok(Outcome::Skipped("--comment never"));
     }
+    let author = match api.whoami().await? {
+        Some(login) => Author::Login(login),
+        None => Author::Bot,
+    };
     let comments = api.list_comments(repo, pr).await?;
-    let existing = find(&comments, marker);
+    let existing = find(&comments, marker, &author);
     let body = |now_passes: bool| {
         markdown::render(
             report,
@@ -119,12 +148,12 @@ mod tests {
     use super::*;
     use crate::github::api::User;
 
-    fn c(id: u64, body: &str, kind: &str) -> Comment {
+    fn c(id: u64, body: &str, login: &str, kind: &str) -> Comment {
         Comment {
             id,
             body: Some(body.into()),
             user: Some(User {
-                login: "x".into(),
+                login: login.into(),
                 kind: Some(kind.into()),
             }),
             html_url: None,
@@ -132,16 +161,25 @@ mod tests {
     }
 
     #[test]
-    fn finds_the_bots_marker_comment_on_the_first_line_only() {
+    fn adopts_only_our_own_marker_comment() {
         let m = "<!-- driftgate:ci:gate -->";
         let comments = vec![
-            c(1, &format!("quoting you:\n{m}"), "Bot"),
-            c(2, &format!("{m}\nspoofed by a user"), "User"),
-            c(3, &format!("{m}\n### ✅ driftgate"), "Bot"),
+            c(1, &format!("quoting you:\n{m}"), ACTIONS_BOT, "Bot"),
+            c(2, &format!("{m}\nspoofed by a user"), "mallory", "User"),
+            c(3, &format!("{m}\nanother bot"), "other[bot]", "Bot"),
+            c(4, &format!("{m}\n### ✅ driftgate"), ACTIONS_BOT, "Bot"),
         ];
-        assert_eq!(find(&comments, m).map(|c| c.id), Some(3));
-        assert_eq!(find(&comments[..2], m).map(|c| c.id), Some(2));
-        assert!(find(&comments[..1], m).is_none());
+        let id = |cs: &[Comment], a: &Author| find(cs, m, a).map(|c| c.id);
+        // A bot token: bots only, github-actions[bot] first.
+        assert_eq!(id(&comments, &Author::Bot), Some(4));
+        assert_eq!(id(&comments[..3], &Author::Bot), Some(3));
+        // The user's pasted marker is never adopted, even when it is the only one.
+        assert_eq!(id(&comments[..2], &Author::Bot), None);
+        // A personal token: that login's comment only.
+        assert_eq!(id(&comments, &Author::Login("MALLORY".into())), Some(2));
+        assert_eq!(id(&comments, &Author::Login("octocat".into())), None);
+        // The marker must be the first line.
+        assert_eq!(id(&comments[..1], &Author::Bot), None);
         assert!(was_failing("<!-- m -->\n### ❌ driftgate check: **fail**"));
         assert!(!was_failing("<!-- m -->\n### ✅ driftgate check: **pass**"));
     }

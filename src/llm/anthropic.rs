@@ -7,7 +7,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Answer, ChatRequest, ToolChoice, Usage, f32_json, reply_json, tool_spec};
+use super::{
+    Answer, ChatRequest, ToolChoice, Usage, f32_json, not_an_answer, reply_json, tool_spec,
+};
 use crate::http::secret::clean_message;
 use crate::http::{self, Failure, Reply};
 
@@ -52,41 +54,35 @@ pub(super) fn read(reply: &Reply) -> Result<(Answer, Option<Usage>), Failure> {
     if !reply.status.is_success() {
         return Err(http::http_error(reply));
     }
-    Ok(match reply_json(reply) {
-        Ok(v) => (read_answer(&v), read_usage(&v)),
-        Err(malformed) => (malformed, None),
-    })
+    let v = reply_json(reply)?;
+    let answer = read_answer(&v).map_err(|why| not_an_answer(reply, &why))?;
+    Ok((answer, read_usage(&v)))
 }
 
-/// The first `tool_use` block, else the text blocks joined.
-pub fn read_answer(value: &Value) -> Answer {
+/// The first `tool_use` block, else the text blocks joined. `Err` when the body is not a
+/// Messages answer at all (an error body, no content array, a `tool_use` without a name).
+pub fn read_answer(value: &Value) -> Result<Answer, String> {
     if value.get("type").and_then(Value::as_str) == Some("error") {
-        return Answer::Malformed {
-            detail: format!(
-                "error in a successful response: {}",
-                http::provider_error_message(&value.to_string())
-            ),
-        };
+        return Err(format!(
+            "an error in a successful response: {}",
+            http::provider_error_message(&value.to_string())
+        ));
     }
     let Some(blocks) = value.get("content").and_then(Value::as_array) else {
-        return Answer::Malformed {
-            detail: format!(
-                "no content array in the response: {}",
-                clean_message(&value.to_string(), &[])
-            ),
-        };
+        return Err(format!(
+            "no content array in the response: {}",
+            clean_message(&value.to_string(), &[])
+        ));
     };
     let tool_use = blocks
         .iter()
         .find(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"));
     if let Some(block) = tool_use {
         let Some(name) = block.get("name").and_then(Value::as_str) else {
-            return Answer::Malformed {
-                detail: "tool_use block without a name".into(),
-            };
+            return Err("a tool_use block without a name".into());
         };
         let input = block.get("input").cloned().unwrap_or(Value::Null);
-        return Answer::Call {
+        return Ok(Answer::Call {
             name: name.to_string(),
             raw_arguments: if input.is_null() {
                 String::new()
@@ -94,14 +90,14 @@ pub fn read_answer(value: &Value) -> Answer {
                 input.to_string()
             },
             arguments: Some(input).filter(Value::is_object),
-        };
+        });
     }
     let text = blocks
         .iter()
         .filter(|b| b.get("type").and_then(Value::as_str) == Some("text"))
         .filter_map(|b| b.get("text").and_then(Value::as_str))
         .collect();
-    Answer::NoCall { text }
+    Ok(Answer::NoCall { text })
 }
 
 /// Input tokens include prompt-cache reads and writes: all of them were read by the model.
@@ -127,7 +123,7 @@ mod tests {
             {"type":"tool_use","id":"toolu_1","name":"read_file","input":{"path":"a"}},
             {"type":"tool_use","id":"toolu_2","name":"write_file","input":{}}]});
         assert_eq!(
-            read_answer(&v),
+            read_answer(&v).unwrap(),
             Answer::Call {
                 name: "read_file".into(),
                 arguments: Some(json!({"path":"a"})),
@@ -143,13 +139,13 @@ mod tests {
             {"type":"text","text":"Hello"},
             {"type":"text","text":" there"}]});
         assert_eq!(
-            read_answer(&v),
+            read_answer(&v).unwrap(),
             Answer::NoCall {
                 text: "Hello there".into()
             }
         );
         assert_eq!(
-            read_answer(&json!({"content": []})),
+            read_answer(&json!({"content": []})).unwrap(),
             Answer::NoCall { text: "".into() }
         );
     }
@@ -158,7 +154,7 @@ mod tests {
     fn non_object_input_is_kept_raw() {
         let v = json!({"content":[{"type":"tool_use","name":"f","input":"{oops"}]});
         assert_eq!(
-            read_answer(&v),
+            read_answer(&v).unwrap(),
             Answer::Call {
                 name: "f".into(),
                 arguments: None,
@@ -168,13 +164,13 @@ mod tests {
     }
 
     #[test]
-    fn error_and_shapeless_bodies_are_malformed() {
+    fn error_and_shapeless_bodies_are_no_answer() {
         for v in [
             json!({"type":"error","error":{"type":"api_error","message":"boom"}}),
             json!({"id":"msg_1"}),
             json!({"content":[{"type":"tool_use","input":{}}]}),
         ] {
-            assert!(matches!(read_answer(&v), Answer::Malformed { .. }), "{v}");
+            assert!(read_answer(&v).is_err(), "{v}");
         }
     }
 

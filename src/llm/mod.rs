@@ -376,22 +376,36 @@ fn tool_spec(t: &Tool, schema_key: &str) -> serde_json::Map<String, Value> {
     spec
 }
 
-/// The JSON of a 2xx body; a body that is not JSON is the model's (unreadable) answer.
-fn reply_json(reply: &Reply) -> Result<Value, Answer> {
+/// The JSON of a 2xx body. A body that is not JSON (an HTML page, a cut-off body) is a broken
+/// endpoint, never a model's answer: see `not_an_answer`.
+fn reply_json(reply: &Reply) -> Result<Value, Failure> {
     serde_json::from_str(&reply.body).map_err(|e| {
         let cut = if reply.truncated {
-            " (body cut at the size limit)"
+            " (cut at the size limit)"
         } else {
             ""
         };
-        Answer::Malformed {
-            detail: format!(
-                "{} body is not JSON{cut} ({e}): {}",
-                http::status_text(reply.status),
+        not_an_answer(
+            reply,
+            &format!(
+                "the body is not JSON{cut} ({e}): {}",
                 clean_message(&reply.body, &[])
             ),
-        }
+        )
     })
+}
+
+/// A success status whose body is not the provider's answer format: the endpoint is broken (a
+/// proxy's HTML page, a truncated or empty body, `{}`), so it is a transient failure — retried,
+/// then the measurement is incomplete — and never an answer that would be scored and cached.
+fn not_an_answer(reply: &Reply, why: &str) -> Failure {
+    Failure::Transient {
+        message: format!(
+            "{} but not with an answer: {why}",
+            http::status_text(reply.status)
+        ),
+        retry_after: None,
+    }
 }
 
 /// An `f32` as the JSON number its decimal form shows: `0.7`, not `0.699999988079071` (what a

@@ -9,7 +9,9 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{Answer, ChatRequest, ToolChoice, Usage, f32_json, reply_json, tool_spec};
+use super::{
+    Answer, ChatRequest, ToolChoice, Usage, f32_json, not_an_answer, reply_json, tool_spec,
+};
 use crate::http::secret::clean_message;
 use crate::http::{self, Failure, Reply};
 
@@ -71,10 +73,9 @@ pub(super) fn read(reply: &Reply) -> Result<(Answer, Option<Usage>), Failure> {
         }
         return Err(http::http_error(reply));
     }
-    Ok(match reply_json(reply) {
-        Ok(v) => (read_answer(&v), read_usage(&v)),
-        Err(malformed) => (malformed, None),
-    })
+    let v = reply_json(reply)?;
+    let answer = read_answer(&v).map_err(|why| not_an_answer(reply, &why))?;
+    Ok((answer, read_usage(&v)))
 }
 
 /// `Some(detail)` when `reply` is llama.cpp's HTTP 500 for model output it could not parse as a
@@ -91,28 +92,29 @@ fn llama_unparsed_output(reply: &Reply) -> Option<String> {
     })
 }
 
-/// `choices[0].message`: its first tool call, else its text.
-pub fn read_answer(value: &Value) -> Answer {
-    let malformed = |detail: String| Answer::Malformed { detail };
+/// `choices[0].message`: its first tool call, else its text. `Err` when the body is not a Chat
+/// Completions answer at all (no choices, no message, an error body, a call without a name): a
+/// broken endpoint, not a model's answer.
+pub fn read_answer(value: &Value) -> Result<Answer, String> {
     let Some(choice) = value
         .get("choices")
         .and_then(Value::as_array)
         .and_then(|c| c.first())
     else {
         // Some proxies answer 200 with an error body.
-        return match value.get("error") {
-            Some(_) => malformed(format!(
-                "error in a successful response: {}",
+        return Err(match value.get("error") {
+            Some(_) => format!(
+                "an error in a successful response: {}",
                 http::provider_error_message(&value.to_string())
-            )),
-            None => malformed(format!(
+            ),
+            None => format!(
                 "no choices[0] in the response: {}",
                 clean_message(&value.to_string(), &[])
-            )),
-        };
+            ),
+        });
     };
     let Some(message) = choice.get("message").filter(|m| m.is_object()) else {
-        return malformed("choices[0] has no message object".into());
+        return Err("choices[0] has no message object".into());
     };
     let first_call = message
         .get("tool_calls")
@@ -126,22 +128,22 @@ pub fn read_answer(value: &Value) -> Answer {
         return read_call(call);
     }
     match message.get("content") {
-        Some(Value::String(s)) => Answer::NoCall { text: s.clone() },
-        Some(Value::Array(parts)) => Answer::NoCall {
+        Some(Value::String(s)) => Ok(Answer::NoCall { text: s.clone() }),
+        Some(Value::Array(parts)) => Ok(Answer::NoCall {
             text: parts
                 .iter()
                 .filter_map(|p| p.get("text").and_then(Value::as_str))
                 .collect(),
-        },
-        None | Some(Value::Null) => Answer::NoCall {
+        }),
+        None | Some(Value::Null) => Ok(Answer::NoCall {
             // A refusal is the model's text answer.
             text: message
                 .get("refusal")
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .to_string(),
-        },
-        Some(other) => malformed(format!(
+        }),
+        Some(other) => Err(format!(
             "choices[0].message.content is a {}",
             crate::tools::json_kind(other)
         )),
@@ -149,12 +151,11 @@ pub fn read_answer(value: &Value) -> Answer {
 }
 
 /// `{name, arguments}` of one call. `arguments` is a JSON string on the wire; a few servers send
-/// the object itself, which is accepted.
-fn read_call(function: &Value) -> Answer {
+/// the object itself, which is accepted. Arguments that do not parse are the model's (bad)
+/// answer; a call without a name is no answer.
+fn read_call(function: &Value) -> Result<Answer, String> {
     let Some(name) = function.get("name").and_then(Value::as_str) else {
-        return Answer::Malformed {
-            detail: "tool call without a function name".into(),
-        };
+        return Err("a tool call without a function name".into());
     };
     let (arguments, raw_arguments) = match function.get("arguments") {
         None | Some(Value::Null) => (None, String::new()),
@@ -166,11 +167,11 @@ fn read_call(function: &Value) -> Answer {
         ),
         Some(v) => (Some(v.clone()).filter(Value::is_object), v.to_string()),
     };
-    Answer::Call {
+    Ok(Answer::Call {
         name: name.to_string(),
         arguments,
         raw_arguments,
-    }
+    })
 }
 
 fn read_usage(value: &Value) -> Option<Usage> {
@@ -186,7 +187,7 @@ mod tests {
     use super::*;
 
     fn answer(v: Value) -> Answer {
-        read_answer(&v)
+        read_answer(&v).expect("an answer")
     }
 
     #[test]
@@ -249,7 +250,7 @@ mod tests {
     }
 
     #[test]
-    fn shapes_that_are_not_answers_are_malformed() {
+    fn shapes_that_are_not_answers_are_no_answer() {
         for v in [
             json!({}),
             json!({"choices": []}),
@@ -259,7 +260,7 @@ mod tests {
             json!({"choices": [{"message": {"tool_calls": [{"function": {}}]}}]}),
             json!({"error": {"message": "quota", "type": "insufficient_quota"}}),
         ] {
-            assert!(matches!(answer(v.clone()), Answer::Malformed { .. }), "{v}");
+            assert!(read_answer(&v).is_err(), "{v}");
         }
     }
 
