@@ -301,6 +301,7 @@ mod tests {
                     name: t.name.clone(),
                     arguments: Some(json!({})),
                     raw_arguments: "{}".into(),
+                    others: Vec::new(),
                 },
                 None => Answer::NoCall { text: "no".into() },
             };

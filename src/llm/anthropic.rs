@@ -74,13 +74,21 @@ pub fn read_answer(value: &Value) -> Result<Answer, String> {
             clean_message(&value.to_string(), &[])
         ));
     };
-    let tool_use = blocks
+    let mut tool_uses = blocks
         .iter()
-        .find(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"));
-    if let Some(block) = tool_use {
+        .filter(|b| b.get("type").and_then(Value::as_str) == Some("tool_use"));
+    if let Some(block) = tool_uses.next() {
         let Some(name) = block.get("name").and_then(Value::as_str) else {
             return Err("a tool_use block without a name".into());
         };
+        let others = tool_uses
+            .map(|b| {
+                b.get("name")
+                    .and_then(Value::as_str)
+                    .map(String::from)
+                    .ok_or_else(|| "a tool_use block without a name".to_string())
+            })
+            .collect::<Result<Vec<String>, String>>()?;
         let input = block.get("input").cloned().unwrap_or(Value::Null);
         return Ok(Answer::Call {
             name: name.to_string(),
@@ -90,6 +98,7 @@ pub fn read_answer(value: &Value) -> Result<Answer, String> {
                 input.to_string()
             },
             arguments: Some(input).filter(Value::is_object),
+            others,
         });
     }
     let text = blocks
@@ -127,9 +136,21 @@ mod tests {
             Answer::Call {
                 name: "read_file".into(),
                 arguments: Some(json!({"path":"a"})),
-                raw_arguments: "{\"path\":\"a\"}".into()
+                raw_arguments: "{\"path\":\"a\"}".into(),
+                others: vec!["write_file".into()],
             }
         );
+    }
+
+    #[test]
+    fn every_tool_use_is_read() {
+        let v = json!({"content":[
+            {"type":"tool_use","name":"read","input":{}},
+            {"type":"tool_use","name":"delete","input":{}}]});
+        match read_answer(&v).unwrap() {
+            Answer::Call { others, .. } => assert_eq!(others, ["delete"]),
+            other => panic!("{other:?}"),
+        }
     }
 
     #[test]
@@ -158,7 +179,8 @@ mod tests {
             Answer::Call {
                 name: "f".into(),
                 arguments: None,
-                raw_arguments: "\"{oops\"".into()
+                raw_arguments: "\"{oops\"".into(),
+                others: Vec::new(),
             }
         );
     }

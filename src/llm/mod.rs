@@ -78,11 +78,15 @@ impl Default for Sampling {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Answer {
-    /// The first tool call. `arguments` is `None` when they did not parse as a JSON object.
+    /// A tool call: the first one is judged. `arguments` is `None` when they did not parse as a
+    /// JSON object. `others`: the names of further calls in the same answer (a forbidden tool
+    /// among them counts as much as in the first).
     Call {
         name: String,
         arguments: Option<Value>,
         raw_arguments: String,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        others: Vec<String>,
     },
     /// A text answer with no tool call.
     NoCall { text: String },

@@ -116,12 +116,24 @@ pub fn read_answer(value: &Value) -> Result<Answer, String> {
     let Some(message) = choice.get("message").filter(|m| m.is_object()) else {
         return Err("choices[0] has no message object".into());
     };
-    let first_call = message
+    let calls = message
         .get("tool_calls")
         .and_then(Value::as_array)
-        .and_then(|calls| calls.first());
-    if let Some(call) = first_call {
-        return read_call(call.get("function").unwrap_or(&Value::Null));
+        .filter(|calls| !calls.is_empty());
+    if let Some(calls) = calls {
+        let mut answer = read_call(calls[0].get("function").unwrap_or(&Value::Null))?;
+        let mut names = Vec::new();
+        for call in &calls[1..] {
+            let name = call
+                .pointer("/function/name")
+                .and_then(Value::as_str)
+                .ok_or("a tool call without a function name")?;
+            names.push(name.to_string());
+        }
+        if let Answer::Call { others, .. } = &mut answer {
+            *others = names;
+        }
+        return Ok(answer);
     }
     // The pre-`tools` API, still spoken by some compatible servers.
     if let Some(call) = message.get("function_call").filter(|c| c.is_object()) {
@@ -171,6 +183,7 @@ fn read_call(function: &Value) -> Result<Answer, String> {
         name: name.to_string(),
         arguments,
         raw_arguments,
+        others: Vec::new(),
     })
 }
 
@@ -202,7 +215,8 @@ mod tests {
             Answer::Call {
                 name: "a".into(),
                 arguments: Some(json!({"path":"x"})),
-                raw_arguments: "{\"path\":\"x\"}".into()
+                raw_arguments: "{\"path\":\"x\"}".into(),
+                others: vec!["b".into()],
             }
         );
         for raw in ["{path: x}", "[1]", "null", ""] {
@@ -211,7 +225,8 @@ mod tests {
                 Answer::Call {
                     name: "a".into(),
                     arguments: None,
-                    raw_arguments: raw.into()
+                    raw_arguments: raw.into(),
+                    others: vec!["b".into()],
                 },
                 "{raw:?}"
             );
@@ -222,9 +237,29 @@ mod tests {
             Answer::Call {
                 name: "a".into(),
                 arguments: Some(json!({"n":1})),
-                raw_arguments: "{\"n\":1}".into()
+                raw_arguments: "{\"n\":1}".into(),
+                others: vec!["b".into()],
             }
         );
+    }
+
+    #[test]
+    fn every_call_is_read_and_a_nameless_one_is_no_answer() {
+        let v = json!({"choices":[{"message":{"tool_calls":[
+            {"function":{"name":"read","arguments":"{}"}},
+            {"function":{"name":"delete","arguments":"{}"}}]}}]});
+        match read_answer(&v).unwrap() {
+            Answer::Call { name, others, .. } => {
+                assert_eq!(
+                    (name.as_str(), others),
+                    ("read", vec!["delete".to_string()])
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        let v = json!({"choices":[{"message":{"tool_calls":[
+            {"function":{"name":"read","arguments":"{}"}}, {"function":{}}]}}]});
+        assert!(read_answer(&v).is_err());
     }
 
     #[test]

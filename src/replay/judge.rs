@@ -85,7 +85,17 @@ pub fn classify(case: &Case, offered: &[&str], answer: &Answer) -> Outcome {
             name,
             arguments,
             raw_arguments,
+            others,
         } => {
+            // A forbidden tool anywhere in the answer fails the case: the agent would run it.
+            if let Some(forbidden) = std::iter::once(name)
+                .chain(others)
+                .find(|n| case.must_not_call.contains(*n))
+            {
+                return Outcome::MustNotCall {
+                    chosen: forbidden.clone(),
+                };
+            }
             if !offered.contains(&name.as_str()) {
                 let nearest = offered
                     .iter()
@@ -94,11 +104,6 @@ pub fn classify(case: &Case, offered: &[&str], answer: &Answer) -> Outcome {
                 return Outcome::Hallucinated {
                     name: name.clone(),
                     nearest,
-                };
-            }
-            if case.must_not_call.contains(name) {
-                return Outcome::MustNotCall {
-                    chosen: name.clone(),
                 };
             }
             if arguments.is_none() && !raw_arguments.trim().is_empty() {
@@ -116,5 +121,35 @@ pub fn classify(case: &Case, offered: &[&str], answer: &Answer) -> Outcome {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_forbidden_tool_in_any_call_fails_the_case() {
+        let suite = crate::suite::parse(
+            "- {id: a, prompt: p, expect: read, must_not_call: [delete]}\n",
+            "s.yaml",
+            std::path::Path::new("."),
+        )
+        .unwrap();
+        let case = &suite.cases[0];
+        let call = |others: &[&str]| Answer::Call {
+            name: "read".into(),
+            arguments: Some(serde_json::json!({})),
+            raw_arguments: "{}".into(),
+            others: others.iter().map(|s| s.to_string()).collect(),
+        };
+        let offered = ["read", "delete"];
+        assert!(classify(case, &offered, &call(&[])).is_correct());
+        assert_eq!(
+            classify(case, &offered, &call(&["read", "delete"])),
+            Outcome::MustNotCall {
+                chosen: "delete".into()
+            }
+        );
     }
 }

@@ -107,6 +107,7 @@ impl Router for SemanticRouter {
                     name: t.name.clone(),
                     arguments: Some(serde_json::json!({})),
                     raw_arguments: "{}".into(),
+                    others: Vec::new(),
                 }
             }
             Some((t, s)) => Answer::NoCall {
