@@ -59,3 +59,44 @@ fn a_dead_server_is_incomplete_exit_3() {
     let err = &o.stderr;
     assert!(err.contains("cannot-start"), "{err}");
 }
+
+/// The PR's server runs with what it needs, not the job's secrets: a variable of ours reaches it
+/// only when `--server-env` names it or `--server-inherit-env` says so.
+#[test]
+fn the_job_environment_reaches_the_server_only_when_named() {
+    let Ok(dir) = std::env::var("DRIFTGATE_NPM_DIR") else {
+        eprintln!("skipped: DRIFTGATE_NPM_DIR unset (run .ci/npm-servers.sh)");
+        return;
+    };
+    let script =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/live/paginated-server.mjs");
+    let cmd = format!("node '{}' '{dir}'", script.display());
+    let echo = |extra: &[&str]| {
+        let o = cli::driftgate(["lock", "--server-cmd", &cmd, "--timeout", "60"])
+            .args(extra)
+            .env("FIXTURE_ECHO", "job-secret-0123456789")
+            .run();
+        assert_eq!(o.code, 0, "{}", o.stderr);
+        let v: serde_json::Value = serde_json::from_str(&o.stdout).unwrap();
+        let tool = v["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == "echo_env")
+            .expect("echo_env")
+            .clone();
+        tool["definition"]["description"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(echo(&[]), "Echo: <unset>");
+    assert_eq!(
+        echo(&["--server-env", "FIXTURE_ECHO"]),
+        "Echo: job-secret-0123456789"
+    );
+    assert_eq!(
+        echo(&["--server-inherit-env"]),
+        "Echo: job-secret-0123456789"
+    );
+}

@@ -277,41 +277,150 @@ fn a_request_that_hangs_past_the_timeout_on_every_attempt_is_incomplete() {
     assert!(elapsed < Duration::from_secs(25), "{elapsed:?}");
 }
 
+/// A 200 whose body is no completion (cut off, an HTML page, `{}`, no choices) is a broken
+/// endpoint: retried, then the run is incomplete (exit 3). It is never scored (a 0% side would
+/// "pass") and never cached (a healthy endpoint next time would be answered from the garbage).
 #[test]
-fn an_unreadable_200_body_is_a_malformed_answer_not_an_error() {
+fn an_unreadable_200_body_is_a_broken_endpoint_not_an_answer() {
+    for body in [
+        r#"{"id":"chatcmpl-9","object":"chat.completion","choices":[{"index":0,"message":{"#,
+        "<html><body>502 Bad Gateway</body></html>",
+        "{}",
+        r#"{"choices": []}"#,
+    ] {
+        let healthy = std::sync::atomic::AtomicBool::new(false);
+        let healthy = std::sync::Arc::new(healthy);
+        let flag = healthy.clone();
+        let fake = chat_server(move |req| {
+            if req.prompt().contains(GET)
+                && !is_head(req)
+                && !flag.load(std::sync::atomic::Ordering::SeqCst)
+            {
+                return reply(200, body);
+            }
+            right_answer(req)
+        });
+        let tmp = tempfile::tempdir().unwrap();
+        let cache = tmp.path().join("cache");
+        let json_out = tmp.path().join("r.json");
+        let url = fake.base_url();
+        let run = || {
+            let r = cli::driftgate([
+                "check",
+                "--base",
+                BASE,
+                "--head",
+                HEAD,
+                "--suite",
+                SUITE,
+                "--router",
+                "openai",
+                "--base-url",
+                &url,
+                "--model",
+                "m",
+                "--max-attempts",
+                "3",
+                "--no-embed",
+                "--format",
+                "json",
+                "--cache-dir",
+                cache.to_str().unwrap(),
+                "--json-out",
+                json_out.to_str().unwrap(),
+            ])
+            .run();
+            let report: Value =
+                serde_json::from_str(&std::fs::read_to_string(&json_out).unwrap()).unwrap();
+            (r, report)
+        };
+        let (first, report) = run();
+        assert_eq!(first.code, 3, "{body}: {}", first.dump());
+        assert_eq!(report["verdict"]["status"], "incomplete", "{body}");
+        let errs = errors(&report);
+        assert!(
+            errs.iter()
+                .any(|e| e.contains("get-01") && e.contains("HTTP 200 OK but not with an answer")),
+            "{body}: {errs:?}"
+        );
+        assert!(
+            report["routing"]["base_outcomes"]
+                .get("malformed")
+                .is_none()
+        );
+        let base_gets = |fake: &Fake| {
+            fake.requests_for(GET)
+                .into_iter()
+                .filter(|r| !is_head(r))
+                .count()
+        };
+        assert_eq!(base_gets(&fake), 3, "{body}: retried up to --max-attempts");
+        // The endpoint recovers: the case is asked again (nothing bogus was cached) and passes.
+        healthy.store(true, std::sync::atomic::Ordering::SeqCst);
+        let (second, report) = run();
+        assert_eq!(second.code, 0, "{body}: {}", second.dump());
+        assert!(errors(&report).is_empty());
+        assert_eq!(base_gets(&fake), 4, "{body}");
+        assert_eq!(stat(&report, "base", "requests_sent"), 1, "{body}");
+    }
+}
+
+/// An endpoint that never gets anything right at base measured nothing: a garbage model, a
+/// wrong endpoint or a suite for other tools. 0% → 0% is no pass.
+#[test]
+fn a_base_side_right_on_nothing_is_incomplete() {
+    // Always a call, to a tool nobody offered: wrong on every case, `none` included.
+    let fake = chat_server(|_| tool_call("no_such_tool", "{}"));
+    let (run, report) = check(&fake, BASE, HEAD, &[], &[]);
+    assert_eq!(run.code, 3, "{}", run.dump());
+    let reason = report["verdict"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with(
+            "nothing was measured: the router was right on 0 of 6 case(s) at base (0.0%)"
+        ),
+        "{reason}"
+    );
+    // Text for everything is right only on the `none` case (1 of 6): a pass by default, and
+    // nothing measured under a floor of 20%.
+    let fake = chat_server(|_| text_answer("I cannot help with that."));
+    let (run, _) = check(&fake, BASE, HEAD, &[], &[]);
+    assert_eq!(run.code, 0, "{}", run.dump());
+    let (run, report) = check(&fake, BASE, HEAD, &["--min-base-accuracy", "0.2"], &[]);
+    assert_eq!(run.code, 3, "{}", run.dump());
+    assert!(
+        report["verdict"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("at or below the min_base_accuracy 20.0%")
+    );
+}
+
+/// A forbidden tool in the second call of an answer counts as much as in the first: the agent
+/// would run both.
+#[test]
+fn a_forbidden_tool_in_any_call_of_an_answer_fails_the_case() {
     let fake = chat_server(|req| {
-        if req.prompt().contains(GET) && !is_head(req) {
-            // Cut off mid-document.
-            return reply(
-                200,
-                r#"{"id":"chatcmpl-9","object":"chat.completion","choices":[{"index":0,"message":{"#,
-            );
+        if req.prompt().contains(RESCH) && is_head(req) {
+            let body = json!({
+                "id": "chatcmpl-2",
+                "object": "chat.completion",
+                "choices": [{"index": 0, "finish_reason": "tool_calls", "message": {
+                    "role": "assistant", "content": null,
+                    "tool_calls": [
+                        {"id": "c1", "type": "function", "function": {"name": "reschedule_appointment", "arguments": "{}"}},
+                        {"id": "c2", "type": "function", "function": {"name": "cancel_appointment", "arguments": "{}"}}
+                    ]}}]
+            });
+            return reply(200, body.to_string());
         }
         right_answer(req)
     });
     let (run, report) = check(&fake, BASE, HEAD, &[], &[]);
-
-    // Malformed is the model's (wrong) answer: the run is complete, and head fixed the case.
-    assert_eq!(run.code, 0, "{}", run.dump());
-    assert!(errors(&report).is_empty());
-    assert_eq!(
-        report["routing"]["base_outcomes"],
-        json!({"correct": 5, "malformed": 1})
-    );
-    assert_eq!(report["routing"]["head_outcomes"], json!({"correct": 6}));
-    let f = flip(&report, "get-01").expect("get-01 flipped");
-    assert_eq!(f["direction"], "fixed");
-    assert_eq!(f["base"], "(malformed)");
-    assert_eq!(f["head"], "get_appointment");
-    // Not retried: a malformed answer would come back the same.
-    let base_gets = fake
-        .requests_for(GET)
-        .into_iter()
-        .filter(|r| !is_head(r))
-        .count();
-    assert_eq!(base_gets, 1);
-    assert_eq!(stat(&report, "base", "retries"), 0);
-    assert_eq!(stat(&report, "base", "errors"), 0);
+    assert_eq!(run.code, 1, "{}", run.dump());
+    let f = flip(&report, "resch-01").expect("resch-01 flipped");
+    assert_eq!(f["direction"], "regressed");
+    assert_eq!(f["head"], "cancel_appointment");
+    assert_eq!(report["routing"]["head_outcomes"]["must-not-call hit"], 1);
 }
 
 #[test]
@@ -453,12 +562,24 @@ fn the_api_key_never_appears_even_when_the_server_echoes_it() {
             .any(|e| e.contains("list-01") && e.contains("HTTP 500") && e.contains("Bearer ***")),
         "{errs:?}"
     );
-    // 401 is not retried; the 500 is, up to --max-attempts. Second run: errors are not cached,
-    // answers are, so only the two failing cases are asked again.
+    // A 200 that is no completion is a broken endpoint, not an answer: an error, echo masked.
+    assert!(
+        errs.iter().any(|e| e.contains("get-01")
+            && e.contains("but not with an answer")
+            && e.contains("Bearer ***")),
+        "{errs:?}"
+    );
+    // 401 is not retried; the 500 and the bogus 200 are, up to --max-attempts. Second run: errors
+    // are not cached, answers are, so only the three failing cases are asked again.
     assert_eq!(fake.requests_for(CANCEL).len(), 2 * 2);
     assert_eq!(fake.requests_for(LIST).len(), 2 * 2 * 2);
-    assert_eq!(stat(&report, "base", "cache_hits"), 4);
-    assert_eq!(report["routing"]["base_outcomes"]["malformed"], 1);
+    assert_eq!(fake.requests_for(GET).len(), 2 * 2 * 2);
+    assert_eq!(stat(&report, "base", "cache_hits"), 3);
+    assert!(
+        report["routing"]["base_outcomes"]
+            .get("malformed")
+            .is_none()
+    );
 }
 
 #[test]

@@ -119,15 +119,16 @@ fn auto_leaves_a_clean_pr_alone_but_always_and_never_do_what_they_say() {
         gh.writes().is_empty(),
         "auto: no comment on a PR that changed no tool"
     );
+    // It asked who its token is (to adopt only its own comment), then looked for one to update.
     assert_eq!(
         gh.seen().len(),
-        1,
+        2,
         "it looked for an earlier comment to update"
     );
 
     let (code, _, _) = r.driftgate(&[&clean[..], &["--comment", "never"]].concat());
     assert_eq!(code, 0);
-    assert_eq!(gh.seen().len(), 1, "never: no API call at all");
+    assert_eq!(gh.seen().len(), 2, "never: no API call at all");
 
     let (code, _, _) = r.driftgate(&[&clean[..], &["--comment", "on-failure"]].concat());
     assert_eq!(code, 0);
@@ -183,7 +184,7 @@ fn an_earlier_failing_comment_on_a_later_page_is_found_and_turned_to_now_passes(
     let gets: Vec<String> = gh
         .seen()
         .into_iter()
-        .filter(|s| s.method == "GET")
+        .filter(|s| s.method == "GET" && s.path() != "/user")
         .map(|s| s.target)
         .collect();
     assert_eq!(gets.len(), 4, "7 comments at 2 per page: {gets:?}");
@@ -228,7 +229,12 @@ fn rate_limits_are_waited_out_then_the_comment_is_posted() {
     assert_eq!(gh.comments(7).len(), 1, "{err}");
     assert!(err.contains("HTTP 403; retrying in"), "{err}");
     assert!(err.contains("HTTP 429; retrying in"), "{err}");
-    let methods: Vec<String> = gh.seen().into_iter().map(|s| s.method).collect();
+    let methods: Vec<String> = gh
+        .seen()
+        .into_iter()
+        .filter(|s| s.path() != "/user")
+        .map(|s| s.method)
+        .collect();
     assert_eq!(methods, ["GET", "GET", "POST", "POST"]);
 }
 
@@ -433,6 +439,7 @@ fn github_enterprise_api_prefix_is_kept() {
     assert_eq!(
         paths,
         [
+            "/api/v3/user",
             "/api/v3/repos/octo-org/mcp-calendar/issues/7/comments",
             "/api/v3/repositories/778899/issues/7/comments",
             "/api/v3/repos/octo-org/mcp-calendar/issues/7/comments",
@@ -519,4 +526,40 @@ fn outside_actions_nothing_github_happens() {
     let before = gh.seen().len();
     let (_, _, _) = r.driftgate(&diff_args(&["--no-github"]));
     assert_eq!(gh.seen().len(), before);
+}
+
+/// A marker comment someone else posted first is never adopted: the bot posts its own (editing
+/// theirs would let them steer the bot, and where it may not edit theirs nothing would be posted).
+#[test]
+fn a_marker_comment_by_someone_else_is_never_adopted() {
+    let gh = FakeGithub::start();
+    let mallory = gh.add_comment(
+        7,
+        &format!("{MARKER}\n### ✅ driftgate check: **pass** (trust me)"),
+        "mallory",
+        "User",
+    );
+    let r = runner(&gh, "pull_request.synchronize.json");
+    let (code, _, err) = r.driftgate(&diff_args(&["--fail-on", "unknown"]));
+    assert_eq!(code, 1, "{err}");
+    let comments = gh.comments(7);
+    assert_eq!(comments.len(), 2, "{err}");
+    let theirs = comments.iter().find(|c| c.id == mallory).unwrap();
+    assert_eq!(theirs.updated, 0, "mallory's comment was not edited");
+    let ours = comments.iter().find(|c| c.id != mallory).unwrap();
+    assert_eq!(ours.login, "github-actions[bot]");
+    assert!(ours.body.starts_with(MARKER) && ours.body.contains("fail"));
+
+    // With a personal token, only that user's own marker comment is ours.
+    let gh = FakeGithub::start();
+    gh.set_token_user("octocat");
+    let bot = gh.add_comment(7, &format!("{MARKER}\nold"), "github-actions[bot]", "Bot");
+    let own = gh.add_comment(7, &format!("{MARKER}\nold"), "octocat", "User");
+    let r = runner(&gh, "pull_request.synchronize.json");
+    let (code, _, err) = r.driftgate(&diff_args(&["--fail-on", "unknown"]));
+    assert_eq!(code, 1, "{err}");
+    let comments = gh.comments(7);
+    assert_eq!(comments.len(), 2, "{err}");
+    assert_eq!(comments.iter().find(|c| c.id == bot).unwrap().updated, 0);
+    assert_eq!(comments.iter().find(|c| c.id == own).unwrap().updated, 1);
 }

@@ -488,3 +488,55 @@ async fn suite_init_llm_fills_what_the_model_cannot_draft_from_templates() {
         "{e}"
     );
 }
+
+/// Drafting goes through the one chat transport, so Anthropic drafts too: its Messages body (no
+/// `response_format`: the answer is validated here, as always), its headers, its text blocks.
+#[tokio::test]
+async fn anthropic_drafts_with_the_messages_api_and_the_same_validation() {
+    let message = |text: &str| {
+        Step::reply(
+            200,
+            json!({"id": "msg_01", "type": "message", "role": "assistant",
+                   "model": "claude-sonnet-4-20250514",
+                   "content": [{"type": "text", "text": text}],
+                   "stop_reason": "end_turn",
+                   "usage": {"input_tokens": 120, "output_tokens": 30}})
+            .to_string(),
+        )
+    };
+    let fake = Fake::script(vec![
+        // Not valid for the schema: re-asked.
+        message(r#"{"prompts": ["only one"]}"#),
+        message(r#"Here you go: {"prompts": ["Read notes.txt", "Show me a.md"]}"#),
+    ]);
+    let chat = Chat::anthropic(
+        Some(&fake.url("")),
+        "claude-sonnet-4-20250514",
+        Some(driftgate::http::secret::Secret::new("sk-ant-test-000000")),
+        Duration::from_secs(10),
+    )
+    .unwrap();
+    let l = JsonLlm::new(chat);
+    let task = JsonTask {
+        name: "prompts",
+        system: "Write prompts.",
+        user: "Two prompts for read_text_file.".into(),
+        schema: llm::string_list_schema("prompts", 2, 300),
+    };
+    let v = l
+        .complete(&task, |v| llm::distinct_strings(v, "prompts").map(|_| ()))
+        .await
+        .unwrap();
+    assert_eq!(v["prompts"], json!(["Read notes.txt", "Show me a.md"]));
+    let seen = fake.requests();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[0].path(), "/v1/messages");
+    assert_eq!(seen[0].header("x-api-key"), Some("sk-ant-test-000000"));
+    assert_eq!(seen[0].header("anthropic-version"), Some("2023-06-01"));
+    assert_eq!(seen[0].body["system"], "Write prompts.");
+    assert!(seen[0].body.get("response_format").is_none());
+    assert!(seen[0].body.get("tools").is_none());
+    let stats = l.stats();
+    assert_eq!((stats.requests_sent, stats.schema_retries), (2, 1));
+    assert_eq!(stats.input_tokens, 240);
+}

@@ -120,6 +120,7 @@ async fn openai_sends_the_exact_body_and_reads_the_tool_call() {
             name: "read_text_file".into(),
             arguments: Some(json!({"path": "config/settings.yaml"})),
             raw_arguments: r#"{"path":"config/settings.yaml"}"#.into(),
+            others: Vec::new(),
         }
     );
     assert_eq!(
@@ -302,8 +303,10 @@ async fn connections_closed_or_refused_are_transient() {
     );
 }
 
+/// A 200 that is not a completion is a broken endpoint (a proxy's page, a cut-off body, `{}`):
+/// transient, so it is retried and then missing, never a model's answer to score.
 #[tokio::test]
-async fn unparseable_success_bodies_are_malformed_answers_not_retried() {
+async fn unparseable_success_bodies_are_transient_failures_retried() {
     for (body, says) in [
         (
             r#"{"id":"chatcmpl-1","object":"chat.completion","choices":[{"#,
@@ -313,20 +316,26 @@ async fn unparseable_success_bodies_are_malformed_answers_not_retried() {
             router_fixture("openai/no_choices.json").as_str(),
             "no choices[0]",
         ),
+        ("<html><body>502 Bad Gateway</body></html>", "not JSON"),
+        ("{}", "no choices[0]"),
     ] {
-        let fake = Fake::script(vec![reply(200, body), reply(200, body)]);
+        let fake = Fake::script(vec![
+            reply(200, body),
+            reply(200, body),
+            reply(200, body),
+            reply(200, body),
+        ]);
         let router = openai(&fake, Some(KEY));
         let req = request("s", ToolChoice::Required);
         let out = with_retry(&fast(), || router.route(&req)).await;
-        assert_eq!(out.attempts, 1);
-        assert_eq!(fake.requests().len(), 1);
+        assert_eq!(out.attempts, fast().max_attempts, "{body}");
+        assert_eq!(fake.requests().len(), 4);
         match out.result {
-            Ok(r) => assert!(
-                matches!(&r.answer, Answer::Malformed { detail } if detail.contains(says)),
-                "{:?}",
-                r.answer
+            Err(Failure::Transient { message, .. }) => assert!(
+                message.contains("HTTP 200 OK but not with an answer") && message.contains(says),
+                "{message}"
             ),
-            Err(e) => panic!("expected Malformed, got {e:?}"),
+            other => panic!("expected a transient failure, got {other:?}"),
         }
     }
 }
@@ -344,6 +353,7 @@ async fn a_hallucinated_tool_name_is_returned_faithfully() {
             name: "not_a_tool".into(),
             arguments: Some(json!({"path": "README.md"})),
             raw_arguments: r#"{"path":"README.md"}"#.into(),
+            others: Vec::new(),
         }
     );
 }
@@ -361,6 +371,7 @@ async fn arguments_that_are_not_json_keep_the_call_and_the_raw_text() {
             name: "read_text_file".into(),
             arguments: None,
             raw_arguments: "{'path': 'README.md', 'head': 20".into(),
+            others: Vec::new(),
         }
     );
 }
@@ -392,13 +403,11 @@ async fn a_key_echoed_in_a_success_body_is_redacted_too() {
     let fake = Fake::script(vec![
         reply(200, "proxy says: you sent {{authorization}}").echo_headers(),
     ]);
-    let resp = openai(&fake, Some(KEY))
+    let err = openai(&fake, Some(KEY))
         .route(&request("s", ToolChoice::Required))
         .await
-        .unwrap();
-    let Answer::Malformed { detail } = resp.answer else {
-        panic!("expected Malformed, got {:?}", resp.answer);
-    };
+        .unwrap_err();
+    let detail = message_of(&err);
     assert!(detail.contains("you sent Bearer ***"), "{detail}");
     assert!(!detail.contains(KEY), "{detail}");
 }
@@ -495,6 +504,7 @@ async fn anthropic_sends_the_exact_body_and_reads_the_tool_use_block() {
             name: "read_text_file".into(),
             arguments: Some(json!({"path": "config/settings.yaml"})),
             raw_arguments: r#"{"path":"config/settings.yaml"}"#.into(),
+            others: Vec::new(),
         }
     );
     assert_eq!(

@@ -110,6 +110,9 @@ struct State {
     pulls: HashMap<u64, Value>,
     /// Largest page we serve, whatever `per_page` asks (to exercise pagination cheaply).
     page_size: usize,
+    /// The token's user for `GET /user` (a personal access token); `None` answers as GitHub
+    /// does for the Actions `GITHUB_TOKEN`: 403, the token has no user.
+    token_user: Option<String>,
 }
 
 pub struct FakeGithub {
@@ -134,6 +137,7 @@ impl FakeGithub {
         let state = Arc::new(Mutex::new(State {
             next_id: 1_000_000_001,
             page_size: 100,
+            token_user: None,
             ..State::default()
         }));
         let (st, pre) = (state.clone(), prefix.to_string());
@@ -145,6 +149,11 @@ impl FakeGithub {
     /// What `GITHUB_API_URL` is set to.
     pub fn api_url(&self) -> String {
         self.state.lock().unwrap().base.clone()
+    }
+
+    /// Answer `GET /user` with `login`, as for a personal access token.
+    pub fn set_token_user(&self, login: &str) {
+        self.state.lock().unwrap().token_user = Some(login.to_string());
     }
 
     pub fn set_page_size(&self, n: usize) {
@@ -335,6 +344,16 @@ fn route(req: &Request, prefix: &str, state: &Mutex<State>) -> (u16, Vec<(String
     let seg: Vec<&str> = rest.trim_start_matches('/').split('/').collect();
     let repo_ok = |o: &str, r: &str| format!("{o}/{r}") == REPO;
     match (req.method.as_str(), seg.as_slice()) {
+        ("GET", ["user"]) => match &s.token_user {
+            Some(login) => (200, vec![], user_json(base, login, "User")),
+            None => (
+                403,
+                vec![],
+                json!({"message": "Resource not accessible by integration",
+                       "documentation_url": "https://docs.github.com/rest/users/users#get-the-authenticated-user",
+                       "status": "403"}),
+            ),
+        },
         // GitHub's own `Link` targets use the repository id form.
         ("GET", ["repos", o, r, "issues", n, "comments"]) if repo_ok(o, r) => {
             list(&s, base, n.parse().unwrap_or(0), req)
@@ -363,8 +382,13 @@ fn route(req: &Request, prefix: &str, state: &Mutex<State>) -> (u16, Vec<(String
                 id,
                 issue: n.parse().unwrap_or(0),
                 body: text.to_string(),
-                login: BOT.into(),
-                kind: "Bot".into(),
+                login: s.token_user.clone().unwrap_or_else(|| BOT.into()),
+                kind: if s.token_user.is_some() {
+                    "User"
+                } else {
+                    "Bot"
+                }
+                .into(),
                 updated: 0,
             };
             let out = comment_json(base, &c);
