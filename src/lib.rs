@@ -1,7 +1,7 @@
 //! driftgate: a CI gate for MCP tool-definition drift.
 //!
 //! Layers, each importing only from the layers below it (see `docs/ARCHITECTURE.md`; the rule is
-//! checked by `tests/layers.rs`). Only `app` prints: everything else tells a `console::Console`.
+//! checked by `tests/it/layers.rs`). Only `app` prints: everything else tells a `console::Console`.
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 

@@ -203,6 +203,37 @@ pub struct RouterArgs {
     pub price_output: Option<f64>,
 }
 
+/// The models a command may use and where their answers are kept: the router (and drafting
+/// model), `driftgate.toml`, the cache, the embedder (`stress`, `suite init`, `lint`).
+#[derive(Debug, Args)]
+pub struct ModelArgs {
+    #[command(flatten)]
+    pub router: RouterArgs,
+    /// Config file (default: ./driftgate.toml when present).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    #[command(flatten)]
+    pub cache: CacheArgs,
+    #[command(flatten)]
+    pub embed: EmbedArgs,
+}
+
+/// What `diff` and `check` share: the two sides, the thresholds, the output, live servers and
+/// GitHub publishing.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    #[command(flatten)]
+    pub sides: SidesArgs,
+    #[command(flatten)]
+    pub gate: GateArgs,
+    #[command(flatten)]
+    pub out: OutputArgs,
+    #[command(flatten)]
+    pub live: LiveArgs,
+    #[command(flatten)]
+    pub github: GithubArgs,
+}
+
 /// Command-line options selecting an embedder; flattened into subcommands that embed.
 #[derive(Debug, Clone, Args)]
 pub struct EmbedArgs {

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::app::args::{GateArgs, GithubArgs, LiveArgs, OutputArgs, RouterArgs, SidesArgs};
+use crate::app::args::{CompareArgs, RouterArgs};
 use crate::app::console::{Progress, Terminal};
 use crate::app::settings::RouterSettings;
 use crate::app::{config, settings, sides};
@@ -21,8 +21,6 @@ pub struct CheckArgs {
     /// Head tool set (file, REV:PATH, lockfile).
     #[arg(long, conflicts_with = "tools")]
     pub head: Option<String>,
-    #[command(flatten)]
-    pub sides: SidesArgs,
     /// Routing suite (YAML or JSONL); see docs/suite.schema.json.
     #[arg(long, value_name = "FILE")]
     pub suite: Option<PathBuf>,
@@ -35,32 +33,27 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub router: RouterArgs,
     #[command(flatten)]
-    pub gate: GateArgs,
-    #[command(flatten)]
-    pub out: OutputArgs,
-    #[command(flatten)]
-    pub live: LiveArgs,
-    #[command(flatten)]
-    pub github: GithubArgs,
+    pub c: CompareArgs,
 }
 
-pub async fn run(a: CheckArgs) -> Result<i32> {
+pub async fn run(k: CheckArgs) -> Result<i32> {
+    let a = &k.c;
     let cfg = config::load(a.gate.config.as_deref())?;
     let thresholds = settings::thresholds(&a.gate, &cfg)?;
-    let (base_spec, head_spec) = sides::side_specs(a.base.as_ref(), a.head.as_ref(), &a.sides)?;
-    let suite_path = a.suite.clone().or(cfg.suite.path.clone()).ok_or_else(|| {
+    let (base_spec, head_spec) = sides::side_specs(k.base.as_ref(), k.head.as_ref(), &a.sides)?;
+    let suite_path = k.suite.clone().or(cfg.suite.path.clone()).ok_or_else(|| {
         Error::Usage("check needs --suite FILE (or suite.path in driftgate.toml)".into())
     })?;
     let base_rev = sides::base_revision(&base_spec, &a.sides);
     let suite = crate::suite::choose_suite(
         &suite_path,
         base_rev.as_deref(),
-        a.use_head_suite || cfg.suite.use_head_suite.unwrap_or(false),
+        k.use_head_suite || cfg.suite.use_head_suite.unwrap_or(false),
     )?;
     let (base, head) = sides::load_sides(&base_spec, &head_spec, &a.live).await?;
     let live = settings::live(&a.live)?;
     let mut packs = Vec::new();
-    let pack_files = a.distractors.iter().cloned().chain(
+    let pack_files = k.distractors.iter().cloned().chain(
         cfg.suite
             .distractors
             .iter()
@@ -71,7 +64,7 @@ pub async fn run(a: CheckArgs) -> Result<i32> {
     }
     let cache = settings::cache(&a.gate.cache, &cfg);
     let embedder = settings::drift_embedder(&a.gate, &cache)?;
-    let r = RouterSettings::resolve(&a.router, &cfg)?;
+    let r = RouterSettings::resolve(&k.router, &cfg)?;
     let router = r.router(embedder.clone())?;
     let config = r.replay(router.kind() == "semantic", 4);
     let console = Terminal::new(Progress::detect());

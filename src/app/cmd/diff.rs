@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use crate::app::args::{GateArgs, GithubArgs, LiveArgs, OutputArgs, SidesArgs};
+use crate::app::args::CompareArgs;
 use crate::app::console::{Progress, Terminal};
 use crate::app::{config, settings, sides};
 use crate::error::Result;
@@ -18,21 +18,14 @@ pub struct DiffArgs {
     #[arg(conflicts_with = "tools")]
     pub new: Option<String>,
     #[command(flatten)]
-    pub sides: SidesArgs,
-    #[command(flatten)]
-    pub gate: GateArgs,
-    #[command(flatten)]
-    pub out: OutputArgs,
-    #[command(flatten)]
-    pub live: LiveArgs,
-    #[command(flatten)]
-    pub github: GithubArgs,
+    pub c: CompareArgs,
 }
 
-pub async fn run(a: DiffArgs) -> Result<i32> {
+pub async fn run(d: DiffArgs) -> Result<i32> {
+    let a = &d.c;
     let cfg = config::load(a.gate.config.as_deref())?;
     let thresholds = settings::thresholds(&a.gate, &cfg)?;
-    let (base_spec, head_spec) = sides::side_specs(a.old.as_ref(), a.new.as_ref(), &a.sides)?;
+    let (base_spec, head_spec) = sides::side_specs(d.old.as_ref(), d.new.as_ref(), &a.sides)?;
     let (base, head) = sides::load_sides(&base_spec, &head_spec, &a.live).await?;
     let cache = settings::cache(&a.gate.cache, &cfg);
     let embedder = settings::drift_embedder(&a.gate, &cache)?;

@@ -1,10 +1,8 @@
 //! `driftgate lint TOOLS`.
 
-use std::path::PathBuf;
-
 use clap::Args;
 
-use crate::app::args::{CacheArgs, EmbedArgs, LiveArgs, OutputArgs, RouterArgs, SourceArgs};
+use crate::app::args::{LiveArgs, ModelArgs, OutputArgs, SourceArgs};
 use crate::app::config::{self, RouterKind};
 use crate::app::console::{Progress, Terminal};
 use crate::app::settings::RouterSettings;
@@ -39,14 +37,7 @@ pub struct LintArgs {
     #[arg(long)]
     pub no_embed: bool,
     #[command(flatten)]
-    pub embed: EmbedArgs,
-    /// Config file for router settings (default: ./driftgate.toml when present).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    #[command(flatten)]
-    pub cache: CacheArgs,
-    #[command(flatten)]
-    pub router: RouterArgs,
+    pub model: ModelArgs,
     #[command(flatten)]
     pub out: OutputArgs,
     #[command(flatten)]
@@ -54,7 +45,7 @@ pub struct LintArgs {
 }
 
 pub async fn run(a: LintArgs) -> Result<i32> {
-    let cfg = config::load(a.config.as_deref())?;
+    let cfg = config::load(a.model.config.as_deref())?;
     if let Some(t) = a.threshold
         && !(0.0..=1.0).contains(&t)
     {
@@ -62,7 +53,7 @@ pub async fn run(a: LintArgs) -> Result<i32> {
             "--threshold {t}: expected a score between 0 and 1"
         )));
     }
-    let r = RouterSettings::resolve(&a.router, &cfg)?;
+    let r = RouterSettings::resolve(&a.model.router, &cfg)?;
     if a.llm && !matches!(r.kind, Some(RouterKind::Openai | RouterKind::Anthropic)) {
         return Err(Error::Usage(
             "--llm needs a model: --router openai|anthropic --model M (or [router] in driftgate.toml)"
@@ -71,10 +62,10 @@ pub async fn run(a: LintArgs) -> Result<i32> {
     }
     let spec = a.source.spec()?;
     let loaded = source::load(&spec, &settings::live(&a.live)?).await?;
-    let cache = settings::cache(&a.cache, &cfg);
+    let cache = settings::cache(&a.model.cache, &cfg);
     let embedder = match a.no_embed {
         true => None,
-        false => Some(settings::embedder(&a.embed, &cache)?),
+        false => Some(settings::embedder(&a.model.embed, &cache)?),
     };
     let opts = LintOptions {
         threshold: a.threshold,

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::app::args::{CacheArgs, Color, EmbedArgs, LiveArgs, RouterArgs};
+use crate::app::args::{LiveArgs, ModelArgs, OutputArgs};
 use crate::app::console::{Progress, Terminal};
 use crate::app::settings::RouterSettings;
 use crate::app::{config, output, settings};
@@ -12,7 +12,7 @@ use crate::choice::Choice;
 use crate::error::{Error, Result, exit};
 use crate::job;
 use crate::job::stress::StressInputs;
-use crate::report::render::{Format, Options};
+use crate::report::render::Options;
 use crate::report::stress::ParaphraseInfo;
 use crate::route::Router;
 use crate::source::{self, Spec};
@@ -47,32 +47,22 @@ pub struct StressArgs {
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub distractors: Vec<String>,
     #[command(flatten)]
-    pub router: RouterArgs,
-    /// Config file (default: ./driftgate.toml when present).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
+    pub model: ModelArgs,
+    /// Output: terminal, json or markdown (a fragility table for docs and PR comments).
     #[command(flatten)]
-    pub cache: CacheArgs,
-    #[command(flatten)]
-    pub embed: EmbedArgs,
-    /// Output format: terminal, json, or markdown (a fragility table for docs and PR comments).
-    #[arg(long, value_parser = stress_format(), default_value = "terminal")]
-    pub format: Format,
-    /// Write the rendered report to FILE instead of stdout.
-    #[arg(long, short = 'o', value_name = "FILE")]
-    pub output: Option<PathBuf>,
-    /// Also write the JSON report to FILE.
-    #[arg(long = "json-out", value_name = "FILE")]
-    pub json_out: Option<PathBuf>,
-    /// Colour: auto honours NO_COLOR and colours only a terminal.
-    #[arg(long, value_enum, default_value = "auto")]
-    pub color: Color,
+    pub out: OutputArgs,
     #[command(flatten)]
     pub live: LiveArgs,
 }
 
 pub async fn run(a: StressArgs) -> Result<i32> {
-    let cfg = config::load(a.config.as_deref())?;
+    if !a.out.format.renderer().renders_stress() {
+        return Err(Error::Usage(format!(
+            "--format {}: the stress report renders as terminal, json or markdown",
+            a.out.format.name()
+        )));
+    }
+    let cfg = config::load(a.model.config.as_deref())?;
     let suite_path = a.suite.clone().or(cfg.suite.path.clone()).ok_or_else(|| {
         Error::Usage("stress needs --suite FILE (or suite.path in driftgate.toml)".into())
     })?;
@@ -102,8 +92,8 @@ pub async fn run(a: StressArgs) -> Result<i32> {
     }
     let jargon = a.jargon.as_deref().map(stress::load_jargon).transpose()?;
     let mut perturbations = stress::select(perturb::builtin(jargon), &a.perturb)?;
-    let cache = settings::cache(&a.cache, &cfg);
-    let r = RouterSettings::resolve(&a.router, &cfg)?;
+    let cache = settings::cache(&a.model.cache, &cfg);
+    let r = RouterSettings::resolve(&a.model.router, &cfg)?;
     let console = Terminal::new(Progress::Off);
 
     let mut paraphrase = None;
@@ -132,7 +122,7 @@ pub async fn run(a: StressArgs) -> Result<i32> {
         return Err(Error::Usage("no perturbation selected".into()));
     }
 
-    let embedder = settings::embedder(&a.embed, &cache)?;
+    let embedder = settings::embedder(&a.model.embed, &cache)?;
     let router: Box<dyn Router> = r.router(Some(embedder))?;
     // The semantic router is local CPU work: parallel requests only embed the same new tool
     // text several times over (measured 2.6× the CPU on the filesystem corpus).
@@ -154,28 +144,21 @@ pub async fn run(a: StressArgs) -> Result<i32> {
     )
     .await;
     let opts = Options {
-        color: output::use_color(a.color, a.output.is_some()),
+        color: output::use_color(a.out.color, a.out.output.is_some()),
     };
     let text = a
+        .out
         .format
         .renderer()
         .stress(&report, &opts)
-        .expect("--format offers only formats that render the stress report");
-    if let Some(p) = &a.json_out {
+        .expect("checked before the run: this format renders the stress report");
+    if let Some(p) = &a.out.json_out {
         output::write(p, &crate::report::render::json::stress(&report))?;
     }
-    output::deliver(a.output.as_deref(), &text, &console)?;
+    output::deliver(a.out.output.as_deref(), &text, &console)?;
     Ok(if report.incomplete() {
         exit::INCOMPLETE
     } else {
         exit::PASS
     })
-}
-
-/// The formats that render the stress report.
-fn stress_format() -> impl clap::builder::TypedValueParser<Value = Format> {
-    clap::builder::TypedValueParser::map(
-        clap::builder::PossibleValuesParser::new(["terminal", "json", "markdown"]),
-        |name| Format::from_name(&name).expect("a registered format"),
-    )
 }

@@ -4,7 +4,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 
-use crate::app::args::{CacheArgs, EmbedArgs, LiveArgs, RouterArgs};
+use crate::app::args::{LiveArgs, ModelArgs};
 use crate::app::console::{Progress, Terminal};
 use crate::app::settings::RouterSettings;
 use crate::app::{config, output, settings};
@@ -54,14 +54,7 @@ pub struct InitArgs {
     #[arg(long)]
     pub llm: bool,
     #[command(flatten)]
-    pub router: RouterArgs,
-    /// Config file (default: ./driftgate.toml when present).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<PathBuf>,
-    #[command(flatten)]
-    pub cache: CacheArgs,
-    #[command(flatten)]
-    pub embed: EmbedArgs,
+    pub model: ModelArgs,
     #[command(flatten)]
     pub live: LiveArgs,
 }
@@ -98,7 +91,7 @@ async fn init(a: InitArgs) -> Result<i32> {
             "nothing to draft: --per-tool and --none are both 0".into(),
         ));
     }
-    let cfg = config::load(a.config.as_deref())?;
+    let cfg = config::load(a.model.config.as_deref())?;
     let loaded = source::load(&Spec::parse(&a.tools), &settings::live(&a.live)?).await?;
     if loaded.tools.is_empty() {
         return Err(Error::Usage(format!(
@@ -106,9 +99,9 @@ async fn init(a: InitArgs) -> Result<i32> {
             loaded.label
         )));
     }
-    let cache = settings::cache(&a.cache, &cfg);
-    let embedder = settings::embedder(&a.embed, &cache)?;
-    let r = RouterSettings::resolve(&a.router, &cfg)?;
+    let cache = settings::cache(&a.model.cache, &cfg);
+    let embedder = settings::embedder(&a.model.embed, &cache)?;
+    let r = RouterSettings::resolve(&a.model.router, &cfg)?;
     let semantic = SemanticRouter::new(embedder.clone(), r.none_threshold);
     let console = Terminal::new(Progress::Off);
     let (drafts, drafted_by) = if a.llm {

@@ -33,6 +33,9 @@ impl super::Renderer for Json {
     fn report(&self, report: &Report, _: &super::Options) -> String {
         render(report)
     }
+    fn renders_stress(&self) -> bool {
+        true
+    }
     fn stress(&self, report: &StressReport, _: &super::Options) -> Option<String> {
         Some(stress(report))
     }

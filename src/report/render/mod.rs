@@ -23,6 +23,10 @@ pub struct Options {
 pub trait Renderer: Sync {
     fn format(&self) -> Format;
     fn report(&self, report: &Report, opts: &Options) -> String;
+    /// Whether this format has a stress report (asked before the run, which is long).
+    fn renders_stress(&self) -> bool {
+        false
+    }
     /// The stress report, where this format has one.
     fn stress(&self, _report: &StressReport, _opts: &Options) -> Option<String> {
         None

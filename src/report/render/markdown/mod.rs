@@ -508,6 +508,9 @@ impl crate::report::render::Renderer for Markdown {
     fn report(&self, report: &Report, _: &crate::report::render::Options) -> String {
         crate::console::runner_safe(&render(report, &Options::default())).into_owned()
     }
+    fn renders_stress(&self) -> bool {
+        true
+    }
     fn stress(
         &self,
         report: &crate::report::stress::StressReport,

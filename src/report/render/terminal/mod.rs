@@ -713,6 +713,9 @@ impl crate::report::render::Renderer for Terminal {
     fn report(&self, report: &Report, opts: &crate::report::render::Options) -> String {
         runner_safe(&render(report, opts.color)).into_owned()
     }
+    fn renders_stress(&self) -> bool {
+        true
+    }
     fn stress(
         &self,
         report: &crate::report::stress::StressReport,
