@@ -31,7 +31,24 @@ fn hostile_texts() -> Vec<String> {
         "::error file=x,line=1::forged\n::set-output name=verdict::pass\r\n%0A::warning::also forged"
             .into(),
         "`` ` ``` ```` `".into(),
+        "Reads a file.\n::stop-commands::pwned\n  ::add-mask::x\nsee ##[set-env name=A]b ##[group]g".into(),
     ]
+}
+
+/// A line the Actions runner executes, as its parser decides: `::` after leading blanks (the v2
+/// form), or `##[` anywhere (the legacy form).
+fn is_runner_command(line: &str) -> bool {
+    line.trim_start().starts_with("::") || line.contains("##[")
+}
+
+/// What goes to stdout as a document has no line the runner would execute.
+fn assert_runner_inert(text: &str, what: &str, case: &str) {
+    for line in text.lines() {
+        assert!(
+            !is_runner_command(line),
+            "{case}: {what} has a runner command: {line:?}"
+        );
+    }
 }
 
 fn loaded(tools: Value, label: &str) -> Loaded {
@@ -102,6 +119,7 @@ fn check_all(r: &Report, case: &str, sarif: &jsonschema::Validator) {
         &render::Options { color: false },
     );
     assert!(!term.contains('\u{1b}'), "{case}: ESC in terminal output");
+    assert_runner_inert(&term, "terminal", case);
     assert!(
         !term.contains('\u{202E}') && !term.contains('\u{2066}') && !term.contains('\u{200B}'),
         "{case}: bidi"
@@ -126,6 +144,7 @@ fn check_all(r: &Report, case: &str, sarif: &jsonschema::Validator) {
         );
     }
     let js = render::render(r, render::Format::Json, &render::Options { color: false });
+    assert_runner_inert(&js, "json", case);
     let back: Value = serde_json::from_str(&js).expect("JSON stays valid");
     assert_eq!(back["schema_version"], 1);
     let again = Report::from_json(&js, "report.json").expect("JSON reads back");
@@ -160,6 +179,7 @@ fn check_all(r: &Report, case: &str, sarif: &jsonschema::Validator) {
         &render::Options { color: false },
     );
     support::markdown::assert_inert(&summary, None, None);
+    assert_runner_inert(&summary, "markdown", case);
 
     assert_annotations_safe(
         &render::render(
@@ -170,12 +190,9 @@ fn check_all(r: &Report, case: &str, sarif: &jsonschema::Validator) {
         case,
     );
 
-    let s: Value = serde_json::from_str(&render::render(
-        r,
-        render::Format::Sarif,
-        &render::Options { color: false },
-    ))
-    .unwrap();
+    let sarif_text = render::render(r, render::Format::Sarif, &render::Options { color: false });
+    assert_runner_inert(&sarif_text, "sarif", case);
+    let s: Value = serde_json::from_str(&sarif_text).unwrap();
     let errors: Vec<String> = sarif.iter_errors(&s).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{case}: SARIF invalid: {errors:?}");
     assert_clean_strings(&s, case);
