@@ -95,7 +95,7 @@ const fn r(id: &'static str, kind: Kind, severity: Severity, summary: &'static s
 use Kind as K;
 use Severity as S;
 
-/// The law. Each row is tested on an old/new pair in `tests/law.rs`.
+/// The law. Each row is tested on its old/new pair in `tests/fixtures/law/<rule-id>/`.
 pub const LAW: &[Rule] = &[
     r("tool-added", K::Added, S::Info, "a tool was added"),
     r(
@@ -109,6 +109,13 @@ pub const LAW: &[Rule] = &[
         K::Renamed,
         S::Breaking,
         "a tool was renamed: callers of the old name fail",
+    ),
+    r(
+        "schema-invalid",
+        K::InputSchema,
+        S::Breaking,
+        "a keyword of the new schema has a value of the wrong kind (`type: 7`, `required: \"p\"`): \
+         it is no valid JSON Schema, so neither callers nor validators can rely on it",
     ),
     r(
         "description-changed",

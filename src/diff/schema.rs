@@ -123,6 +123,32 @@ fn walk(old: &Value, new: &Value, ptr: &str, out: &mut Vec<Finding>) {
             n.get("$schema"),
         ));
     }
+    // A keyword whose new value is of the wrong kind is its own (breaking) finding; the other
+    // comparisons see the old value there, so `type: 7` is not read as "any type" (widening).
+    let invalid = invalid_keywords(n);
+    let mut fixed;
+    let n = if invalid.is_empty() {
+        n
+    } else {
+        fixed = n.clone();
+        for (key, why) in invalid {
+            if o.get(key) == n.get(key) {
+                continue;
+            }
+            out.push(f(
+                "schema-invalid",
+                &format!("{ptr}/{key}"),
+                format!("`{key}` is not valid JSON Schema: {why}"),
+                o.get(key),
+                n.get(key),
+            ));
+            match o.get(key) {
+                Some(v) => fixed.insert(key.to_string(), v.clone()),
+                None => fixed.remove(key),
+            };
+        }
+        &fixed
+    };
     types(o, n, ptr, out);
     properties(o, n, ptr, out);
     enums(o, n, ptr, out);
@@ -178,6 +204,44 @@ fn walk(old: &Value, new: &Value, ptr: &str, out: &mut Vec<Finding>) {
 /// RFC 6901 escaping of a pointer segment.
 pub fn escape(seg: &str) -> String {
     seg.replace('~', "~0").replace('/', "~1")
+}
+
+/// JSON Schema's type names.
+const TYPE_NAMES: [&str; 7] = [
+    "string", "number", "integer", "boolean", "object", "array", "null",
+];
+
+/// The keywords of `m` whose values are of the wrong kind for JSON Schema, with what was
+/// expected.
+fn invalid_keywords(m: &Map<String, Value>) -> Vec<(&'static str, &'static str)> {
+    let mut out = Vec::new();
+    let type_ok = |v: &Value| match v {
+        Value::String(s) => TYPE_NAMES.contains(&s.as_str()),
+        Value::Array(a) => {
+            !a.is_empty()
+                && a.iter()
+                    .all(|t| t.as_str().is_some_and(|s| TYPE_NAMES.contains(&s)))
+        }
+        _ => false,
+    };
+    if m.get("type").is_some_and(|v| !type_ok(v)) {
+        out.push(("type", "expected a type name or a list of them"));
+    }
+    if m.get("required")
+        .is_some_and(|v| !v.as_array().is_some_and(|a| a.iter().all(Value::is_string)))
+    {
+        out.push(("required", "expected a list of property names"));
+    }
+    if m.get("properties").is_some_and(|v| {
+        !v.as_object()
+            .is_some_and(|p| p.values().all(|s| s.is_object() || s.is_boolean()))
+    }) {
+        out.push(("properties", "expected an object of schemas"));
+    }
+    if m.get("enum").is_some_and(|v| !v.is_array()) {
+        out.push(("enum", "expected a list of values"));
+    }
+    out
 }
 
 fn type_set(m: &Map<String, Value>) -> Option<BTreeSet<String>> {
@@ -404,4 +468,42 @@ fn additional(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &m
         "schema-changed"
     };
     out.push(f(rule, &p, "additionalProperties changed".into(), a, b));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn values_of_the_wrong_kind_are_invalid_not_widening() {
+        let base =
+            json!({"type": "object", "properties": {"p": {"type": "string"}}, "required": ["p"]});
+        for (new, at) in [
+            (
+                json!({"type": "object", "properties": {"p": {"type": 7}}, "required": ["p"]}),
+                "/s/properties/p/type",
+            ),
+            (
+                json!({"type": "object", "properties": {"p": {"type": "string"}}, "required": "p"}),
+                "/s/required",
+            ),
+            (
+                json!({"type": "object", "properties": {"p": {"type": "string"}}, "required": {"p": true}}),
+                "/s/required",
+            ),
+            (
+                json!({"type": "thing", "properties": {"p": {"type": "string"}}, "required": ["p"]}),
+                "/s/type",
+            ),
+        ] {
+            let found = compare(&base, &new, "/s");
+            let rules: Vec<(&str, &str)> =
+                found.iter().map(|f| (f.rule, f.pointer.as_str())).collect();
+            assert_eq!(rules, [("schema-invalid", at)], "{new}");
+        }
+        // A valid list of types is no finding of this kind.
+        let ok = json!({"type": ["string", "null"]});
+        assert!(invalid_keywords(ok.as_object().unwrap()).is_empty());
+    }
 }
