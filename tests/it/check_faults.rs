@@ -62,8 +62,20 @@ fn check(
     env: &[(&str, &str)],
 ) -> (Run, Value) {
     let tmp = tempfile::tempdir().unwrap();
-    let json_out = tmp.path().join("report.json");
-    let cache = tmp.path().join("cache");
+    check_in(tmp.path(), fake, base, head, extra, env)
+}
+
+/// `check` with its cache and report in `dir`, so a second run can reuse the cache.
+fn check_in(
+    dir: &std::path::Path,
+    fake: &Fake,
+    base: &str,
+    head: &str,
+    extra: &[&str],
+    env: &[(&str, &str)],
+) -> (Run, Value) {
+    let json_out = dir.join("report.json");
+    let cache = dir.join("cache");
     let url = fake.base_url();
     let mut args = vec![
         "check",
@@ -301,39 +313,7 @@ fn an_unreadable_200_body_is_a_broken_endpoint_not_an_answer() {
             right_answer(req)
         });
         let tmp = tempfile::tempdir().unwrap();
-        let cache = tmp.path().join("cache");
-        let json_out = tmp.path().join("r.json");
-        let url = fake.base_url();
-        let run = || {
-            let r = cli::driftgate([
-                "check",
-                "--base",
-                BASE,
-                "--head",
-                HEAD,
-                "--suite",
-                SUITE,
-                "--router",
-                "openai",
-                "--base-url",
-                &url,
-                "--model",
-                "m",
-                "--max-attempts",
-                "3",
-                "--no-embed",
-                "--format",
-                "json",
-                "--cache-dir",
-                cache.to_str().unwrap(),
-                "--json-out",
-                json_out.to_str().unwrap(),
-            ])
-            .run();
-            let report: Value =
-                serde_json::from_str(&std::fs::read_to_string(&json_out).unwrap()).unwrap();
-            (r, report)
-        };
+        let run = || check_in(tmp.path(), &fake, BASE, HEAD, &["--format", "json"], &[]);
         let (first, report) = run();
         assert_eq!(first.code, 3, "{body}: {}", first.dump());
         assert_eq!(report["verdict"]["status"], "incomplete", "{body}");
