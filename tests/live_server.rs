@@ -318,6 +318,33 @@ async fn stdio_server_repeating_its_cursor_is_stopped() {
     );
 }
 
+/// A tools/list line past the 16 MiB a JSON-RPC line may be is named at once, as input we
+/// refuse (exit 2), not reported as a server that "did not answer" after the timeout.
+#[tokio::test]
+async fn stdio_line_over_the_limit_is_named_not_a_timeout() {
+    let Some(npm) = npm_dir("stdio_line_over_the_limit_is_named_not_a_timeout") else {
+        return;
+    };
+    let started = Instant::now();
+    let err = list_tools_stdio(
+        &fixture_command(&npm),
+        &opts(60, &[("FIXTURE_MODE", "huge")]),
+    )
+    .await
+    .expect_err("a 17 MiB line is refused");
+    assert_eq!(err.exit_code(), 2, "{err}");
+    let message = err.to_string();
+    assert!(
+        message.contains("sent a message line of over 16 MiB during tools/list"),
+        "{message}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "named at once, not after the 60 s timeout: {:?}",
+        started.elapsed()
+    );
+}
+
 #[tokio::test]
 async fn command_that_dies_reports_exit_status_and_stderr() {
     let cmd = r#"sh -c 'echo boom-secret-free >&2; echo "token=$DG_TOKEN" >&2; exit 1'"#;

@@ -170,6 +170,9 @@ pub async fn list_tools_stdio(cmd: &str, opts: &LiveOptions) -> Result<LiveCaptu
     };
 
     let phase = *phase.lock().expect("phase lock");
+    if let Some(bytes) = tap.oversized() {
+        return Err(Error::Usage(too_long(&shown, phase, bytes)));
+    }
     let tail = secrets.scrub(&stderr.text().await);
     let stderr_note = if tail.is_empty() {
         " (stderr was empty)".to_string()
@@ -195,6 +198,16 @@ pub async fn list_tools_stdio(cmd: &str, opts: &LiveOptions) -> Result<LiveCaptu
         ),
     };
     Err(Error::Incomplete(message))
+}
+
+/// A stdio message line past rmcp's limit: named, not "did not answer". The tool list is
+/// input we refuse (exit 2), like a file over the input cap.
+fn too_long(shown: &str, phase: Phase, bytes: usize) -> String {
+    format!(
+        "server command `{shown}` sent a message line of over {mib} MiB during {phase} \
+         (stopped reading at {bytes} bytes); a JSON-RPC message may be at most {mib} MiB",
+        mib = DEFAULT_MAX_LINE_LENGTH / (1 << 20),
+    )
 }
 
 /// Lists the tools of a streamable-HTTP server at `url` (e.g. `http://127.0.0.1:3001/mcp`).
@@ -416,6 +429,8 @@ struct TapState {
     /// Ids (as compact JSON, so `1` and `"1"` differ) of `tools/list` requests in flight.
     awaiting: HashSet<String>,
     results: Vec<Value>,
+    /// Bytes of the first line that outgrew rmcp's line limit (rmcp would drop it unread).
+    oversized: Option<usize>,
 }
 
 impl RawTap {
@@ -450,6 +465,15 @@ impl RawTap {
         if state.awaiting.remove(&id.to_string()) {
             state.results.push(result.clone());
         }
+    }
+
+    fn note_oversized(&self, bytes: usize) {
+        let mut state = self.0.lock().expect("tap lock");
+        state.oversized.get_or_insert(bytes);
+    }
+
+    fn oversized(&self) -> Option<usize> {
+        self.0.lock().expect("tap lock").oversized
     }
 
     /// The newest captured result; requests are sent one at a time, so it is the answer
@@ -531,6 +555,7 @@ impl<R> TapReader<R> {
         }
         if self.line.len() + part.len() > DEFAULT_MAX_LINE_LENGTH {
             self.oversized = true;
+            self.tap.note_oversized(self.line.len() + part.len());
             self.line = Vec::new();
         } else {
             self.line.extend_from_slice(part);
@@ -548,6 +573,15 @@ impl<R: AsyncRead + Unpin> AsyncRead for TapReader<R> {
         let start = buf.filled().len();
         ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
         this.feed(&buf.filled()[start..]);
+        if this.tap.oversized().is_some() {
+            buf.set_filled(start);
+            // rmcp would skip the line and wait for an answer that never comes; end the
+            // stream instead, so the caller can say what happened (see `too_long`).
+            return Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "message line over the JSON-RPC line limit",
+            )));
+        }
         Poll::Ready(Ok(()))
     }
 }
@@ -988,6 +1022,19 @@ mod tests {
         reader.feed(b"\n{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}\n");
         let raw = tap.take().expect("captured");
         assert_eq!(raw["tools"][0]["x-v"], 1);
+    }
+
+    #[tokio::test]
+    async fn tap_reader_stops_at_a_line_over_the_limit() {
+        let tap = tap_expecting(1);
+        let mut big = vec![b'x'; DEFAULT_MAX_LINE_LENGTH + 10];
+        big.push(b'\n');
+        let mut reader = TapReader::new(&big[..], tap.clone());
+        let mut sink = Vec::new();
+        let err = reader.read_to_end(&mut sink).await.unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+        assert!(tap.oversized().unwrap() > DEFAULT_MAX_LINE_LENGTH);
+        assert!(tap.take().is_none());
     }
 
     #[test]
