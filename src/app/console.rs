@@ -31,17 +31,11 @@ impl Progress {
     }
 }
 
-/// A message for stderr: control characters (ANSI escapes, carriage returns) shown as escapes
-/// instead of acting on the terminal, and no line a runner would take for a command.
+/// A message for stderr: control and other hidden characters (ANSI escapes, carriage returns,
+/// bidi controls, tag characters) shown as visible escapes instead of acting on the terminal or
+/// hiding, and no line a runner would take for a command.
 pub fn message_safe(message: &str) -> String {
-    let shown: String = message
-        .chars()
-        .map(|c| match c {
-            '\n' | '\t' => c.to_string(),
-            c if c.is_control() => c.escape_unicode().to_string(),
-            c => c.to_string(),
-        })
-        .collect();
+    let shown = crate::text::unicode::visible(message);
     crate::console::runner_safe(&shown).into_owned()
 }
 
@@ -112,10 +106,12 @@ mod tests {
 
     #[test]
     fn messages_cannot_drive_the_terminal_or_the_runner() {
-        let m = message_safe("server said: \u{1b}[2Jgone\r\n::add-mask::secret\u{7}");
+        let m = message_safe(
+            "server said: \u{1b}[2Jgone\r\n::add-mask::secret\u{7}\rx\u{E0068}\u{E0069}\u{202E}",
+        );
         assert_eq!(
             m,
-            "server said: \\u{1b}[2Jgone\\u{d}\n\\::add-mask::secret\\u{7}"
+            "server said: ⟨U+001B⟩[2Jgone\n\\::add-mask::secret⟨U+0007⟩⟨U+000D⟩x⟨hidden \"hi\"⟩⟨U+202E⟩"
         );
     }
 }

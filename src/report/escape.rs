@@ -2,54 +2,40 @@
 //! through one of these before output, so a description can neither drive the terminal (ANSI,
 //! bidi overrides) nor inject markup, mentions or our comment marker into a PR comment.
 
-/// Characters that reorder or hide text (Trojan Source) plus zero-width joiners/marks.
-fn is_invisible(c: char) -> bool {
-    matches!(c,
-        '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2064}' |
-        '\u{2066}'..='\u{2069}' | '\u{FEFF}' | '\u{061C}' | '\u{180E}')
+/// Tool text made inert for a reader: every control, bidi, zero-width, tag or other hidden
+/// character is shown as a visible escape (`⟨U+202E⟩`, `⟨hidden "…"⟩`, see
+/// [`crate::text::unicode::visible`]), never kept raw and never silently dropped. So an ANSI
+/// sequence shows as `⟨U+001B⟩[31m` instead of colouring the terminal, and a reviewer sees what
+/// the model would read. Newlines and tabs survive only when `keep_newlines`.
+pub fn clean(s: &str, keep_newlines: bool) -> String {
+    let shown = crate::text::unicode::visible(s);
+    if keep_newlines {
+        shown.into_owned()
+    } else {
+        shown.replace(['\n', '\t'], " ")
+    }
 }
 
-/// Remove control characters (ANSI escapes included) and bidi/invisible marks. Newlines and tabs
-/// survive only when `keep_newlines`.
-pub fn clean(s: &str, keep_newlines: bool) -> String {
-    let mut out = String::with_capacity(s.len());
-    let mut chars = s.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            // Drop a whole CSI/OSC sequence, not just the ESC byte, so no "[31m" litter remains.
-            match chars.peek() {
-                Some('[') => {
-                    chars.next();
-                    while let Some(&n) = chars.peek() {
-                        chars.next();
-                        if ('@'..='~').contains(&n) {
-                            break;
-                        }
-                    }
-                }
-                Some(']') => {
-                    chars.next();
-                    while let Some(n) = chars.next() {
-                        if n == '\u{7}' || (n == '\u{1b}' && chars.peek() == Some(&'\\')) {
-                            chars.next_if_eq(&'\\');
-                            break;
-                        }
-                    }
-                }
-                _ => {}
+/// A JSON document whose strings hold no hidden character raw: each is written as its `\u`
+/// escape (a surrogate pair above the BMP), which decodes to the same value. JSON structure is
+/// ASCII, so every hidden character found is inside a string.
+pub fn json_hidden(json: &str) -> std::borrow::Cow<'_, str> {
+    use crate::text::unicode::{has_hidden, hidden};
+    if !has_hidden(json) {
+        return std::borrow::Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 32);
+    let mut units = [0u16; 2];
+    for c in json.chars() {
+        if hidden(c).is_some() {
+            for u in c.encode_utf16(&mut units) {
+                out.push_str(&format!("\\u{u:04x}"));
             }
-            continue;
-        }
-        if c == '\n' || c == '\t' {
-            out.push(if keep_newlines { c } else { ' ' });
-        } else if c.is_control() || is_invisible(c) {
-            // includes '\r': CRLF becomes LF, a lone CR cannot overwrite a line
-            continue;
         } else {
             out.push(c);
         }
     }
-    out
+    std::borrow::Cow::Owned(out)
 }
 
 /// One line for a table cell in a terminal: cleaned, whitespace collapsed, cut to `max` chars.
@@ -204,10 +190,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn strips_ansi_bidi_and_controls() {
-        let s = "a\u{1b}[31mred\u{1b}[0m b\u{202E}evil\u{2066}x\u{0007}\u{1b}]0;title\u{7}c\r\nd";
-        assert_eq!(clean(s, true), "ared bevilxc\nd");
+    fn shows_ansi_bidi_and_controls() {
+        let s = "a\u{1b}[31mred b\u{202E}evil\u{0007}c\r\nd";
+        assert_eq!(clean(s, true), "a⟨U+001B⟩[31mred b⟨U+202E⟩evil⟨U+0007⟩c\nd");
         assert_eq!(clean("x\ny", false), "x y");
+    }
+
+    #[test]
+    fn json_keeps_values_but_not_raw_hidden_characters() {
+        let value = serde_json::json!({"d": "a\u{200B}b\u{E0069}\u{202E}"});
+        let json = serde_json::to_string(&value).unwrap();
+        let safe = json_hidden(&json);
+        assert!(safe.is_ascii(), "{safe}");
+        assert_eq!(safe, r#"{"d":"a\u200bb\udb40\udc69\u202e"}"#);
+        let back: serde_json::Value = serde_json::from_str(&safe).unwrap();
+        assert_eq!(back, value);
     }
 
     #[test]

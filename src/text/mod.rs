@@ -2,4 +2,5 @@
 
 pub mod terms;
 pub mod tokens;
+pub mod unicode;
 pub mod verbs;

@@ -16,11 +16,12 @@ pub fn stress(report: &StressReport) -> String {
     document(report)
 }
 
-/// Pretty JSON, with `##[` written as `#\u0023[` so no line is a runner command (same value).
+/// Pretty JSON, with `##[` written as `#\u0023[` so no line is a runner command, and hidden
+/// characters as `\u` escapes so none reaches a reader raw (same values).
 fn document<T: Serialize>(doc: &T) -> String {
     let mut s = serde_json::to_string_pretty(doc).expect("report serialises");
     s.push('\n');
-    crate::console::runner_safe_json(&s).into_owned()
+    crate::console::runner_safe_json(&crate::report::escape::json_hidden(&s)).into_owned()
 }
 
 /// The JSON renderer: every document is its model, serialised.

@@ -9,7 +9,7 @@ use sha2::{Digest, Sha256};
 use crate::diff::{LAW, Severity};
 use crate::gate::Status;
 use crate::report::Report;
-use crate::report::escape::cell;
+use crate::report::escape::{cell, clean};
 use crate::report::view;
 
 pub const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
@@ -134,7 +134,8 @@ fn result(
         "message": {"text": message},
         "locations": locations,
         "partialFingerprints": {"driftgateFinding/v1": fingerprint(&[rule, tool, pointer])},
-        "properties": {"tool": tool, "pointer": pointer},
+        // Shown by code-scanning UIs: visible escapes, like every other text we render.
+        "properties": {"tool": clean(tool, false), "pointer": clean(pointer, false)},
     })
 }
 
@@ -257,7 +258,7 @@ pub fn render(report: &Report) -> String {
     });
     let mut s = serde_json::to_string_pretty(&doc).expect("SARIF serialises");
     s.push('\n');
-    crate::console::runner_safe_json(&s).into_owned()
+    crate::console::runner_safe_json(&crate::report::escape::json_hidden(&s)).into_owned()
 }
 
 /// The SARIF renderer.
