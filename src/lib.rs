@@ -26,6 +26,7 @@ pub mod llm;
 pub mod replay;
 pub mod report;
 pub mod route;
+pub mod scan;
 pub mod source;
 pub mod stats;
 pub mod stress;

@@ -22,6 +22,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("embed", 4),
     ("llm", 4),
     ("source", 4),
+    ("scan", 4),
     ("suite", 5),
     ("route", 5),
     ("drift", 5),

@@ -24,6 +24,7 @@ mod lint_llm;
 mod lint_rules;
 mod llm_draft;
 mod renderers;
+mod scan;
 mod report_formats;
 mod router_faults;
 mod stress_cli;

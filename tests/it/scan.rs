@@ -1,0 +1,211 @@
+//! The injection scan on data. Each rule of the registry (`driftgate::scan::RULES`) has a
+//! fixture pair `tests/fixtures/scan/rules/<rule-id>/{positive,negative}.json`: the positive
+//! raises the rule, the negative (a legitimate text that looks close) raises nothing. Recall is
+//! pinned on the published poisoning examples (`tests/fixtures/scan/published`, each citing its
+//! source), precision on the real corpus (`tests/fixtures/corpus`, the table in `docs/scan.md`)
+//! and on hard negatives (`tests/fixtures/scan/benign`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write;
+use std::path::{Path, PathBuf};
+
+use driftgate::scan::{self, Level, RULES};
+use driftgate::source;
+use driftgate::tools::ToolSet;
+use serde_json::Value;
+
+use crate::support::cli::repo;
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(files(&p));
+        } else if p.extension().is_some_and(|x| x == "json") {
+            out.push(p);
+        }
+    }
+    out.sort();
+    out
+}
+
+fn read(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn set(tools: &Value, label: &str) -> ToolSet {
+    ToolSet::from_array(tools.as_array().expect("an array of tools"), label, "").unwrap()
+}
+
+fn rule_dirs() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(repo("tests/fixtures/scan/rules"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn every_scan_rule_has_a_fixture_pair_and_every_fixture_a_rule() {
+    let dirs: BTreeSet<String> = rule_dirs().into_iter().collect();
+    for r in RULES {
+        assert!(
+            dirs.contains(r.id),
+            "scan rule {:?} has no tests/fixtures/scan/rules/{}/",
+            r.id,
+            r.id
+        );
+        assert!(
+            r.reference.starts_with("https://"),
+            "{}: a public reference",
+            r.id
+        );
+    }
+    for d in &dirs {
+        assert!(
+            RULES.iter().any(|r| r.id == d),
+            "tests/fixtures/scan/rules/{d} names no scan rule"
+        );
+    }
+}
+
+/// The positive raises its rule (at the rule's level or above); the negative raises nothing.
+/// Everything raised is pinned in one snapshot.
+#[test]
+fn each_rule_fires_on_its_positive_and_nothing_on_its_negative() {
+    let mut snap = String::new();
+    for id in rule_dirs() {
+        let dir = repo("tests/fixtures/scan/rules").join(&id);
+        let rule = scan::rule(&id);
+        let positive = scan::scan(&set(&read(&dir.join("positive.json")), &id));
+        assert!(
+            positive
+                .iter()
+                .any(|f| f.rule == rule.id && f.level >= rule.level),
+            "{id}: positive does not raise it: {positive:#?}"
+        );
+        let negative = scan::scan(&set(&read(&dir.join("negative.json")), &id));
+        assert!(negative.is_empty(), "{id}: negative raises {negative:#?}");
+        writeln!(snap, "## {id}").unwrap();
+        for f in positive {
+            writeln!(
+                snap,
+                "{} {} {} {} {:?}{}",
+                f.rule,
+                f.level.as_str(),
+                f.tool.escape_debug(),
+                f.field,
+                f.excerpt,
+                f.hidden
+                    .map(|h| format!(" hidden={h:?}"))
+                    .unwrap_or_default()
+            )
+            .unwrap();
+        }
+    }
+    insta::assert_snapshot!("scan_rules", snap);
+}
+
+/// Recall on published tool-poisoning examples: every rule a fixture expects fires, and every
+/// example raises at least one `high` finding, so the gate fails on each at its default.
+#[test]
+fn every_published_poisoning_example_is_caught() {
+    let examples = files(&repo("tests/fixtures/scan/published"));
+    assert!(examples.len() >= 20, "{} examples", examples.len());
+    for path in &examples {
+        let v = read(path);
+        let name = path.file_name().unwrap().to_string_lossy();
+        assert!(
+            v["source"]["url"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("https://")),
+            "{name}: every example cites its source"
+        );
+        let found = scan::scan(&set(&v["tools"], &name));
+        for want in v["expect"].as_array().unwrap() {
+            let want = want.as_str().unwrap();
+            scan::rule(want);
+            assert!(
+                found.iter().any(|f| f.rule == want),
+                "{name}: expected {want}, found {found:#?}"
+            );
+        }
+        assert!(
+            found.iter().any(|f| f.level == Level::High),
+            "{name}: nothing high: {found:#?}"
+        );
+    }
+}
+
+/// Published legitimate tools that look scary to a naive scanner raise nothing.
+#[test]
+fn hard_negatives_raise_nothing() {
+    for path in files(&repo("tests/fixtures/scan/benign")) {
+        let v = read(&path);
+        let found = scan::scan(&set(&v["tools"], "benign"));
+        assert!(found.is_empty(), "{}: {found:#?}", path.display());
+    }
+}
+
+/// Precision on every real capture: the per-server table of `docs/scan.md` is what the scan
+/// finds today (regenerate it from this test's message when a rule changes), and no real
+/// server raises a `high` finding.
+#[test]
+fn the_corpus_table_in_docs_is_true_and_no_real_server_is_high() {
+    let root = repo("tests/fixtures/corpus");
+    let mut rows: BTreeMap<String, [usize; 4]> = BTreeMap::new();
+    for path in files(&root) {
+        let server = path
+            .parent()
+            .unwrap()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let text = std::fs::read_to_string(&path).unwrap();
+        let (tools, _) = source::parse_text(&text, &path.display().to_string()).unwrap();
+        let row = rows.entry(server).or_default();
+        row[0] += 1;
+        row[1] += tools.len();
+        for f in scan::scan(&tools) {
+            assert_ne!(f.level, Level::High, "{}: {f:#?}", path.display());
+            row[match f.level {
+                Level::High => 3,
+                Level::Medium => 2,
+            }] += 1;
+        }
+    }
+    let mut table = String::from(
+        "| server | captures | tool definitions | medium | high |\n|---|---|---|---|---|\n",
+    );
+    let mut total = [0usize; 4];
+    for (server, r) in &rows {
+        writeln!(
+            table,
+            "| {server} | {} | {} | {} | {} |",
+            r[0], r[1], r[2], r[3]
+        )
+        .unwrap();
+        for (t, x) in total.iter_mut().zip(r) {
+            *t += x;
+        }
+    }
+    writeln!(
+        table,
+        "| **all {}** | {} | {} | {} | {} |",
+        rows.len(),
+        total[0],
+        total[1],
+        total[2],
+        total[3]
+    )
+    .unwrap();
+    let doc = std::fs::read_to_string(repo("docs/scan.md")).unwrap();
+    assert!(
+        doc.contains(&table),
+        "docs/scan.md does not hold today's corpus table; replace it with:\n{table}"
+    );
+}
