@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::diff::{Diff, Severity};
 use crate::error::exit;
 use crate::lint::{Level, LintSection};
+use crate::scan::{FailOn, ScanSection};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -80,6 +81,9 @@ pub struct CheckThresholds {
     /// is incomplete. A base of 0% always is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_base_accuracy: Option<f64>,
+    /// An injection-scan finding the PR introduced at or above this fails the gate.
+    #[serde(default)]
+    pub scan_fail_on: FailOn,
 }
 
 impl Default for CheckThresholds {
@@ -90,6 +94,7 @@ impl Default for CheckThresholds {
             tolerance: 0.02,
             require_significance: None,
             min_base_accuracy: None,
+            scan_fail_on: FailOn::High,
         }
     }
 }
@@ -121,12 +126,31 @@ fn nothing_measured(r: &crate::replay::Routing, t: &CheckThresholds) -> Option<S
     })
 }
 
-/// `driftgate check`: incomplete outranks everything; then routing (the ground truth), then
-/// meaning drift, then the schema law. The reason names the deciding number.
+/// The introduced scan findings that fail the gate, as one failure line each (worst first).
+fn scan_failures(scan: Option<&ScanSection>, fail_on: FailOn) -> Vec<String> {
+    scan.map(|s| s.failing(fail_on))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|f| {
+            format!(
+                "`{}` introduces {} injection finding {} at {}",
+                f.tool,
+                f.level.as_str(),
+                f.rule,
+                f.field
+            )
+        })
+        .collect()
+}
+
+/// `driftgate check` and `diff`: incomplete outranks everything; then an injected instruction
+/// the PR introduced, then routing (the ground truth), then meaning drift, then the schema law.
+/// The reason names the deciding number.
 pub fn check_verdict(
     diff: &Diff,
     drift: Option<&crate::drift::Drift>,
     routing: Option<&crate::replay::Routing>,
+    scan: Option<&ScanSection>,
     t: &CheckThresholds,
 ) -> Verdict {
     if let Some(r) = routing
@@ -150,7 +174,7 @@ pub fn check_verdict(
         };
     }
     let significant = |p: f64| t.require_significance.is_none_or(|alpha| p < alpha);
-    let mut failures: Vec<String> = Vec::new();
+    let mut failures: Vec<String> = scan_failures(scan, t.scan_fail_on);
     if let Some(r) = routing {
         let s = &r.summary;
         if s.delta < -t.tolerance && significant(s.p_value_worse) {
@@ -220,14 +244,33 @@ pub fn check_verdict(
         ));
     }
     parts.push(schema.reason);
+    if let Some(s) = scan {
+        parts.push(match s.introduced.len() {
+            0 if !s.allowed.is_empty() => format!(
+                "no injection finding introduced ({} allowed by the config)",
+                s.allowed.len()
+            ),
+            0 => "no injection finding introduced".to_string(),
+            n => format!(
+                "{n} injection finding(s) introduced below --scan-fail-on {}",
+                crate::choice::Choice::name(t.scan_fail_on)
+            ),
+        });
+    }
     Verdict {
         status: Status::Pass,
         reason: parts.join("; "),
     }
 }
 
-/// `lint`'s verdict: a heuristic passes unless `strict`, which fails on any warning or error.
-pub fn lint_verdict(section: &LintSection, strict: bool) -> Verdict {
+/// `lint`'s verdict: the injection scan fails at `scan_fail_on`; the rest is a heuristic that
+/// passes unless `strict`, which fails on any warning or error.
+pub fn lint_verdict(
+    section: &LintSection,
+    scan: Option<&ScanSection>,
+    scan_fail_on: FailOn,
+    strict: bool,
+) -> Verdict {
     let findings = section.findings.as_deref().unwrap_or_default();
     let count = |l: Level| findings.iter().filter(|f| f.level == l).count();
     let (e, w, n) = (
@@ -245,6 +288,17 @@ pub fn lint_verdict(section: &LintSection, strict: bool) -> Verdict {
                 "{} tool(s) could not be scored by the model (first: {}); {summary}",
                 l.errors.len(),
                 l.errors[0]
+            ),
+        };
+    }
+    let injected = scan_failures(scan, scan_fail_on);
+    if let Some(first) = injected.first() {
+        let first = first.replace(" introduces ", " has ");
+        return Verdict {
+            status: Status::Fail,
+            reason: format!(
+                "{first} ({} injection finding(s) in all); {summary}",
+                injected.len()
             ),
         };
     }
@@ -275,20 +329,26 @@ mod tests {
     #[test]
     fn verdict_passes_unless_strict_and_is_incomplete_without_model_scores() {
         let s = LintSection::full(lint(pair_tools()));
-        let v = lint_verdict(&s, false);
+        let v = lint_verdict(&s, None, FailOn::High, false);
         assert_eq!(v.status, Status::Pass);
         assert_eq!(
             v.reason,
             "1 hard gate(s), 1 confusable pair(s), 0 note(s) (a heuristic: pass --strict to fail on them)"
         );
-        assert_eq!(lint_verdict(&s, true).status, Status::Fail);
+        assert_eq!(
+            lint_verdict(&s, None, FailOn::High, true).status,
+            Status::Fail
+        );
         let clean = LintSection::full(lint(json!([{"name": "a", "description": "Does a."}])));
-        assert_eq!(lint_verdict(&clean, true).status, Status::Pass);
+        assert_eq!(
+            lint_verdict(&clean, None, FailOn::High, true).status,
+            Status::Pass
+        );
         let mut s = s;
         let mut failed = crate::lint::llm::LlmReport::new(&Named);
         failed.errors = vec!["`a`: HTTP 500".into()];
         s.llm = Some(failed);
-        let v = lint_verdict(&s, false);
+        let v = lint_verdict(&s, None, FailOn::High, false);
         assert_eq!(v.status, Status::Incomplete);
         assert!(
             v.reason
@@ -356,7 +416,13 @@ mod tests {
         };
         let t = CheckThresholds::default();
         // Both sides 0%: no drop can show, so no pass.
-        let v = check_verdict(&diff, None, Some(&routing(&[false; 4], &[false; 4])), &t);
+        let v = check_verdict(
+            &diff,
+            None,
+            Some(&routing(&[false; 4], &[false; 4])),
+            None,
+            &t,
+        );
         assert_eq!(v.status, Status::Incomplete);
         assert!(
             v.reason.starts_with(
@@ -368,14 +434,14 @@ mod tests {
         // One right of four passes by default; a floor of 30% makes it incomplete.
         let some = routing(&[true, false, false, false], &[true, false, false, false]);
         assert_eq!(
-            check_verdict(&diff, None, Some(&some), &t).status,
+            check_verdict(&diff, None, Some(&some), None, &t).status,
             Status::Pass
         );
         let strict = CheckThresholds {
             min_base_accuracy: Some(0.3),
             ..CheckThresholds::default()
         };
-        let v = check_verdict(&diff, None, Some(&some), &strict);
+        let v = check_verdict(&diff, None, Some(&some), None, &strict);
         assert_eq!(v.status, Status::Incomplete);
         assert!(
             v.reason.contains("at or below the min_base_accuracy 30.0%"),

@@ -13,6 +13,7 @@ use crate::embed::DEFAULT_API_KEY_ENV;
 use crate::github::CommentMode;
 use crate::llm::ToolChoice;
 use crate::report::render::Format;
+use crate::scan::FailOn;
 
 /// A clap value parser for a library vocabulary: its names, with their help.
 pub fn choice<T: Choice + Clone>() -> impl TypedValueParser<Value = T> {
@@ -147,6 +148,9 @@ pub struct GateArgs {
     /// 0% always is [default: 0].
     #[arg(long, value_name = "FRACTION")]
     pub min_base_accuracy: Option<f64>,
+    /// Fail on an injection-scan finding the PR introduced at or above this [default: high].
+    #[arg(long, value_parser = choice::<FailOn>())]
+    pub scan_fail_on: Option<FailOn>,
     /// Skip meaning drift (no embedding).
     #[arg(long)]
     pub no_embed: bool,

@@ -7,6 +7,7 @@ use serde::Deserialize;
 use crate::diff::Severity;
 use crate::error::{Error, Result};
 use crate::llm::ToolChoice;
+use crate::scan::{Allow, FailOn};
 
 pub const DEFAULT_FILE: &str = "driftgate.toml";
 
@@ -21,6 +22,18 @@ pub struct Config {
     pub suite: SuiteConfig,
     #[serde(default)]
     pub cache: CacheConfig,
+    #[serde(default)]
+    pub scan: ScanConfig,
+}
+
+/// `[scan]`: the gate's level for introduced injection findings, and `[[scan.allow]]` entries
+/// (rule, tool, reason) for the rare legitimate case.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ScanConfig {
+    pub fail_on: Option<FailOn>,
+    #[serde(default)]
+    pub allow: Vec<Allow>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
@@ -152,6 +165,11 @@ fn validate(cfg: &Config, path: &Path) -> Result<()> {
     }
     if cfg.router.timeout_secs == Some(0) {
         return bad("router.timeout_secs", "expected at least 1 second");
+    }
+    for (i, a) in cfg.scan.allow.iter().enumerate() {
+        if let Err(why) = a.check() {
+            return bad(&format!("scan.allow[{i}]"), &why);
+        }
     }
     Ok(())
 }

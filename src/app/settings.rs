@@ -62,6 +62,10 @@ pub fn thresholds(g: &GateArgs, cfg: &Config) -> Result<CheckThresholds> {
         tolerance: g.tolerance.or(cfg.gate.tolerance).unwrap_or(d.tolerance),
         require_significance: g.require_significance.or(cfg.gate.require_significance),
         min_base_accuracy: g.min_base_accuracy.or(cfg.gate.min_base_accuracy),
+        scan_fail_on: g
+            .scan_fail_on
+            .or(cfg.scan.fail_on)
+            .unwrap_or(d.scan_fail_on),
     };
     if !(0.0..=1.0).contains(&t.cosine_floor) {
         return Err(Error::Usage(format!(

@@ -13,6 +13,7 @@ use crate::gate::{self, CheckThresholds};
 use crate::replay::{self, ReplayConfig, Replayer};
 use crate::report::{self, Command, Report, Side};
 use crate::route::{Router, RouterInfo, SYSTEM_PROMPT_FILE};
+use crate::scan::ScanSection;
 use crate::source::Loaded;
 use crate::suite::{self, SuiteChoice};
 use crate::tools::Tool;
@@ -26,6 +27,8 @@ pub struct CheckInputs {
     /// `None` skips the replay (plain `diff`).
     pub replay: Option<ReplayInputs>,
     pub notes: Vec<String>,
+    /// Accepted scan findings (`[[scan.allow]]`), each with its reason.
+    pub scan_allow: Vec<crate::scan::Allow>,
 }
 
 pub struct ReplayInputs {
@@ -46,8 +49,10 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
         embedder,
         replay,
         mut notes,
+        scan_allow,
     } = inputs;
     let d = diff::diff(&base.tools, &head.tools);
+    let scan = ScanSection::delta(&base.tools, &head.tools, &scan_allow);
     let drift: Option<Drift> = match &embedder {
         Some(e) => Some(
             drift::measure(
@@ -118,7 +123,13 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
         }
         Command::Diff | Command::Lint => None,
     };
-    let verdict = gate::check_verdict(&d, drift.as_ref(), routing.as_ref(), &thresholds);
+    let verdict = gate::check_verdict(
+        &d,
+        drift.as_ref(),
+        routing.as_ref(),
+        Some(&scan),
+        &thresholds,
+    );
     Ok(Report {
         schema_version: report::SCHEMA_VERSION,
         driftgate_version: report::VERSION.to_string(),
@@ -134,6 +145,7 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
         router: router_info,
         notes,
         lint,
+        scan: Some(scan),
         github: None,
     })
 }
@@ -145,7 +157,8 @@ pub fn diff_report(base: &Loaded, head: &Loaded, fail_on: Severity) -> Report {
         fail_on,
         ..CheckThresholds::default()
     };
-    let verdict = gate::check_verdict(&d, None, None, &thresholds);
+    let scan = ScanSection::delta(&base.tools, &head.tools, &[]);
+    let verdict = gate::check_verdict(&d, None, None, Some(&scan), &thresholds);
     Report {
         schema_version: report::SCHEMA_VERSION,
         driftgate_version: report::VERSION.to_string(),
@@ -161,6 +174,7 @@ pub fn diff_report(base: &Loaded, head: &Loaded, fail_on: Severity) -> Report {
         router: None,
         notes: Vec::new(),
         lint: None,
+        scan: Some(scan),
         github: None,
     }
 }

@@ -129,16 +129,26 @@ pub struct Report {
     /// Static analysis: every finding for `lint`; what the PR introduced or fixed for `check`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lint: Option<crate::lint::LintSection>,
+    /// The injection scan: what head introduced over base (`check`, `diff`), or every finding
+    /// (`lint`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scan: Option<crate::scan::ScanSection>,
     /// Set when the report was made in GitHub Actions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub github: Option<GithubContext>,
 }
 
 impl Report {
-    /// The report of `lint`: one side, no diff, the lint section and its verdict (`strict`: see
-    /// `gate::lint_verdict`).
-    pub fn of_lint(side: Side, section: crate::lint::LintSection, strict: bool) -> Report {
-        let verdict = crate::gate::lint_verdict(&section, strict);
+    /// The report of `lint`: one side, no diff, the lint and scan sections and their verdict
+    /// (`strict`, `scan_fail_on`: see `gate::lint_verdict`).
+    pub fn of_lint(
+        side: Side,
+        section: crate::lint::LintSection,
+        scan: crate::scan::ScanSection,
+        scan_fail_on: crate::scan::FailOn,
+        strict: bool,
+    ) -> Report {
+        let verdict = crate::gate::lint_verdict(&section, Some(&scan), scan_fail_on, strict);
         Report {
             schema_version: SCHEMA_VERSION,
             driftgate_version: VERSION.to_string(),
@@ -150,13 +160,17 @@ impl Report {
                 unchanged: side.tool_count,
             },
             head: side,
-            thresholds: CheckThresholds::default(),
+            thresholds: CheckThresholds {
+                scan_fail_on,
+                ..CheckThresholds::default()
+            },
             drift: None,
             routing: None,
             suite: None,
             router: None,
             notes: Vec::new(),
             lint: Some(section),
+            scan: Some(scan),
             github: None,
         }
     }
@@ -209,7 +223,8 @@ mod tests {
             file: None,
             lines: BTreeMap::new(),
         };
-        let report = Report::of_lint(side, section, false);
+        let scan = crate::scan::ScanSection::full(&set, &[]);
+        let report = Report::of_lint(side, section, scan, crate::scan::FailOn::High, false);
         assert_eq!(report.verdict.status, Status::Pass);
         let text = crate::report::render::json::render(&report);
         let back = Report::from_json(&text, "r.json").unwrap();

@@ -45,6 +45,38 @@ impl crate::choice::Choice for Level {
     }
 }
 
+/// The level at which an introduced finding fails the gate (`--scan-fail-on`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FailOn {
+    Medium,
+    #[default]
+    High,
+    /// Report only (the findings are still listed first).
+    Never,
+}
+
+impl FailOn {
+    pub fn level(self) -> Option<Level> {
+        match self {
+            FailOn::Medium => Some(Level::Medium),
+            FailOn::High => Some(Level::High),
+            FailOn::Never => None,
+        }
+    }
+}
+
+impl crate::choice::Choice for FailOn {
+    const ALL: &'static [Self] = &[FailOn::Medium, FailOn::High, FailOn::Never];
+    fn name(self) -> &'static str {
+        match self {
+            FailOn::Medium => "medium",
+            FailOn::High => "high",
+            FailOn::Never => "never",
+        }
+    }
+}
+
 pub type RuleId = &'static str;
 
 fn rule_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RuleId, D::Error> {
@@ -77,6 +109,7 @@ impl Finding {
 
 /// An accepted finding (`[[scan.allow]]` in `driftgate.toml`), with the reason required there.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct Allow {
     pub rule: String,
     pub tool: String,
@@ -98,6 +131,30 @@ pub struct ScanSection {
     pub existing: Vec<Finding>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub allowed: Vec<Allowed>,
+}
+
+impl Allow {
+    /// A usable entry: a known rule, a tool, and a reason a reviewer can read.
+    pub fn check(&self) -> std::result::Result<(), String> {
+        if !RULES.iter().any(|r| r.id == self.rule) {
+            let known: Vec<&str> = RULES.iter().map(|r| r.id).collect();
+            return Err(format!(
+                "rule {:?} is no scan rule (expected one of {})",
+                self.rule,
+                known.join(", ")
+            ));
+        }
+        if self.tool.trim().is_empty() {
+            return Err(format!("rule {:?}: `tool` must name the tool", self.rule));
+        }
+        if self.reason.trim().is_empty() {
+            return Err(format!(
+                "rule {:?}, tool {:?}: `reason` is required (why this is legitimate)",
+                self.rule, self.tool
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl ScanSection {
@@ -135,8 +192,11 @@ impl ScanSection {
         }
     }
 
-    /// Introduced findings at or above `level`, worst first.
-    pub fn failing(&self, level: Level) -> Vec<&Finding> {
+    /// Introduced findings at or above the gate's level, worst first.
+    pub fn failing(&self, fail_on: FailOn) -> Vec<&Finding> {
+        let Some(level) = fail_on.level() else {
+            return Vec::new();
+        };
         let mut v: Vec<&Finding> = self
             .introduced
             .iter()
@@ -342,8 +402,8 @@ fn name_rules(
     add(finding(tool, s, "confusable-name", Level::High, why));
 }
 
-/// Lowercase, Markdown emphasis and backslashes dropped, names split into words, whitespace
-/// collapsed. Returns the normalised text; excerpts are cut from it.
+/// Markdown emphasis and backslashes dropped, names split into words, whitespace collapsed (case
+/// kept: patterns ignore it). Returns the normalised text; excerpts are cut from it.
 fn normalise(text: &str, is_name: bool) -> String {
     let mut spaced = String::with_capacity(text.len() + 8);
     let mut prev_lower = false;
@@ -360,7 +420,7 @@ fn normalise(text: &str, is_name: bool) -> String {
         if matches!(c, '*' | '\\') {
             continue;
         }
-        spaced.extend(c.to_lowercase());
+        spaced.push(if is_name { c.to_ascii_lowercase() } else { c });
     }
     spaced.split_whitespace().collect::<Vec<_>>().join(" ")
 }
@@ -419,7 +479,10 @@ fn shadowing(
     for p in rules::SHADOW.iter() {
         for c in p.captures_iter(text) {
             let named = c.name("t").expect("every shadow pattern names t").as_str();
-            let named = named.trim_matches(|c: char| !c.is_alphanumeric());
+            let named = named
+                .trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase();
+            let named = named.as_str();
             if named == own || rules::NOT_A_TOOL.contains(&named) {
                 continue;
             }
@@ -473,7 +536,7 @@ mod tests {
             "content from reading ssh id rsa"
         );
         assert_eq!(normalise("toolCallHistory", true), "tool call history");
-        assert_eq!(normalise("**NEVER  tell**\nthe", false), "never tell the");
+        assert_eq!(normalise("**NEVER  tell**\nthe", false), "NEVER tell the");
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! The scan's rules: data (id, level, why, a public reference) and, for the text rules, the
-//! patterns. Patterns are matched against a normalised copy of each string: lowercase, names
+//! patterns. Patterns are matched, ignoring case, against a normalised copy of each string: names
 //! split into words (`content_from_reading_ssh_id_rsa` → `content from reading ssh id rsa`),
 //! whitespace collapsed, Markdown emphasis removed, so `**NEVER tell**` reads as `never tell`.
 
@@ -135,8 +135,12 @@ pub struct TextRule {
     pub patterns: Vec<Regex>,
 }
 
+/// Patterns match case-insensitively, so excerpts keep the text's own case.
 fn re(p: &str) -> Regex {
-    Regex::new(p).unwrap_or_else(|e| panic!("scan pattern {p:?}: {e}"))
+    regex::RegexBuilder::new(p)
+        .case_insensitive(true)
+        .build()
+        .unwrap_or_else(|e| panic!("scan pattern {p:?}: {e}"))
 }
 
 /// Verbs that move a file's content somewhere, for `credential-path`.

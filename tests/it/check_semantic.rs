@@ -159,7 +159,7 @@ fn identical_sides_pass_and_head_is_answered_by_reuse() {
     assert_eq!(r["verdict"]["status"], "pass");
     assert_eq!(
         r["verdict"]["reason"],
-        "routing 80.6% → 80.6% (+0.0 pts, p=1.0000); no change at or above high (0 change(s))"
+        "routing 80.6% → 80.6% (+0.0 pts, p=1.0000); no change at or above high (0 change(s)); no injection finding introduced"
     );
     let s = &r["routing"]["summary"];
     assert_eq!(f(&s["delta"]), 0.0);

@@ -494,26 +494,16 @@ fn lint_report(ts: &ToolSet, l: Lint) -> driftgate::report::Report {
         lines: Default::default(),
     };
     let section = LintSection::full(l);
-    driftgate::report::Report {
-        schema_version: report::SCHEMA_VERSION,
-        driftgate_version: "test".into(),
-        command: driftgate::report::Command::Lint,
-        verdict: driftgate::gate::lint_verdict(&section, false),
-        base: side.clone(),
-        head: side,
-        thresholds: Default::default(),
-        diff: driftgate::diff::Diff {
-            tools: vec![],
-            unchanged: ts.len(),
-        },
-        drift: None,
-        routing: None,
-        suite: None,
-        router: None,
-        notes: vec![],
-        lint: Some(section),
-        github: None,
-    }
+    let scan = driftgate::scan::ScanSection::full(ts, &[]);
+    let mut r = driftgate::report::Report::of_lint(
+        side,
+        section,
+        scan,
+        driftgate::scan::FailOn::High,
+        false,
+    );
+    r.driftgate_version = "test".into();
+    r
 }
 
 // ---- the command line -----------------------------------------------------------------------

@@ -82,6 +82,7 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
             price_per_mtok: r.prices,
         }),
         notes: Vec::new(),
+        scan_allow: cfg.scan.allow.clone(),
     };
     let report = check::run(Command::Check, inputs, &console).await?;
     super::deliver(report, &a.out, &a.github, &console).await

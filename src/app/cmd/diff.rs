@@ -37,6 +37,7 @@ pub async fn run(d: DiffArgs) -> Result<i32> {
         embedder,
         replay: None,
         notes: Vec::new(),
+        scan_allow: cfg.scan.allow.clone(),
     };
     let report = check::run(Command::Diff, inputs, &console).await?;
     super::deliver(report, &a.out, &a.github, &console).await

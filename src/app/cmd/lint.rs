@@ -2,7 +2,7 @@
 
 use clap::Args;
 
-use crate::app::args::{LiveArgs, ModelArgs, OutputArgs, SourceArgs};
+use crate::app::args::{LiveArgs, ModelArgs, OutputArgs, SourceArgs, choice};
 use crate::app::config::{self, RouterKind};
 use crate::app::console::{Progress, Terminal};
 use crate::app::settings::RouterSettings;
@@ -10,6 +10,7 @@ use crate::app::{output, settings};
 use crate::error::{Error, Result};
 use crate::lint::{self, LintOptions, LintSection, llm};
 use crate::report::{Report, Side};
+use crate::scan::{FailOn, ScanSection};
 use crate::source;
 
 pub const EXIT_CODES: &str = "\
@@ -24,9 +25,12 @@ Exit codes:
 pub struct LintArgs {
     #[command(flatten)]
     pub source: SourceArgs,
-    /// Fail (exit 1) on hard gates and confusable pairs; by default lint only reports.
+    /// Fail (exit 1) on hard gates and confusable pairs; by default lint only reports them.
     #[arg(long)]
     pub strict: bool,
+    /// Fail (exit 1) on an injection-scan finding at or above this [default: high].
+    #[arg(long, value_parser = choice::<FailOn>())]
+    pub scan_fail_on: Option<FailOn>,
     /// Flag pairs scoring at or above this [default: 0.40 with embeddings, 0.39 without].
     #[arg(long, value_name = "SCORE")]
     pub threshold: Option<f64>,
@@ -87,7 +91,9 @@ pub async fn run(a: LintArgs) -> Result<i32> {
             .await,
         );
     }
-    let report = Report::of_lint(Side::of(&loaded), section, a.strict);
+    let scan = ScanSection::full(&loaded.tools, &cfg.scan.allow);
+    let fail_on = a.scan_fail_on.or(cfg.scan.fail_on).unwrap_or_default();
+    let report = Report::of_lint(Side::of(&loaded), section, scan, fail_on, a.strict);
     output::emit(&report, &a.out, &Terminal::new(Progress::Off))?;
     Ok(report.verdict.exit_code())
 }

@@ -72,43 +72,94 @@ fn message(v: &ToolView) -> String {
     parts.join("\n")
 }
 
+/// One annotation before escaping: level, the tool's line, title and message.
+struct Entry {
+    level: Level,
+    line: Option<usize>,
+    title: String,
+    message: String,
+}
+
+/// Injection findings the PR introduced come first: an error when they fail the gate, a
+/// warning below `--scan-fail-on`.
+fn scan_entries(report: &Report) -> Vec<Entry> {
+    let Some(s) = &report.scan else {
+        return Vec::new();
+    };
+    let failing = s.failing(report.thresholds.scan_fail_on);
+    s.introduced
+        .iter()
+        .map(|f| {
+            let fails = failing.iter().any(|x| std::ptr::eq(*x, f));
+            let hidden = f
+                .hidden
+                .as_deref()
+                .map(|h| format!("\nhidden text: {}", cell(h, 300)))
+                .unwrap_or_default();
+            Entry {
+                level: if fails { Level::Error } else { Level::Warning },
+                line: report.head.lines.get(&f.tool).copied(),
+                title: format!(
+                    "driftgate: {} injection finding {} in {}",
+                    f.level.as_str(),
+                    f.rule,
+                    cell(&f.tool, 80)
+                ),
+                message: format!("{}: {}{hidden}", cell(&f.field, 200), cell(&f.excerpt, 300)),
+            }
+        })
+        .collect()
+}
+
+fn tool_entry(v: &ToolView) -> Entry {
+    Entry {
+        level: level(v),
+        line: v.line,
+        title: format!(
+            "driftgate: {} {}",
+            cell(v.name, 80),
+            if v.failed() {
+                "fails the gate".to_string()
+            } else {
+                v.severity()
+                    .map_or_else(|| "routing moved".to_string(), |s| s.as_str().to_string())
+            }
+        ),
+        message: message(v),
+    }
+}
+
 /// The annotation lines (each ends with a newline), ready to print to stdout in Actions.
 pub fn render(report: &Report) -> String {
     let rows = view::tools(report);
+    let entries: Vec<Entry> = scan_entries(report)
+        .into_iter()
+        .chain(rows.iter().map(tool_entry))
+        .collect();
     let file = report.head.file.as_deref();
     let mut out = String::new();
     for lvl in [Level::Error, Level::Warning, Level::Notice] {
-        let of_level: Vec<&ToolView> = rows.iter().filter(|v| level(v) == lvl).collect();
+        let of_level: Vec<&Entry> = entries.iter().filter(|e| e.level == lvl).collect();
         let shown = if of_level.len() > PER_KIND {
             PER_KIND - 1
         } else {
             of_level.len()
         };
-        for v in &of_level[..shown] {
+        for e in &of_level[..shown] {
             let mut props = Vec::new();
             if let Some(f) = file {
                 props.push(format!("file={}", workflow_property(f)));
-                if let Some(line) = v.line {
+                if let Some(line) = e.line {
                     props.push(format!("line={line}"));
                 }
             }
-            let title = format!(
-                "driftgate: {} {}",
-                cell(v.name, 80),
-                if v.failed() {
-                    "fails the gate".to_string()
-                } else {
-                    v.severity()
-                        .map_or_else(|| "routing moved".to_string(), |s| s.as_str().to_string())
-                }
-            );
-            props.push(format!("title={}", workflow_property(&title)));
+            props.push(format!("title={}", workflow_property(&e.title)));
             let _ = writeln!(
                 out,
                 "::{} {}::{}",
                 lvl.command(),
                 props.join(","),
-                workflow_data(&message(v))
+                workflow_data(&e.message)
             );
         }
         if of_level.len() > shown {
@@ -117,7 +168,7 @@ pub fn render(report: &Report) -> String {
                 "::{} title=driftgate::{}",
                 lvl.command(),
                 workflow_data(&format!(
-                    "{} more tool(s) at this level; see the job summary or the full report",
+                    "{} more annotation(s) at this level; see the job summary or the full report",
                     of_level.len() - shown
                 ))
             );

@@ -41,6 +41,13 @@ fn default_level(s: Severity) -> &'static str {
     }
 }
 
+fn scan_level(l: crate::scan::Level) -> &'static str {
+    match l {
+        crate::scan::Level::High => "error",
+        crate::scan::Level::Medium => "warning",
+    }
+}
+
 fn rules() -> Vec<Value> {
     let mut out: Vec<Value> = LAW
         .iter()
@@ -61,6 +68,15 @@ fn rules() -> Vec<Value> {
             "properties": {"tags": ["mcp", "lint"]},
         }));
     }
+    for r in crate::scan::RULES {
+        out.push(json!({
+            "id": r.id,
+            "shortDescription": {"text": r.summary},
+            "helpUri": r.reference,
+            "defaultConfiguration": {"level": scan_level(r.level)},
+            "properties": {"tags": ["mcp", "security", "injection"]},
+        }));
+    }
     for (id, level, text) in MEASUREMENT_RULES {
         out.push(json!({
             "id": id,
@@ -76,6 +92,7 @@ fn rule_index(id: &str) -> usize {
     LAW.iter()
         .map(|r| r.id)
         .chain(crate::lint::RULES.iter().map(|r| r.id))
+        .chain(crate::scan::RULES.iter().map(|r| r.id))
         .chain(MEASUREMENT_RULES.iter().map(|r| r.0))
         .position(|r| r == id)
         .expect("every result's rule is in the rule table")
@@ -142,6 +159,30 @@ fn result(
 pub fn render(report: &Report) -> String {
     let file = report.head.file.as_deref();
     let mut results = Vec::new();
+    // Injection scan: what the PR introduced (for `lint`, every finding), at the tool's line;
+    // first, as in every format.
+    if let Some(s) = &report.scan {
+        for f in &s.introduced {
+            let hidden = f
+                .hidden
+                .as_deref()
+                .map(|h| format!(" (hidden text: {})", cell(h, 300)))
+                .unwrap_or_default();
+            results.push(result(
+                f.rule,
+                scan_level(f.level),
+                format!(
+                    "`{}` {}: {}{hidden}",
+                    cell(&f.tool, 200),
+                    cell(&f.field, 200),
+                    cell(&f.excerpt, 300)
+                ),
+                location(file, report.head.lines.get(&f.tool).copied()),
+                &f.tool,
+                &f.field,
+            ));
+        }
+    }
     if report.verdict.status == Status::Incomplete {
         results.push(result(
             "measurement-incomplete",

@@ -14,9 +14,9 @@ use similar::{ChangeTag, TextDiff};
 use crate::diff::Kind;
 use crate::gate::Status;
 use crate::replay::Direction;
-use crate::report::Report;
 use crate::report::escape::{md_code, md_fence, md_inline, md_url};
 use crate::report::view::{self, ToolView};
+use crate::report::{Command, Report};
 
 /// GitHub rejects issue comments longer than this (characters; we count bytes, which is never
 /// fewer).
@@ -107,6 +107,8 @@ pub fn render(report: &Report, opts: &Options) -> String {
         head.push_str("\n**Now passes.** An earlier run of this job failed; this comment was updated in place.\n");
     }
     let mut blocks = vec![head, context(report)];
+    // What the PR injected comes first: before notes, routing and the schema.
+    blocks.extend(scan(report));
     for note in &report.notes {
         blocks.push(format!("> [!WARNING]\n> {}\n", md_inline(note)));
     }
@@ -237,6 +239,70 @@ fn routing_summary(report: &Report) -> Option<String> {
         );
     }
     Some(out)
+}
+
+/// Injection-scan findings: what the PR introduced (for `lint`: all), then what base already
+/// had and what the allowlist accepted. Hidden text shows as escapes and its decoded content.
+fn scan(report: &Report) -> Vec<String> {
+    let Some(s) = &report.scan else {
+        return Vec::new();
+    };
+    let row = |b: &mut String, f: &crate::scan::Finding, extra: &str| {
+        let hidden = f
+            .hidden
+            .as_deref()
+            .map(|h| format!(" hidden text: {}", md_code(h, 200, true)))
+            .unwrap_or_default();
+        let _ = writeln!(
+            b,
+            "| {} | {} | {} | {} | {}{hidden}{extra} |",
+            f.level.as_str(),
+            md_code(f.rule, 40, true),
+            md_code(&f.tool, 60, true),
+            md_code(&f.field, 80, true),
+            md_code(&f.excerpt, 200, true),
+        );
+    };
+    let header = "| Level | Rule | Tool | Field | Text |\n|---|---|---|---|---|\n";
+    let mut out = Vec::new();
+    if !s.introduced.is_empty() {
+        let title = match report.command {
+            Command::Lint => "Injection scan",
+            _ => "Injection scan: introduced by this PR",
+        };
+        let mut b = format!("#### 🛑 {title}\n\n{header}");
+        for f in s.introduced.iter().take(50) {
+            row(&mut b, f, "");
+        }
+        if s.introduced.len() > 50 {
+            let _ = writeln!(
+                b,
+                "\n_{} more in the full report._",
+                s.introduced.len() - 50
+            );
+        }
+        out.push(b);
+    }
+    if !s.existing.is_empty() || !s.allowed.is_empty() {
+        let mut b = format!(
+            "<details><summary>Injection scan: {} already at base, {} allowed</summary>\n\n{header}",
+            s.existing.len(),
+            s.allowed.len()
+        );
+        for f in s.existing.iter().take(50) {
+            row(&mut b, f, " (already at base)");
+        }
+        for a in s.allowed.iter().take(50) {
+            row(
+                &mut b,
+                &a.finding,
+                &format!(" allowed: {}", md_code(&a.reason, 200, true)),
+            );
+        }
+        b.push_str("\n</details>\n");
+        out.push(b);
+    }
+    out
 }
 
 /// Static-analysis findings: for `check`, only what the PR introduced or fixed ("this PR makes

@@ -61,6 +61,7 @@ pub fn render(report: &Report, color: bool) -> String {
         cell(&report.head.source, 80),
         report.head.tool_count
     );
+    scan(report, &p, &mut out);
     for note in &report.notes {
         let _ = writeln!(
             out,
@@ -561,9 +562,10 @@ fn lint_report(report: &Report, p: &Paint) -> String {
             .map_or("words only (no embedding)".to_string(), |m| cell(m, 60))
     );
     let _ = writeln!(out, "{line}");
+    scan(report, p, &mut out);
     let findings = l.findings.as_deref().unwrap_or_default();
     if findings.is_empty() {
-        let _ = writeln!(out, "\nNo findings.");
+        let _ = writeln!(out, "\nNo lint findings.");
     } else {
         out.push('\n');
         lint_findings(p, findings, "", false, &mut out);
@@ -678,6 +680,74 @@ fn lint_report(report: &Report, p: &Paint) -> String {
         );
     }
     out
+}
+
+// ---- injection scan ------------------------------------------------------------------------------
+
+fn scan_finding(p: &Paint, f: &crate::scan::Finding, extra: &str, out: &mut String) {
+    let level = match f.level {
+        crate::scan::Level::High => p.wrap("1;31", "high"),
+        crate::scan::Level::Medium => p.wrap("33", "medium"),
+    };
+    let _ = writeln!(
+        out,
+        "  {level} {} `{}` {}{extra}\n      {}",
+        f.rule,
+        cell(&f.tool, 60),
+        cell(&f.field, 80),
+        cell(&f.excerpt, 160)
+    );
+    if let Some(h) = &f.hidden {
+        let _ = writeln!(out, "      hidden text: {}", cell(h, 160));
+    }
+}
+
+/// What the PR introduced first (for `lint`: every finding), then base's and the allowed ones.
+fn scan(report: &Report, p: &Paint, out: &mut String) {
+    let Some(s) = &report.scan else { return };
+    if !s.introduced.is_empty() {
+        let title = match report.command {
+            crate::report::Command::Lint => format!("Injection scan ({}):", s.introduced.len()),
+            _ => format!(
+                "Injection scan: introduced by this PR ({}):",
+                s.introduced.len()
+            ),
+        };
+        let _ = writeln!(out, "\n{}", p.wrap("1;31", &title));
+        for f in &s.introduced {
+            scan_finding(p, f, "", out);
+        }
+    }
+    if !s.existing.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            p.wrap(
+                "2",
+                &format!("Injection scan: already at base ({}):", s.existing.len())
+            )
+        );
+        for f in &s.existing {
+            scan_finding(p, f, "", out);
+        }
+    }
+    if !s.allowed.is_empty() {
+        let _ = writeln!(
+            out,
+            "\n{}",
+            p.wrap(
+                "2",
+                &format!(
+                    "Injection scan: allowed by the config ({}):",
+                    s.allowed.len()
+                )
+            )
+        );
+    }
+    for a in &s.allowed {
+        let reason = format!("  (allowed: {})", cell(&a.reason, 200));
+        scan_finding(p, &a.finding, &reason, out);
+    }
 }
 
 /// `check`: only what the PR introduced or fixed; nothing when lint saw no change.
