@@ -57,6 +57,7 @@ if [ -n "${INPUT_REQUIRE_SIGNIFICANCE:-}" ]; then
   set -- "$@" --require-significance "$INPUT_REQUIRE_SIGNIFICANCE"
 fi
 if [ -n "${INPUT_FAIL_ON:-}" ]; then set -- "$@" --fail-on "$INPUT_FAIL_ON"; fi
+if [ -n "${INPUT_SCAN_FAIL_ON:-}" ]; then set -- "$@" --scan-fail-on "$INPUT_SCAN_FAIL_ON"; fi
 if [ -n "${INPUT_COMMENT:-}" ]; then set -- "$@" --comment "$INPUT_COMMENT"; fi
 
 replay="${INPUT_SUITE:-}${INPUT_ROUTER:-}${INPUT_MODEL:-}${INPUT_BASE_URL:-}${INPUT_REPEATS:-}"
