@@ -68,6 +68,39 @@ pub fn diff_verdict(diff: &Diff, fail_on: Severity) -> Verdict {
     }
 }
 
+/// What a description below the cosine floor does to the verdict.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CosinePolicy {
+    /// Always fails (the proxy decides).
+    Fail,
+    /// Never fails; a review note.
+    Review,
+    /// Behaviour over proxy: where the suite measured the tool on at least `min_cases` of its own
+    /// cases, routing decides and the low cosine is a review note; elsewhere the floor fails.
+    #[default]
+    Auto,
+}
+
+impl crate::choice::Choice for CosinePolicy {
+    const ALL: &'static [Self] = &[CosinePolicy::Auto, CosinePolicy::Fail, CosinePolicy::Review];
+    fn name(self) -> &'static str {
+        match self {
+            CosinePolicy::Fail => "fail",
+            CosinePolicy::Review => "review",
+            CosinePolicy::Auto => "auto",
+        }
+    }
+}
+
+fn default_alpha() -> f64 {
+    0.05
+}
+
+fn default_min_cases() -> usize {
+    3
+}
+
 /// The thresholds `check` applies; from flags, `driftgate.toml`, or these defaults.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckThresholds {
@@ -75,8 +108,17 @@ pub struct CheckThresholds {
     pub cosine_floor: f64,
     /// Largest tolerated accuracy drop (fraction, 0.02 = 2 points), overall and per tool.
     pub tolerance: f64,
-    /// When set, a routing drop fails only if its exact one-sided p-value is below this.
+    /// The overall drop fails only if its exact one-sided p-value is also below this (default
+    /// 0.05: one net flip on a 36-case suite is noise, not a regression). `None`: tolerance only.
     pub require_significance: Option<f64>,
+    /// A per-tool drop fails only if its exact one-sided p-value is below this.
+    #[serde(default = "default_alpha")]
+    pub per_tool_alpha: f64,
+    /// Own cases a tool needs in the suite for routing to decide over its cosine (`auto`).
+    #[serde(default = "default_min_cases")]
+    pub min_cases: usize,
+    #[serde(default)]
+    pub cosine: CosinePolicy,
     /// Base accuracy at or below this measures nothing (a wrong model, endpoint or suite): the run
     /// is incomplete. A base of 0% always is.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -92,7 +134,10 @@ impl Default for CheckThresholds {
             fail_on: Severity::High,
             cosine_floor: crate::drift::DEFAULT_COSINE_FLOOR,
             tolerance: 0.02,
-            require_significance: None,
+            require_significance: Some(0.05),
+            per_tool_alpha: 0.05,
+            min_cases: 3,
+            cosine: CosinePolicy::Auto,
             min_base_accuracy: None,
             scan_fail_on: FailOn::High,
         }
@@ -124,6 +169,108 @@ fn nothing_measured(r: &crate::replay::Routing, t: &CheckThresholds) -> Option<S
             s.base_accuracy * 100.0
         )
     })
+}
+
+/// Does the overall routing drop fail? Beyond the tolerance, and significant.
+pub fn overall_drop_fails(s: &crate::stats::PairedSummary, t: &CheckThresholds) -> bool {
+    s.delta < -t.tolerance && t.require_significance.is_none_or(|a| s.p_value_worse < a)
+}
+
+/// The tools whose routing drop fails: tools the PR changed (the hypotheses the diff names before
+/// anything is measured) that dropped beyond the tolerance with evidence — Holm's step-down over
+/// those tools at `per_tool_alpha`, so editing ten tools does not buy ten chances of a false
+/// alarm, and one flip of a two-case tool (p = 0.5) is never enough. A drop of a tool the PR did
+/// not touch shows in the report and counts through the overall test.
+pub fn failing_tools<'a>(
+    r: &'a crate::replay::Routing,
+    diff: &Diff,
+    t: &CheckThresholds,
+) -> Vec<&'a crate::replay::ToolRouting> {
+    let changed: std::collections::BTreeSet<&str> = diff
+        .tools
+        .iter()
+        .flat_map(|d| [Some(d.name.as_str()), d.base_name.as_deref()])
+        .flatten()
+        .collect();
+    let mut family: Vec<&crate::replay::ToolRouting> = r
+        .per_tool
+        .iter()
+        .filter(|x| changed.contains(x.tool.as_str()))
+        .collect();
+    family.sort_by(|a, b| a.p_value_worse.total_cmp(&b.p_value_worse));
+    let m = family.len();
+    let mut out = Vec::new();
+    for (i, x) in family.into_iter().enumerate() {
+        if x.p_value_worse >= t.per_tool_alpha / (m - i) as f64 {
+            break;
+        }
+        if x.delta < -t.tolerance {
+            out.push(x);
+        }
+    }
+    out
+}
+
+/// What a description below the floor does.
+#[derive(Debug, Clone, PartialEq)]
+pub enum CosineCall {
+    Pass,
+    Fail(String),
+    Review(String),
+}
+
+/// Behaviour over proxy (`CosinePolicy`): a low cosine fails only where routing did not measure
+/// the tool on enough of its own cases.
+pub fn cosine_call(
+    td: &crate::drift::ToolDrift,
+    floor: f64,
+    routing: Option<&crate::replay::Routing>,
+    t: &CheckThresholds,
+) -> CosineCall {
+    if !td.below_floor {
+        return CosineCall::Pass;
+    }
+    let base = format!(
+        "`{}` description cosine {:.3} < floor {:.2}",
+        td.tool, td.description_cosine, floor
+    );
+    let covered = routing.and_then(|r| r.per_tool.iter().find(|x| x.tool == td.tool));
+    match t.cosine {
+        CosinePolicy::Fail => CosineCall::Fail(base),
+        CosinePolicy::Review => CosineCall::Review(format!("{base}: review the wording")),
+        CosinePolicy::Auto => match (routing, covered) {
+            (None, _) => CosineCall::Fail(base),
+            (Some(_), Some(c)) if c.cases >= t.min_cases => CosineCall::Review(format!(
+                "{base}, but routing measured it on {} case(s) ({:.1}% → {:.1}%): routing decides; review the wording",
+                c.cases,
+                c.base_accuracy * 100.0,
+                c.head_accuracy * 100.0
+            )),
+            (Some(_), c) => {
+                let have = c.map_or(0, |c| c.cases);
+                CosineCall::Fail(format!(
+                    "{base} (not covered by the suite: {} more case(s) expecting it would let routing decide)",
+                    t.min_cases - have
+                ))
+            }
+        },
+    }
+}
+
+/// The review notes of a check: low cosines that routing overruled (`CosinePolicy`).
+pub fn review_notes(
+    drift: Option<&crate::drift::Drift>,
+    routing: Option<&crate::replay::Routing>,
+    t: &CheckThresholds,
+) -> Vec<String> {
+    let Some(d) = drift else { return Vec::new() };
+    d.tools
+        .iter()
+        .filter_map(|td| match cosine_call(td, d.floor, routing, t) {
+            CosineCall::Review(m) => Some(m),
+            _ => None,
+        })
+        .collect()
 }
 
 /// The introduced scan findings that fail the gate, as one failure line each (worst first).
@@ -173,13 +320,16 @@ pub fn check_verdict(
             reason,
         };
     }
-    let significant = |p: f64| t.require_significance.is_none_or(|alpha| p < alpha);
     let mut failures: Vec<String> = scan_failures(scan, t.scan_fail_on);
     if let Some(r) = routing {
         let s = &r.summary;
-        if s.delta < -t.tolerance && significant(s.p_value_worse) {
+        if overall_drop_fails(s, t) {
+            let evidence = t
+                .require_significance
+                .map(|a| format!(" < {a}"))
+                .unwrap_or_default();
             failures.push(format!(
-                "routing accuracy {:.1}% → {:.1}% ({}, tolerance {}; {} case(s) regressed, {} fixed, p={:.4})",
+                "routing accuracy {:.1}% → {:.1}% ({}, tolerance {}; {} case(s) regressed, {} fixed, p={:.4}{evidence})",
                 s.base_accuracy * 100.0,
                 s.head_accuracy * 100.0,
                 pts(s.delta),
@@ -189,26 +339,24 @@ pub fn check_verdict(
                 s.p_value_worse
             ));
         }
-        for tool in &r.per_tool {
-            if tool.delta < -t.tolerance && significant(tool.p_value_worse) {
-                failures.push(format!(
-                    "`{}` routing {:.1}% → {:.1}% ({} over {} case(s), p={:.4})",
-                    tool.tool,
-                    tool.base_accuracy * 100.0,
-                    tool.head_accuracy * 100.0,
-                    pts(tool.delta),
-                    tool.cases,
-                    tool.p_value_worse
-                ));
-            }
+        for tool in failing_tools(r, diff, t) {
+            failures.push(format!(
+                "`{}` routing {:.1}% → {:.1}% ({} over {} case(s), p={:.4} < per_tool_alpha {}, Holm)",
+                tool.tool,
+                tool.base_accuracy * 100.0,
+                tool.head_accuracy * 100.0,
+                pts(tool.delta),
+                tool.cases,
+                tool.p_value_worse,
+                t.per_tool_alpha
+            ));
         }
     }
     if let Some(d) = drift {
-        for td in d.tools.iter().filter(|x| x.below_floor) {
-            failures.push(format!(
-                "`{}` description cosine {:.3} < floor {:.2}",
-                td.tool, td.description_cosine, d.floor
-            ));
+        for td in &d.tools {
+            if let CosineCall::Fail(m) = cosine_call(td, d.floor, routing, t) {
+                failures.push(m);
+            }
         }
     }
     let schema = diff_verdict(diff, t.fail_on);
@@ -237,11 +385,21 @@ pub fn check_verdict(
             s.p_value_worse
         ));
     }
-    if let Some(m) = drift.and_then(|d| d.min()) {
-        parts.push(format!(
-            "min description cosine {:.3} ≥ {:.2}",
-            m.description_cosine, t.cosine_floor
-        ));
+    if let Some(d) = drift
+        && let Some(m) = d.min()
+    {
+        let review = review_notes(drift, routing, t).len();
+        parts.push(if review == 0 {
+            format!(
+                "min description cosine {:.3} ≥ {:.2}",
+                m.description_cosine, d.floor
+            )
+        } else {
+            format!(
+                "{review} description(s) below the cosine floor {:.2} left to review (routing decided)",
+                d.floor
+            )
+        });
     }
     parts.push(schema.reason);
     if let Some(s) = scan {

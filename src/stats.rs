@@ -282,6 +282,12 @@ pub struct PairedSummary {
 /// # Panics
 /// If a case fails [`CaseOutcome::validate`].
 pub fn paired_summary(cases: &[CaseOutcome], seed: u64) -> PairedSummary {
+    paired_summary_with(cases, seed, DEFAULT_RESAMPLES)
+}
+
+/// [`paired_summary`] with `resamples` bootstrap resamples (0: no interval, `[-1, 1]`), for
+/// summaries whose interval nobody reads (per tool) and for simulations.
+pub fn paired_summary_with(cases: &[CaseOutcome], seed: u64, resamples: u32) -> PairedSummary {
     let n = cases.len();
     let mut base_sum = 0.0;
     let mut head_sum = 0.0;
@@ -311,7 +317,7 @@ pub fn paired_summary(cases: &[CaseOutcome], seed: u64) -> PairedSummary {
         base_ci: wilson(base_sum, n as f64, Z_95),
         head_ci: wilson(head_sum, n as f64, Z_95),
         delta: head_accuracy - base_accuracy,
-        delta_ci: bootstrap_delta_ci(cases, DEFAULT_RESAMPLES, seed),
+        delta_ci: bootstrap_delta_ci(cases, resamples, seed),
         discordant_right_to_wrong: b,
         discordant_wrong_to_right: c,
         p_value_worse: mcnemar_exact_one_sided(b, c),

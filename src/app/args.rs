@@ -9,6 +9,7 @@ use clap::{Args, ValueEnum};
 use crate::app::config::RouterKind;
 use crate::choice::Choice;
 use crate::diff::Severity;
+use crate::gate::CosinePolicy;
 use crate::embed::DEFAULT_API_KEY_ENV;
 use crate::github::CommentMode;
 use crate::llm::ToolChoice;
@@ -141,9 +142,22 @@ pub struct GateArgs {
     /// Largest tolerated routing-accuracy drop, overall and per tool [default: 0.02].
     #[arg(long, value_name = "FRACTION")]
     pub tolerance: Option<f64>,
-    /// A routing drop fails only when its exact one-sided p-value is below ALPHA.
+    /// The overall routing drop fails only when its exact one-sided p-value is also below ALPHA
+    /// (1: tolerance only) [default: 0.05].
     #[arg(long, value_name = "ALPHA")]
     pub require_significance: Option<f64>,
+    /// A per-tool routing drop fails only when its exact one-sided p-value is below ALPHA
+    /// [default: 0.05].
+    #[arg(long, value_name = "ALPHA")]
+    pub per_tool_alpha: Option<f64>,
+    /// Own cases a changed tool needs in the suite for routing to decide over its cosine
+    /// [default: 3].
+    #[arg(long, value_name = "N")]
+    pub min_cases: Option<usize>,
+    /// What a description below the cosine floor does: auto (routing decides where the suite
+    /// measured the tool), fail, or review (a note) [default: auto].
+    #[arg(long = "cosine-policy", value_parser = choice::<CosinePolicy>())]
+    pub cosine: Option<CosinePolicy>,
     /// Base accuracy at or below this measured nothing: the run is incomplete (exit 3). A base of
     /// 0% always is [default: 0].
     #[arg(long, value_name = "FRACTION")]

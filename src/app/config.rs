@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::diff::Severity;
+use crate::gate::CosinePolicy;
 use crate::error::{Error, Result};
 use crate::llm::ToolChoice;
 use crate::scan::{Allow, FailOn};
@@ -43,6 +44,10 @@ pub struct GateConfig {
     pub cosine_floor: Option<f64>,
     pub tolerance: Option<f64>,
     pub require_significance: Option<f64>,
+    pub per_tool_alpha: Option<f64>,
+    pub min_cases: Option<usize>,
+    /// `fail`, `review` or `auto` (behaviour over proxy): what a low cosine does.
+    pub cosine: Option<CosinePolicy>,
     pub min_base_accuracy: Option<f64>,
 }
 
@@ -142,12 +147,17 @@ fn validate(cfg: &Config, path: &Path) -> Result<()> {
         );
     }
     if let Some(a) = cfg.gate.require_significance
-        && !(a > 0.0 && a < 1.0)
+        && !(a > 0.0 && a <= 1.0)
     {
         return bad(
             "gate.require_significance",
-            "expected an alpha strictly between 0 and 1",
+            "expected an alpha above 0, at most 1 (1: tolerance only)",
         );
+    }
+    if let Some(a) = cfg.gate.per_tool_alpha
+        && !(a > 0.0 && a <= 1.0)
+    {
+        return bad("gate.per_tool_alpha", "expected an alpha above 0, at most 1");
     }
     if let Some(m) = cfg.gate.min_base_accuracy
         && !(0.0..1.0).contains(&m)

@@ -60,7 +60,18 @@ pub fn thresholds(g: &GateArgs, cfg: &Config) -> Result<CheckThresholds> {
             .or(cfg.gate.cosine_floor)
             .unwrap_or(d.cosine_floor),
         tolerance: g.tolerance.or(cfg.gate.tolerance).unwrap_or(d.tolerance),
-        require_significance: g.require_significance.or(cfg.gate.require_significance),
+        // 1 means "tolerance only": every p-value is below it.
+        require_significance: g
+            .require_significance
+            .or(cfg.gate.require_significance)
+            .or(d.require_significance)
+            .filter(|a| *a < 1.0),
+        per_tool_alpha: g
+            .per_tool_alpha
+            .or(cfg.gate.per_tool_alpha)
+            .unwrap_or(d.per_tool_alpha),
+        min_cases: g.min_cases.or(cfg.gate.min_cases).unwrap_or(d.min_cases),
+        cosine: g.cosine.or(cfg.gate.cosine).unwrap_or(d.cosine),
         min_base_accuracy: g.min_base_accuracy.or(cfg.gate.min_base_accuracy),
         scan_fail_on: g
             .scan_fail_on
@@ -79,11 +90,17 @@ pub fn thresholds(g: &GateArgs, cfg: &Config) -> Result<CheckThresholds> {
             t.tolerance
         )));
     }
-    if let Some(a) = t.require_significance
-        && !(a > 0.0 && a < 1.0)
+    if let Some(a) = g.require_significance
+        && !(a > 0.0 && a <= 1.0)
     {
         return Err(Error::Usage(format!(
-            "--require-significance {a}: expected an alpha strictly between 0 and 1"
+            "--require-significance {a}: expected an alpha above 0, at most 1 (1: tolerance only)"
+        )));
+    }
+    if !(t.per_tool_alpha > 0.0 && t.per_tool_alpha <= 1.0) {
+        return Err(Error::Usage(format!(
+            "--per-tool-alpha {}: expected an alpha above 0, at most 1",
+            t.per_tool_alpha
         )));
     }
     if let Some(m) = t.min_base_accuracy

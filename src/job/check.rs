@@ -123,6 +123,7 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
         }
         Command::Diff | Command::Lint => None,
     };
+    notes.extend(gate::review_notes(drift.as_ref(), routing.as_ref(), &thresholds));
     let verdict = gate::check_verdict(
         &d,
         drift.as_ref(),

@@ -90,6 +90,17 @@ impl Routing {
 
 /// Pair base and head runs case by case.
 pub fn compare(suite: &Suite, base: &SideRun, head: &SideRun, seed: u64) -> Routing {
+    compare_with(suite, base, head, seed, stats::DEFAULT_RESAMPLES)
+}
+
+/// [`compare`] with `resamples` for the overall bootstrap interval (simulations use 0).
+pub fn compare_with(
+    suite: &Suite,
+    base: &SideRun,
+    head: &SideRun,
+    seed: u64,
+    resamples: u32,
+) -> Routing {
     let mut outcomes = Vec::new();
     let mut flips = Vec::new();
     let mut errors = Vec::new();
@@ -127,7 +138,7 @@ pub fn compare(suite: &Suite, base: &SideRun, head: &SideRun, seed: u64) -> Rout
         outcomes.push(o);
     }
     flips.sort_by(|a, b| a.direction.cmp(&b.direction).then_with(|| a.id.cmp(&b.id)));
-    let summary = stats::paired_summary(&outcomes, seed);
+    let summary = stats::paired_summary_with(&outcomes, seed, resamples);
     let obs = |run: &SideRun| -> Vec<(Vec<String>, Option<String>)> {
         suite
             .cases
@@ -165,7 +176,8 @@ pub fn compare(suite: &Suite, base: &SideRun, head: &SideRun, seed: u64) -> Rout
                 .map(|(i, _)| i)
                 .collect();
             let sub: Vec<CaseOutcome> = idx.iter().map(|&i| outcomes[i].clone()).collect();
-            let s = stats::paired_summary(&sub, seed);
+            // No interval per tool: the report shows none, and 10,000 resamples per tool cost.
+            let s = stats::paired_summary_with(&sub, seed, 0);
             ToolRouting {
                 tool: tool.to_string(),
                 cases: sub.len(),

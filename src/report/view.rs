@@ -61,7 +61,6 @@ impl ToolView<'_> {
 /// routing drop, then by meaning drift; ties by name so the order is stable.
 pub fn tools(report: &Report) -> Vec<ToolView<'_>> {
     let t = &report.thresholds;
-    let significant = |p: f64| t.require_significance.is_none_or(|alpha| p < alpha);
     let drift_of = |name: &str| {
         report
             .drift
@@ -103,10 +102,17 @@ pub fn tools(report: &Report) -> Vec<ToolView<'_>> {
             }
         }
     }
+    let failing: Vec<&str> = report
+        .routing
+        .as_ref()
+        .map(|r| crate::gate::failing_tools(r, &report.diff, t))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|x| x.tool.as_str())
+        .collect();
     for v in &mut rows {
         if let Some(r) = v.routing
-            && r.delta < -t.tolerance
-            && significant(r.p_value_worse)
+            && failing.contains(&r.tool.as_str())
         {
             v.failures.push(format!(
                 "routing {:.1}% → {:.1}% ({:+.1} pts, p={:.4})",
@@ -117,11 +123,13 @@ pub fn tools(report: &Report) -> Vec<ToolView<'_>> {
             ));
         }
         if let Some(d) = v.drift
-            && d.below_floor
+            && let Some(all) = &report.drift
+            && let crate::gate::CosineCall::Fail(_) =
+                crate::gate::cosine_call(d, all.floor, report.routing.as_ref(), t)
         {
             v.failures.push(format!(
                 "description cosine {:.3} < floor {:.2}",
-                d.description_cosine, t.cosine_floor
+                d.description_cosine, all.floor
             ));
         }
         if let Some(c) = v.worst_change()

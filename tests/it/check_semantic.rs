@@ -56,10 +56,20 @@ fn calendar_rewrite_regresses_routing_and_fails() {
     assert_eq!(run.code, 1, "{}", run.dump());
     assert_eq!(r["command"], "check");
     assert_eq!(r["verdict"]["status"], "fail");
-    // Routing decides first; the meaning floor and the per-tool drop are the "+2 more".
+    // The overall drop (5 regressed, 1 fixed, p = 0.109) is not evidence on its own; the edited
+    // tool's drop is (5 of 8 cases lost, none won: p = 0.031). Its low cosine is only a review
+    // note: routing measured it on 8 cases.
     assert_eq!(
         r["verdict"]["reason"],
-        "routing accuracy 80.6% → 69.4% (-11.1 pts, tolerance -2.0 pts; 5 case(s) regressed, 1 fixed, p=0.1094) (+2 more)"
+        "`schedule_appointment` routing 87.5% → 25.0% (-62.5 pts over 8 case(s), p=0.0312 < per_tool_alpha 0.05, Holm)"
+    );
+    assert!(
+        r["notes"].as_array().unwrap().iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("`schedule_appointment` description cosine 0.235 < floor 0.92, but routing measured it on 8 case(s)")),
+        "{}",
+        r["notes"]
     );
 
     let s = &r["routing"]["summary"];
@@ -145,7 +155,7 @@ fn calendar_rewrite_regresses_routing_and_fails() {
     assert_eq!(r["suite"]["changed_in_pr"], false);
     assert_eq!(r["router"]["kind"], "semantic");
     assert_eq!(r["router"]["system_prompt"], "(none)");
-    assert!(r["notes"].as_array().unwrap().is_empty());
+    assert_eq!(r["notes"].as_array().unwrap().len(), 1, "the review note");
 }
 
 #[test]
@@ -211,7 +221,7 @@ fn a_second_run_with_the_same_cache_sends_nothing_and_reports_the_same() {
     assert_eq!(run.code, 1, "{}", run.dump());
     assert!(
         run.stdout
-            .starts_with("driftgate check: FAIL — routing accuracy 80.6% → 69.4%"),
+            .starts_with("driftgate check: FAIL — `schedule_appointment` routing 87.5% → 25.0%"),
         "{}",
         run.dump()
     );
@@ -241,13 +251,13 @@ fn a_second_run_with_the_same_cache_sends_nothing_and_reports_the_same() {
 /// "root directories" wording. The read cases accept read_file or read_text_file, so the
 /// deprecation moves them to read_text_file without loss (6/9 at both sides).
 ///
-/// The gate still fails, exit 1, on meaning alone: read_file's description cosine to its old self
-/// is 0.546, below the 0.92 floor. That is the floor doing its job — the description an agent reads
-/// did change meaning — and the routing numbers are the evidence a reviewer uses to accept it
-/// (here with `--cosine-floor 0.5`, which passes). Four notes say the base tools cannot serve the
-/// media cases, and no question is unchanged because two tools were added to every request.
+/// Behaviour over proxy: read_file's description cosine to its old self is 0.546, below the 0.92
+/// floor, but the suite measured read_file on 9 of its own cases and routing held (6/9 at both
+/// sides), so routing decides and the low cosine is a review note: the gate passes (before issue
+/// 11 it failed on the cosine alone). Four more notes say the base tools cannot serve the media
+/// cases, and no question is unchanged because two tools were added to every request.
 #[test]
-fn real_corpus_rewrite_fails_on_meaning_while_routing_improves() {
+fn real_corpus_rewrite_passes_on_behaviour_and_notes_the_low_cosine() {
     let cache = tempfile::tempdir().unwrap();
     let args = [
         "--base",
@@ -258,10 +268,10 @@ fn real_corpus_rewrite_fails_on_meaning_while_routing_improves() {
         "tests/fixtures/server-filesystem.suite.jsonl",
     ];
     let (run, r) = check_json(cache.path(), &args);
-    assert_eq!(run.code, 1, "{}", run.dump());
+    assert_eq!(run.code, 0, "{}", run.dump());
     assert_eq!(
         r["verdict"]["reason"],
-        "`read_file` description cosine 0.546 < floor 0.92"
+        "routing 52.5% → 60.0% (+7.5 pts, p=1.0000); 1 description(s) below the cosine floor 0.92 left to review (routing decided); no change at or above high (4 change(s), worst unknown); no injection finding introduced"
     );
     let s = &r["routing"]["summary"];
     assert_eq!(s["n_cases"], 40);
@@ -320,7 +330,11 @@ fn real_corpus_rewrite_fails_on_meaning_while_routing_improves() {
         .iter()
         .map(|n| n.as_str().unwrap())
         .collect();
-    assert_eq!(notes.len(), 4, "{notes:?}");
+    assert_eq!(notes.len(), 5, "{notes:?}");
+    assert!(
+        notes[4].starts_with("`read_file` description cosine 0.546 < floor 0.92, but routing measured it on 9 case(s) (66.7% → 66.7%)"),
+        "{notes:?}"
+    );
     for (n, id) in notes.iter().zip(["fs-06", "fs-07", "fs-08", "fs-37"]) {
         assert_eq!(
             *n,

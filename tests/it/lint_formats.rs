@@ -73,6 +73,10 @@ fn check_markdown_says_what_the_pr_introduced() {
         "tests/fixtures/server-filesystem.suite.jsonl",
         "--format",
         "markdown",
+        // The proxy decides: read_file's rewrite crosses the cosine floor (under `auto`, routing
+        // would decide and pass).
+        "--cosine-policy",
+        "fail",
     ]);
     assert_eq!(code, 1, "read_file's rewrite crosses the cosine floor");
     let i = md

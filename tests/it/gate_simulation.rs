@@ -1,0 +1,144 @@
+//! A simulation of the gate itself: does it cry wolf, and does it see a real drop?
+//!
+//! A seeded random router is right on each case with probability `p` at base, and `p - drop` at
+//! head, drawn independently per side (a noisy router: the harshest honest null, since every
+//! case can flip). Each simulated PR edits one tool of a 300-case, 10-tool suite; the verdict is
+//! `gate::check_verdict` at default thresholds on `replay::compare`'s pairing. Rates are printed
+//! (`--nocapture`) and recorded in docs/verdict.md.
+
+use driftgate::diff::{Diff, Status, ToolDiff};
+use driftgate::gate::{self, CheckThresholds};
+use driftgate::replay::{self, CaseRun, Outcome, RunStats, Sample, SideRun};
+use driftgate::suite::{Case, Expect, Suite};
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+
+const TOOLS: usize = 10;
+const PER_TOOL: usize = 30;
+
+fn suite() -> Suite {
+    let cases = (0..TOOLS * PER_TOOL)
+        .map(|i| Case {
+            id: format!("c{i:03}"),
+            history: Vec::new(),
+            prompt: format!("prompt {i}"),
+            expect: Expect::Tools(vec![format!("tool_{}", i % TOOLS)]),
+            must_not_call: Vec::new(),
+            distractors: Vec::new(),
+            tags: Vec::new(),
+        })
+        .collect();
+    Suite {
+        cases,
+        sha256: "sim".into(),
+        source: "simulation".into(),
+    }
+}
+
+/// The PR edits `tool_0`'s description and nothing else.
+fn diff() -> Diff {
+    Diff {
+        tools: vec![ToolDiff {
+            name: "tool_0".into(),
+            status: Status::Changed,
+            base_name: None,
+            head_name: None,
+            rename_score: None,
+            changes: Vec::new(),
+        }],
+        unchanged: TOOLS - 1,
+    }
+}
+
+fn side(suite: &Suite, p: f64, rng: &mut ChaCha8Rng) -> SideRun {
+    let cases = suite
+        .cases
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let outcome = if rng.random_bool(p.clamp(0.0, 1.0)) {
+                Outcome::Correct {
+                    chosen: Some(c.expect.names()[0].clone()),
+                }
+            } else {
+                Outcome::WrongTool {
+                    chosen: format!("tool_{}", (i + 1) % TOOLS),
+                }
+            };
+            CaseRun {
+                id: c.id.clone(),
+                offered_hash: format!("{i}"),
+                samples: vec![Sample {
+                    outcome,
+                    cached: false,
+                }],
+            }
+        })
+        .collect();
+    SideRun {
+        cases,
+        stats: RunStats::default(),
+    }
+}
+
+/// The share of `prs` simulated PRs the default gate fails.
+fn fail_rate(p: f64, drop: f64, prs: usize, seed: u64) -> f64 {
+    let suite = suite();
+    let diff = diff();
+    let t = CheckThresholds::default();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut failed = 0;
+    for _ in 0..prs {
+        let base = side(&suite, p, &mut rng);
+        let head = side(&suite, p - drop, &mut rng);
+        let routing = replay::compare_with(&suite, &base, &head, 0, 0);
+        let v = gate::check_verdict(&diff, None, Some(&routing), None, &t);
+        if v.status == gate::Status::Fail {
+            failed += 1;
+        }
+    }
+    failed as f64 / prs as f64
+}
+
+#[test]
+fn the_default_gate_rarely_cries_wolf_and_sees_a_ten_point_drop() {
+    let alarm = fail_rate(0.9, 0.0, 2000, 1);
+    let power = fail_rate(0.9, 0.10, 2000, 2);
+    println!("base accuracy 90%: false alarms {:.1}% of 2,000 PRs, power at -10 pts {:.1}%", alarm * 100.0, power * 100.0);
+    for p in [0.7, 0.8] {
+        println!(
+            "base accuracy {:.0}%: false alarms {:.1}%, power at -10 pts {:.1}% (1,000 PRs each)",
+            p * 100.0,
+            fail_rate(p, 0.0, 1000, 3) * 100.0,
+            fail_rate(p, 0.10, 1000, 4) * 100.0
+        );
+    }
+    assert!(alarm <= 0.05, "false-alarm rate {alarm}");
+    assert!(power >= 0.80, "power {power}");
+}
+
+/// Without the evidence rules (tolerance only, overall and per tool, as before issue 11), the
+/// same null fails far more PRs: the simulation can tell a good gate from a bad one.
+#[test]
+fn tolerance_alone_would_cry_wolf() {
+    let suite = suite();
+    let diff = diff();
+    let t = CheckThresholds {
+        require_significance: None,
+        per_tool_alpha: 1.0,
+        ..CheckThresholds::default()
+    };
+    let mut rng = ChaCha8Rng::seed_from_u64(9);
+    let prs = 400;
+    let failed = (0..prs)
+        .filter(|_| {
+            let base = side(&suite, 0.9, &mut rng);
+            let head = side(&suite, 0.9, &mut rng);
+            let r = replay::compare_with(&suite, &base, &head, 0, 0);
+            gate::check_verdict(&diff, None, Some(&r), None, &t).status == gate::Status::Fail
+        })
+        .count();
+    let rate = failed as f64 / prs as f64;
+    println!("tolerance only: false alarms {:.1}%", rate * 100.0);
+    assert!(rate > 0.25, "{rate}");
+}
