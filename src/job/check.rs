@@ -80,10 +80,21 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
             let base_run = replayer
                 .run_side("base", &r.suite.suite, &base.tools, &r.packs)
                 .await;
+            // A rename the diff found carries the suite's expectations to the new name at head
+            // (it is still a breaking change under the law): the frozen suite names base's tools.
+            let (head_suite, carried) = renamed_suite(&r.suite.suite, &d);
+            notes.extend(carried);
             let head_run = replayer
-                .run_side("head", &r.suite.suite, &head.tools, &r.packs)
+                .run_side("head", &head_suite, &head.tools, &r.packs)
                 .await;
-            let routing = replay::compare(&r.suite.suite, &base_run, &head_run, r.config.seed);
+            let routing = replay::compare_sides(
+                &r.suite.suite,
+                &head_suite,
+                &base_run,
+                &head_run,
+                r.config.seed,
+                crate::stats::DEFAULT_RESAMPLES,
+            );
             let info = RouterInfo {
                 kind: r.router.kind().to_string(),
                 model: r.router.model().to_string(),
@@ -149,6 +160,47 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
         scan: Some(scan),
         github: None,
     })
+}
+
+/// The suite as head reads it: every expected and forbidden name of a renamed tool replaced by
+/// its new name, with one note per rename that moved a case.
+fn renamed_suite(suite: &suite::Suite, d: &diff::Diff) -> (suite::Suite, Vec<String>) {
+    let renames: Vec<(&str, &str)> = d
+        .tools
+        .iter()
+        .filter(|t| t.status == diff::Status::Renamed)
+        .filter_map(|t| Some((t.base_name.as_deref()?, t.head_name.as_deref()?)))
+        .collect();
+    let mut out = suite.clone();
+    if renames.is_empty() {
+        return (out, Vec::new());
+    }
+    let mut moved = vec![0usize; renames.len()];
+    let rename = |name: &mut String, moved: &mut Vec<usize>| {
+        if let Some(i) = renames.iter().position(|(old, _)| old == name) {
+            *name = renames[i].1.to_string();
+            moved[i] += 1;
+        }
+    };
+    for case in &mut out.cases {
+        if let suite::Expect::Tools(names) = &mut case.expect {
+            names.iter_mut().for_each(|n| rename(n, &mut moved));
+        }
+        case.must_not_call
+            .iter_mut()
+            .for_each(|n| rename(n, &mut moved));
+    }
+    let notes = renames
+        .iter()
+        .zip(&moved)
+        .filter(|(_, n)| **n > 0)
+        .map(|((old, new), n)| {
+            format!(
+                "head expects `{new}`, renamed from `{old}` ({n} case(s) carried over; the rename is still a breaking schema change)"
+            )
+        })
+        .collect();
+    (out, notes)
 }
 
 /// A diff report without meaning drift (no embedder): pure and synchronous, for tests and tools.

@@ -101,6 +101,20 @@ pub fn compare_with(
     seed: u64,
     resamples: u32,
 ) -> Routing {
+    compare_sides(suite, suite, base, head, seed, resamples)
+}
+
+/// Pairing when head was judged against its own copy of the suite (renamed tools carried to their
+/// new names): cases pair by position, per-tool rows keep base's names, and head's confusions
+/// and metrics are read against head's expectations, so a carried rename is no confusion.
+pub fn compare_sides(
+    suite: &Suite,
+    head_suite: &Suite,
+    base: &SideRun,
+    head: &SideRun,
+    seed: u64,
+    resamples: u32,
+) -> Routing {
     let mut outcomes = Vec::new();
     let mut flips = Vec::new();
     let mut errors = Vec::new();
@@ -139,7 +153,7 @@ pub fn compare_with(
     }
     flips.sort_by(|a, b| a.direction.cmp(&b.direction).then_with(|| a.id.cmp(&b.id)));
     let summary = stats::paired_summary_with(&outcomes, seed, resamples);
-    let obs = |run: &SideRun| -> Vec<(Vec<String>, Option<String>)> {
+    let obs = |suite: &Suite, run: &SideRun| -> Vec<(Vec<String>, Option<String>)> {
         suite
             .cases
             .iter()
@@ -159,8 +173,34 @@ pub fn compare_with(
             })
             .collect()
     };
-    let (base_metrics, base_confusions) = stats::tool_metrics(&obs(base));
-    let (head_metrics, head_confusions) = stats::tool_metrics(&obs(head));
+    let (base_metrics, base_confusions) = stats::tool_metrics(&obs(suite, base));
+    let (head_metrics, mut head_confusions) = stats::tool_metrics(&obs(head_suite, head));
+    // Confusions are compared across sides by name: spell head's in base's names.
+    let base_name = |name: &str| -> String {
+        suite
+            .cases
+            .iter()
+            .zip(&head_suite.cases)
+            .flat_map(|(b, h)| b.expect.names().iter().zip(h.expect.names()))
+            .find(|(_, h)| *h == name)
+            .map_or_else(|| name.to_string(), |(b, _)| b.clone())
+    };
+    if !std::ptr::eq(suite, head_suite) {
+        for c in &mut head_confusions {
+            c.expected = c.expected.split('|').map(base_name).collect::<Vec<_>>().join("|");
+            c.chosen = base_name(&c.chosen);
+        }
+    }
+    // Base name → the name head expects it under.
+    let head_name = |tool: &str| -> String {
+        suite
+            .cases
+            .iter()
+            .zip(&head_suite.cases)
+            .flat_map(|(b, h)| b.expect.names().iter().zip(h.expect.names()))
+            .find(|(b, _)| *b == tool)
+            .map_or_else(|| tool.to_string(), |(_, h)| h.clone())
+    };
     let mut tools: BTreeSet<&str> = BTreeSet::new();
     for c in &suite.cases {
         tools.extend(c.expect.names().iter().map(String::as_str));
@@ -188,7 +228,10 @@ pub fn compare_with(
                 fixed: s.discordant_wrong_to_right,
                 p_value_worse: s.p_value_worse,
                 base_metrics: base_metrics.iter().find(|m| m.tool == tool).cloned(),
-                head_metrics: head_metrics.iter().find(|m| m.tool == tool).cloned(),
+                head_metrics: {
+                    let name = head_name(tool);
+                    head_metrics.iter().find(|m| m.tool == name).cloned()
+                },
             }
         })
         .collect();

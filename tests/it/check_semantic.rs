@@ -697,3 +697,50 @@ fn threshold_and_config_errors_are_usage_errors() {
         run.dump()
     );
 }
+
+/// mcp-server-sqlite 0.6.2 → 2025.1.14 renames every tool from kebab to snake case. The diff pairs
+/// each rename, and head's expectations follow the new names: no case regresses because of the
+/// spelling (before, all 13 cases counted as regressions at head). The build still fails: a rename
+/// is a breaking schema change under the law.
+#[test]
+fn a_detected_rename_carries_the_suite_to_the_new_name() {
+    let cache = tempfile::tempdir().unwrap();
+    let args = [
+        "--base",
+        "tests/fixtures/corpus/mcp-server-sqlite/0.6.2.json",
+        "--head",
+        "tests/fixtures/corpus/mcp-server-sqlite/2025.1.14.json",
+        "--suite",
+        "tests/fixtures/check/sqlite.suite.yaml",
+    ];
+    let (run, r) = check_json(cache.path(), &args);
+    assert_eq!(run.code, 1, "{}", run.dump());
+    assert_eq!(
+        r["verdict"]["reason"],
+        "6 change(s) at or above high; first: breaking `append_insight` tool-renamed"
+    );
+    let s = &r["routing"]["summary"];
+    assert_eq!(s["discordant_right_to_wrong"], 0, "{s}");
+    assert_eq!(s["head_accuracy"], s["base_accuracy"], "{s}");
+    let notes: Vec<&str> = r["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert!(
+        notes.contains(&"head expects `read_query`, renamed from `read-query` (3 case(s) carried over; the rename is still a breaking schema change)"),
+        "{notes:?}"
+    );
+    // must_not_call follows the rename too: write-01 forbids create-table, now create_table.
+    assert!(
+        notes.iter().any(|n| n.starts_with("head expects `create_table`, renamed from `create-table` (3 case(s)")),
+        "{notes:?}"
+    );
+    // Per-tool rows keep base's names; no confusion is only a spelling.
+    let confusions = r["routing"]["head_confusions"].as_array().unwrap();
+    assert!(
+        confusions.iter().all(|c| !c["chosen"].as_str().unwrap().contains('_')),
+        "{confusions:?}"
+    );
+}
