@@ -75,6 +75,23 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
             for problem in suite::validate_against(&r.suite.suite, &base.tools) {
                 notes.push(format!("suite vs base tools: {problem}"));
             }
+            let clash_b = replay::clashes(&r.suite.suite, &base.tools, &r.packs, "base");
+            let clash_h = replay::clashes(&r.suite.suite, &head.tools, &r.packs, "head");
+            let same = clash_b.len() == clash_h.len()
+                && clash_b
+                    .iter()
+                    .zip(&clash_h)
+                    .all(|(b, h)| b.replace("base", "head") == *h);
+            if same {
+                notes.extend(replay::clashes(
+                    &r.suite.suite,
+                    &head.tools,
+                    &r.packs,
+                    "server",
+                ));
+            } else {
+                notes.extend(clash_b.into_iter().chain(clash_h));
+            }
             let replayer =
                 Replayer::new(r.router.as_ref(), &r.cache, &r.config).with_console(console);
             let base_run = replayer
@@ -134,7 +151,11 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
         }
         Command::Diff | Command::Lint => None,
     };
-    notes.extend(gate::review_notes(drift.as_ref(), routing.as_ref(), &thresholds));
+    notes.extend(gate::review_notes(
+        drift.as_ref(),
+        routing.as_ref(),
+        &thresholds,
+    ));
     let verdict = gate::check_verdict(
         &d,
         drift.as_ref(),

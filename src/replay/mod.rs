@@ -11,6 +11,10 @@ pub mod compare;
 pub mod judge;
 pub mod runner;
 
-pub use compare::{Direction, Flip, Routing, ToolRouting, compare, compare_sides, compare_with, total_usage};
+pub use compare::{
+    Direction, Flip, Routing, ToolRouting, compare, compare_sides, compare_with, total_usage,
+};
 pub use judge::{Outcome, classify};
-pub use runner::{CaseRun, ReplayConfig, Replayer, RunStats, Sample, SideRun, offered_tools};
+pub use runner::{
+    CaseRun, ReplayConfig, Replayer, RunStats, Sample, SideRun, clashes, offered_tools,
+};

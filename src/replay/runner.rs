@@ -119,6 +119,51 @@ pub fn offered_tools(case: &Case, tools: &ToolSet, packs: &[Tool], seed: u64) ->
     all
 }
 
+/// Distractors whose name clashes with a server tool (the server's tool wins, see
+/// [`offered_tools`]), as one sentence per clashing name, so a dropped distractor is said, not
+/// silent.
+pub fn clashes(
+    suite: &crate::suite::Suite,
+    tools: &ToolSet,
+    packs: &[Tool],
+    side: &str,
+) -> Vec<String> {
+    let own: BTreeSet<&str> = tools.tools.iter().map(|t| t.name.as_str()).collect();
+    let mut by_name: std::collections::BTreeMap<&str, (bool, Vec<&str>)> = Default::default();
+    for p in packs.iter().filter(|p| own.contains(p.name.as_str())) {
+        by_name.entry(p.name.as_str()).or_default().0 = true;
+    }
+    for c in &suite.cases {
+        for d in c
+            .distractors
+            .iter()
+            .filter(|d| own.contains(d.name.as_str()))
+        {
+            by_name
+                .entry(d.name.as_str())
+                .or_default()
+                .1
+                .push(c.id.as_str());
+        }
+    }
+    by_name
+        .into_iter()
+        .map(|(name, (pack, cases))| {
+            let mut from = Vec::new();
+            if pack {
+                from.push("a distractor pack".to_string());
+            }
+            if !cases.is_empty() {
+                from.push(format!("{} case(s), first {:?}", cases.len(), cases[0]));
+            }
+            format!(
+                "distractor `{name}` (from {}) has the name of a {side} tool: the {side} tool was offered, the distractor dropped",
+                from.join(" and ")
+            )
+        })
+        .collect()
+}
+
 /// One request's fate, shared by identical requests: the response or error text, and whether it
 /// came from the disk cache.
 type Answered = (Result<RouteResponse, String>, bool);

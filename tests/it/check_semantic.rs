@@ -734,13 +734,50 @@ fn a_detected_rename_carries_the_suite_to_the_new_name() {
     );
     // must_not_call follows the rename too: write-01 forbids create-table, now create_table.
     assert!(
-        notes.iter().any(|n| n.starts_with("head expects `create_table`, renamed from `create-table` (3 case(s)")),
+        notes.iter().any(|n| n
+            .starts_with("head expects `create_table`, renamed from `create-table` (3 case(s)")),
         "{notes:?}"
     );
     // Per-tool rows keep base's names; no confusion is only a spelling.
     let confusions = r["routing"]["head_confusions"].as_array().unwrap();
     assert!(
-        confusions.iter().all(|c| !c["chosen"].as_str().unwrap().contains('_')),
+        confusions
+            .iter()
+            .all(|c| !c["chosen"].as_str().unwrap().contains('_')),
         "{confusions:?}"
     );
+}
+
+/// A distractor named like a server tool is dropped (the server's tool wins the name), and the
+/// report says so instead of dropping it silently.
+#[test]
+fn a_distractor_clashing_with_a_server_tool_is_said() {
+    let cache = tempfile::tempdir().unwrap();
+    let (run, r) = check_json(
+        cache.path(),
+        &[
+            "--base",
+            CAL_BASE,
+            "--head",
+            CAL_BASE,
+            "--suite",
+            CAL_SUITE,
+            "--distractors",
+            "tests/fixtures/check/clash-pack.json",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.dump());
+    let notes: Vec<&str> = r["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            "distractor `list_appointments` (from a distractor pack) has the name of a server tool: the server tool was offered, the distractor dropped"
+        ]
+    );
+    assert_eq!(r["router"]["distractor_tools"], 2);
 }
