@@ -104,6 +104,12 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
             let head_run = replayer
                 .run_side("head", &head_suite, &head.tools, &r.packs)
                 .await;
+            if r.config.repeats > 1 && replay::repeats_identical(&base_run, &head_run) {
+                notes.push(format!(
+                    "every one of the {} repeats of every case came back identical at both sides (temperature {}, seed + repeat): the provider is deterministic at these settings, so the repeats measured nothing and cost {}× the requests; use --repeats 1, or a temperature above 0",
+                    r.config.repeats, r.config.sampling.temperature, r.config.repeats
+                ));
+            }
             let routing = replay::compare_sides(
                 &r.suite.suite,
                 &head_suite,

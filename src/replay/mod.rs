@@ -17,4 +17,5 @@ pub use compare::{
 pub use judge::{Outcome, classify};
 pub use runner::{
     CaseRun, ReplayConfig, Replayer, RunStats, Sample, SideRun, clashes, offered_tools,
+    repeats_identical,
 };

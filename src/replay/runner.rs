@@ -119,6 +119,15 @@ pub fn offered_tools(case: &Case, tools: &ToolSet, packs: &[Tool], seed: u64) ->
     all
 }
 
+/// Did every repeat of every case come back with the same outcome, at both sides? Then the
+/// provider is deterministic at these settings and the repeats measured nothing.
+pub fn repeats_identical(base: &SideRun, head: &SideRun) -> bool {
+    base.cases
+        .iter()
+        .chain(&head.cases)
+        .all(|c| c.samples.len() < 2 || c.samples.windows(2).all(|w| w[0].outcome == w[1].outcome))
+}
+
 /// Distractors whose name clashes with a server tool (the server's tool wins, see
 /// [`offered_tools`]), as one sentence per clashing name, so a dropped distractor is said, not
 /// silent.
@@ -282,7 +291,16 @@ impl<'a> Replayer<'a> {
                         messages,
                         tools: tools.clone(),
                         tool_choice: self.cfg.tool_choice,
-                        sampling: self.cfg.sampling.clone(),
+                        // Repeat k asks with seed + k: K copies of one seeded request would
+                        // measure nothing on a provider that honours the seed.
+                        sampling: Sampling {
+                            seed: self
+                                .cfg
+                                .sampling
+                                .seed
+                                .map(|s| s.wrapping_add(u64::from(repeat))),
+                            ..self.cfg.sampling.clone()
+                        },
                         repeat,
                     };
                     let (result, cached) = self.ask(&req, stats).await;

@@ -51,13 +51,13 @@ fn right_answer(req: &Request) -> Step {
     }
 }
 
-/// `check` of the calendar pair (or `base` == `head`) through the fake; terminal report on stdout,
-/// JSON report returned alongside. Meaning drift is off (`--no-embed`): these tests are about the
-/// router, and the verdict then follows routing alone.
 /// The gate without the evidence rules: any drop beyond the tolerance fails (tests of how answers
 /// are classified, on suites too small for a significant drop).
 const TOLERANCE_ONLY: &[&str] = &["--require-significance", "1", "--per-tool-alpha", "1"];
 
+/// `check` of the calendar pair (or `base` == `head`) through the fake; terminal report on stdout,
+/// JSON report returned alongside. Meaning drift is off (`--no-embed`): these tests are about the
+/// router, and the verdict then follows routing alone.
 fn check(
     fake: &Fake,
     base: &str,
@@ -622,5 +622,47 @@ fn llm_router_configuration_errors_are_usage_errors() {
         run.stderr.contains("expected an http:// or https:// URL"),
         "{}",
         run.dump()
+    );
+}
+
+/// Honest repeats: repeat k is asked with seed + k, and when a deterministic provider answers
+/// every repeat the same, the report says the repeats measured nothing.
+#[test]
+fn repeats_use_distinct_seeds_and_a_deterministic_provider_is_named() {
+    let fake = chat_server(right_answer);
+    let (run, report) = check(&fake, BASE, BASE, &["--repeats", "3"], &[]);
+    assert_eq!(run.code, 0, "{}", run.dump());
+    let mut seeds: Vec<u64> = fake
+        .requests_for(SCHED)
+        .iter()
+        .map(|r| r.body["seed"].as_u64().expect("a seed is sent"))
+        .collect();
+    seeds.sort();
+    assert_eq!(
+        seeds,
+        [0, 1, 2],
+        "one request per repeat, each with its own seed"
+    );
+    let notes = report["notes"].as_array().unwrap();
+    assert!(
+        notes.iter().any(|n| n.as_str().unwrap().starts_with(
+            "every one of the 3 repeats of every case came back identical at both sides"
+        )),
+        "{notes:?}"
+    );
+    // A provider whose answers vary is not called deterministic.
+    let flaky = chat_server(|req| {
+        if req.prompt().contains(SCHED) && req.body["seed"] == 1 {
+            return tool_call("list_appointments", "{}");
+        }
+        right_answer(req)
+    });
+    let (_, report) = check(&flaky, BASE, BASE, &["--repeats", "3"], &[]);
+    let notes = report["notes"].as_array().unwrap();
+    assert!(
+        !notes
+            .iter()
+            .any(|n| n.as_str().unwrap().contains("deterministic")),
+        "{notes:?}"
     );
 }
