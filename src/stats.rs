@@ -203,6 +203,80 @@ pub fn mcnemar_exact_two_sided(b: u64, c: u64) -> f64 {
     (2.0 * binom_half_upper_tail(b + c, b.max(c))).min(1.0)
 }
 
+/// Standard normal CDF (Abramowitz–Stegun 7.1.26 for erf; |error| < 1.5e-7).
+fn normal_cdf(x: f64) -> f64 {
+    let z = x.abs() / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * z);
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let erf = 1.0 - poly * (-z * z).exp();
+    if x >= 0.0 {
+        0.5 * (1.0 + erf)
+    } else {
+        0.5 * (1.0 - erf)
+    }
+}
+
+/// The standard normal quantile for the upper tail `alpha` (bisection on [`normal_cdf`]).
+fn z_upper(alpha: f64) -> f64 {
+    let (mut lo, mut hi) = (-10.0, 10.0);
+    for _ in 0..100 {
+        let mid = (lo + hi) / 2.0;
+        if 1.0 - normal_cdf(mid) > alpha {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo + hi) / 2.0
+}
+
+/// The smallest true accuracy drop that a suite of `n` cases detects with probability `power`:
+/// the gate fails when the observed drop exceeds `tolerance` and (with `alpha`) the one-sided sign
+/// test is significant. Model: a noisy router, right on each case with probability
+/// `base_accuracy` at base and `base_accuracy - drop` at head, independently per side — the
+/// harshest case, since every case can flip; a deterministic router that only re-answers edited
+/// questions sees smaller drops. Normal approximation of b − c; `None` when no drop up to the
+/// whole base accuracy is detectable.
+pub fn min_detectable_drop(
+    n: usize,
+    base_accuracy: f64,
+    tolerance: f64,
+    alpha: Option<f64>,
+    power: f64,
+) -> Option<f64> {
+    if n == 0 || base_accuracy <= 0.0 {
+        return None;
+    }
+    let n = n as f64;
+    let a = base_accuracy.clamp(0.0, 1.0);
+    let z = alpha.map(z_upper);
+    let power_at = |d: f64| -> f64 {
+        let pb = a * (1.0 - a + d); // right → wrong
+        let pc = (1.0 - a) * (a - d); // wrong → right
+        let mean = n * d; // E[b − c]
+        let sd = (n * (pb + pc - d * d)).max(1e-12).sqrt();
+        let significant = z.map_or(0.0, |z| z * (n * (pb + pc)).sqrt());
+        let threshold = significant.max(tolerance * n);
+        1.0 - normal_cdf((threshold - mean) / sd)
+    };
+    if power_at(a) < power {
+        return None;
+    }
+    let (mut lo, mut hi) = (0.0, a);
+    for _ in 0..60 {
+        let mid = (lo + hi) / 2.0;
+        if power_at(mid) >= power {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}
+
 /// Paired bootstrap percentile interval (95%) for mean(head accuracy) − mean(base accuracy).
 ///
 /// Whole cases are resampled with replacement (keeping each case's base and head together is
@@ -486,6 +560,18 @@ mod tests {
 
     // Reference values: scipy 1.17.1 `binomtest(b, b + c, 0.5, alternative=...).pvalue`,
     // columns (b, c, 'greater', 'two-sided').
+    #[test]
+    fn the_minimum_detectable_drop_shrinks_with_the_suite() {
+        assert!((normal_cdf(1.959_963_984_540_054) - 0.975).abs() < 1e-6);
+        assert!((z_upper(0.05) - 1.644_853_626_951_472_2).abs() < 1e-5);
+        let d300 = min_detectable_drop(300, 0.8, 0.02, Some(0.05), 0.8).unwrap();
+        let d36 = min_detectable_drop(36, 0.8, 0.02, Some(0.05), 0.8).unwrap();
+        // 300 cases at 80%: about 9 points (the gate simulation measures 86% power at 10).
+        assert!((0.08..0.10).contains(&d300), "{d300}");
+        assert!(d36 > 0.2, "{d36}");
+        assert!(min_detectable_drop(0, 0.8, 0.02, Some(0.05), 0.8).is_none());
+    }
+
     const SCIPY_BINOMTEST: [(u64, u64, f64, f64); 17] = [
         (5, 0, 0.03125, 0.0625),
         (10, 2, 0.019287109375, 0.03857421875),

@@ -110,13 +110,20 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
                     r.config.repeats, r.config.sampling.temperature, r.config.repeats
                 ));
             }
-            let routing = replay::compare_sides(
+            let mut routing = replay::compare_sides(
                 &r.suite.suite,
                 &head_suite,
                 &base_run,
                 &head_run,
                 r.config.seed,
                 crate::stats::DEFAULT_RESAMPLES,
+            );
+            routing.min_detectable_drop = crate::stats::min_detectable_drop(
+                routing.summary.n_cases,
+                routing.summary.base_accuracy,
+                thresholds.tolerance,
+                thresholds.require_significance,
+                0.8,
             );
             let info = RouterInfo {
                 kind: r.router.kind().to_string(),

@@ -78,6 +78,10 @@ pub struct Routing {
     /// Cases asked the exact same question at head as at base (not re-sent).
     pub cases_unchanged_question: usize,
     pub errors: Vec<String>,
+    /// The smallest true drop this suite detects with 80% power at the gate's settings
+    /// (`stats::min_detectable_drop`, a noisy-router model); set by the check job.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_detectable_drop: Option<f64>,
     pub base_stats: RunStats,
     pub head_stats: RunStats,
 }
@@ -187,7 +191,12 @@ pub fn compare_sides(
     };
     if !std::ptr::eq(suite, head_suite) {
         for c in &mut head_confusions {
-            c.expected = c.expected.split('|').map(base_name).collect::<Vec<_>>().join("|");
+            c.expected = c
+                .expected
+                .split('|')
+                .map(base_name)
+                .collect::<Vec<_>>()
+                .join("|");
             c.chosen = base_name(&c.chosen);
         }
     }
@@ -252,6 +261,7 @@ pub fn compare_sides(
         head_outcomes: count(head),
         cases_unchanged_question: unchanged_q,
         errors,
+        min_detectable_drop: None,
         base_stats: base.stats.clone(),
         head_stats: head.stats.clone(),
     }

@@ -46,6 +46,16 @@ pub struct SuiteCheck {
     pub errors: usize,
     pub warnings: usize,
     pub findings: Vec<Finding>,
+    /// What this suite can see: the smallest true drop detected with 80% power at the gate's
+    /// default thresholds and an assumed base accuracy ([`crate::stats::min_detectable_drop`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub min_detectable_drop: Option<DetectableDrop>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct DetectableDrop {
+    pub drop: f64,
+    pub assumed_base_accuracy: f64,
 }
 
 fn finding(level: Level, code: &'static str, case: Option<&str>, message: String) -> Finding {
@@ -142,6 +152,7 @@ pub fn check_text(
         errors,
         warnings: findings.len() - errors,
         findings,
+        min_detectable_drop: None,
     }
 }
 

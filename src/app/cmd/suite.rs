@@ -175,7 +175,21 @@ async fn check(a: CheckArgs) -> Result<i32> {
         .map_err(|e| Error::io(&a.suite, e))?;
     let source = a.suite.display().to_string();
     let base_dir = a.suite.parent().unwrap_or(Path::new("."));
-    let r = check::check_text(&text, &source, base_dir, &loaded.tools, &loaded.label);
+    let mut r = check::check_text(&text, &source, base_dir, &loaded.tools, &loaded.label);
+    // What the suite can see at the gate's default thresholds, for a typical 80% base accuracy.
+    let t = crate::gate::CheckThresholds::default();
+    let assumed = 0.8;
+    r.min_detectable_drop = crate::stats::min_detectable_drop(
+        r.cases,
+        assumed,
+        t.tolerance,
+        t.require_significance,
+        0.8,
+    )
+    .map(|drop| check::DetectableDrop {
+        drop,
+        assumed_base_accuracy: assumed,
+    });
     let out = a
         .format
         .renderer()

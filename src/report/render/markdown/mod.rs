@@ -230,6 +230,15 @@ fn routing_summary(report: &Report) -> Option<String> {
         s.discordant_wrong_to_right,
         s.p_value_worse
     );
+    if let Some(m) = r.min_detectable_drop {
+        let _ = writeln!(
+            out,
+            "\nThis suite detects a true drop of {:.1} pts or more with 80% power ({} cases at {} base accuracy, a noisy router).",
+            m * 100.0,
+            s.n_cases,
+            pct(s.base_accuracy)
+        );
+    }
     if !r.errors.is_empty() {
         let _ = writeln!(
             out,

@@ -273,6 +273,15 @@ fn routing(report: &Report, p: &Paint, out: &mut String) {
         s.discordant_wrong_to_right,
         s.p_value_worse
     );
+    if let Some(m) = r.min_detectable_drop {
+        let _ = writeln!(
+            out,
+            "This suite detects a true drop of {:.1} pts or more with 80% power ({} cases at {:.1}% base accuracy, a noisy router)",
+            m * 100.0,
+            s.n_cases,
+            s.base_accuracy * 100.0
+        );
+    }
     if !s.unstable_cases.is_empty() {
         let _ = writeln!(
             out,

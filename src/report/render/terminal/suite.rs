@@ -13,6 +13,14 @@ pub fn render(r: &SuiteCheck) -> String {
         r.tool_count,
         cell(&r.tools, 80)
     );
+    if let Some(m) = r.min_detectable_drop {
+        out.push_str(&format!(
+            "  with {} case(s) this suite detects a true routing drop of {:.1} pts or more with 80% power (at {:.0}% base accuracy, a noisy router; more cases see smaller drops)\n",
+            r.cases,
+            m.drop * 100.0,
+            m.assumed_base_accuracy * 100.0
+        ));
+    }
     for f in &r.findings {
         let level = match f.level {
             Level::Error => "error",
