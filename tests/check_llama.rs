@@ -124,4 +124,37 @@ fn real_llm_answers_are_classified_and_a_rerun_is_fully_cached() {
         assert_eq!(stat(&r2, side, "cache_hits"), 6, "{side}");
     }
     assert_eq!(without_run_stats(r1), without_run_stats(r2));
+
+    // Confirmation re-runs at a temperature above 0 (new questions: other cache keys): every flip
+    // of the first pass is re-asked twice at both sides, and nothing else is.
+    let mut confirm_args = args.to_vec();
+    confirm_args.extend(["--temperature", "0.8", "--confirm", "2"]);
+    let started = Instant::now();
+    let third = cli::driftgate(&confirm_args).run();
+    assert!(third.code == 0 || third.code == 1, "{}", third.dump());
+    let r3 = third.json();
+    let flips = r3["routing"]["flips"].as_array().unwrap();
+    let gone = r3["routing"]["not_reproduced"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    eprintln!(
+        "llama --confirm 2 at temperature 0.8 in {:?}: {} flip(s) held, {} did not reproduce",
+        started.elapsed(),
+        flips.len(),
+        gone.len()
+    );
+    assert!(r3["routing"]["errors"].as_array().unwrap().is_empty());
+    for f in flips.iter().chain(&gone) {
+        assert_eq!(f["confirmed"]["asked"], 2, "{f}");
+        assert!(f["confirmed"]["reproduced"].as_u64().unwrap() <= 2, "{f}");
+    }
+    let reasked = (flips.len() + gone.len()) as u64;
+    for side in ["base", "head"] {
+        assert_eq!(
+            stat(&r3, side, "requests_sent") + stat(&r3, side, "cache_hits"),
+            6 + 2 * reasked,
+            "{side}: six cases, and two re-asks per flipped case"
+        );
+    }
 }

@@ -420,6 +420,7 @@ impl RouterSettings {
                 max_tokens: 256,
             },
             repeats: self.repeats,
+            first_repeat: 0,
             concurrency: self.concurrency.unwrap_or(concurrency).max(1),
             seed: self.seed,
             retry: self.retry(),

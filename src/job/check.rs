@@ -38,6 +38,8 @@ pub struct ReplayInputs {
     pub config: ReplayConfig,
     pub packs: Vec<Tool>,
     pub price_per_mtok: Option<[f64; 2]>,
+    /// `--confirm K`: re-ask the flipped cases K more times at both sides (0: off).
+    pub confirm: u32,
 }
 
 /// Run `diff` (no replay) or `check`; progress goes to `console`.
@@ -118,6 +120,40 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
                 r.config.seed,
                 crate::stats::DEFAULT_RESAMPLES,
             );
+            if r.confirm > 0 && !routing.flips.is_empty() {
+                let cfg = ReplayConfig {
+                    repeats: r.confirm,
+                    first_repeat: r.config.repeats,
+                    ..r.config.clone()
+                };
+                let again = Replayer::new(r.router.as_ref(), &r.cache, &cfg).with_console(console);
+                let base_extra = again
+                    .run_side(
+                        "base (confirm)",
+                        &replay::confirm::flipped_cases(&r.suite.suite, &routing),
+                        &base.tools,
+                        &r.packs,
+                    )
+                    .await;
+                let head_extra = again
+                    .run_side(
+                        "head (confirm)",
+                        &replay::confirm::flipped_cases(&head_suite, &routing),
+                        &head.tools,
+                        &r.packs,
+                    )
+                    .await;
+                let before = routing.flips.clone();
+                routing = replay::compare_sides(
+                    &r.suite.suite,
+                    &head_suite,
+                    &replay::confirm::merge(&base_run, &base_extra),
+                    &replay::confirm::merge(&head_run, &head_extra),
+                    r.config.seed,
+                    crate::stats::DEFAULT_RESAMPLES,
+                );
+                replay::confirm::annotate(&mut routing, &before, &base_extra, &head_extra);
+            }
             routing.min_detectable_drop = crate::stats::min_detectable_drop(
                 routing.summary.n_cases,
                 routing.summary.base_accuracy,

@@ -382,6 +382,7 @@ mod tests {
             tool_choice: ToolChoice::Auto,
             sampling: Sampling::default(),
             repeats: 1,
+            first_repeat: 0,
             concurrency: 2,
             seed: 0,
             retry: RetryPolicy::default(),

@@ -48,6 +48,17 @@ pub struct Flip {
     pub base_correct: u32,
     pub head_correct: u32,
     pub repeats: u32,
+    /// Under `--confirm K`: in how many of the K re-asks the flip happened again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub confirmed: Option<Confirmation>,
+}
+
+/// A flip re-asked K more times at both sides (`--confirm K`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Confirmation {
+    /// Re-asks in which base and head answered as in the flip (paired by repeat).
+    pub reproduced: u32,
+    pub asked: u32,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -82,6 +93,10 @@ pub struct Routing {
     /// (`stats::min_detectable_drop`, a noisy-router model); set by the check job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_detectable_drop: Option<f64>,
+    /// Under `--confirm K`: flips of the first run that the re-asks did not reproduce in the
+    /// majority (they no longer count), with their confirmation counts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_reproduced: Vec<Flip>,
     pub base_stats: RunStats,
     pub head_stats: RunStats,
 }
@@ -151,6 +166,7 @@ pub fn compare_sides(
                 base_correct: o.base_correct,
                 head_correct: o.head_correct,
                 repeats,
+                confirmed: None,
             });
         }
         outcomes.push(o);
@@ -262,6 +278,7 @@ pub fn compare_sides(
         cases_unchanged_question: unchanged_q,
         errors,
         min_detectable_drop: None,
+        not_reproduced: Vec::new(),
         base_stats: base.stats.clone(),
         head_stats: head.stats.clone(),
     }

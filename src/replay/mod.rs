@@ -5,9 +5,11 @@
 //! tool keeps its relative position), so order is not a confound. Requests go through the cache;
 //! identical requests within a run are sent once.
 
-//! `judge` decides one answer, `runner` replays a side, `compare` pairs the two sides.
+//! `judge` decides one answer, `runner` replays a side, `compare` pairs the two sides, `confirm`
+//! re-asks the flipped cases.
 
 pub mod compare;
+pub mod confirm;
 pub mod judge;
 pub mod runner;
 

@@ -26,6 +26,9 @@ pub struct ReplayConfig {
     pub tool_choice: ToolChoice,
     pub sampling: Sampling,
     pub repeats: u32,
+    /// Index of the first repeat (confirmation re-runs continue after the first run's repeats, so
+    /// they are new questions: new seeds, new cache entries).
+    pub first_repeat: u32,
     pub concurrency: usize,
     /// Seeds the per-case tool order.
     pub seed: u64,
@@ -267,10 +270,10 @@ impl<'a> Replayer<'a> {
         let stats = Mutex::new(RunStats::default());
         let total = suite.cases.len() as u64 * u64::from(self.cfg.repeats);
         let done = std::sync::atomic::AtomicU64::new(0);
-        let jobs = suite
-            .cases
-            .iter()
-            .flat_map(|c| (0..self.cfg.repeats).map(move |r| (c, r)));
+        let jobs = suite.cases.iter().flat_map(|c| {
+            let first = self.cfg.first_repeat;
+            (first..first + self.cfg.repeats).map(move |r| (c, r))
+        });
         let results: Vec<(String, u32, Sample, String)> = futures::stream::iter(jobs)
             .map(|(case, repeat)| {
                 let stats = &stats;

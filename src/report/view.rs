@@ -57,6 +57,17 @@ impl ToolView<'_> {
     }
 }
 
+/// A flip's confirmation under `--confirm K`: "confirmed 3/3" for a flip that held, "did not
+/// reproduce (1/3)" for one that did not; `None` without `--confirm`.
+pub fn confirmation(f: &crate::replay::Flip, held: bool) -> Option<String> {
+    let c = f.confirmed?;
+    Some(if held {
+        format!("confirmed {}/{}", c.reproduced, c.asked)
+    } else {
+        format!("did not reproduce ({}/{})", c.reproduced, c.asked)
+    })
+}
+
 /// The tool rows of a report, most severe first: failing tools, then by schema severity, then by
 /// routing drop, then by meaning drift; ties by name so the order is stable.
 pub fn tools(report: &Report) -> Vec<ToolView<'_>> {

@@ -666,3 +666,47 @@ fn repeats_use_distinct_seeds_and_a_deterministic_provider_is_named() {
         "{notes:?}"
     );
 }
+
+/// `--confirm 3` re-asks only the flipped cases, three more times at both sides: a regression that
+/// happens every time is "confirmed 3/3"; a head answer that was wrong once (seed 0) and right on
+/// every re-ask did not reproduce, and no longer counts.
+#[test]
+fn confirm_reasks_only_flips_and_drops_the_ones_that_do_not_reproduce() {
+    let fake = chat_server(|req| {
+        let p = req.prompt();
+        if is_head(req) && p.contains(SCHED) {
+            return tool_call("list_appointments", "{}");
+        }
+        if is_head(req) && p.contains(RESCH) && req.body["seed"] == 0 {
+            return tool_call("cancel_appointment", "{}");
+        }
+        right_answer(req)
+    });
+    let (run, report) = check(&fake, BASE, HEAD, &["--confirm", "3"], &[]);
+    assert_eq!(
+        run.code,
+        0,
+        "two-flip suites are no evidence: {}",
+        run.dump()
+    );
+    let f = flip(&report, "sched-01").expect("sched-01 still flipped");
+    assert_eq!(f["confirmed"], json!({"reproduced": 3, "asked": 3}));
+    let gone = report["routing"]["not_reproduced"].as_array().unwrap();
+    assert_eq!(gone.len(), 1, "{gone:?}");
+    assert_eq!(gone[0]["id"], "resch-01");
+    assert_eq!(gone[0]["confirmed"], json!({"reproduced": 0, "asked": 3}));
+    assert!(flip(&report, "resch-01").is_none());
+    assert!(run.stdout.contains("(confirmed 3/3)"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("did not reproduce under --confirm (no longer counted): resch-01 regressed did not reproduce (0/3)"),
+        "{}",
+        run.stdout
+    );
+    // Only the two flipped cases were re-asked: 1 + 3 requests at head, 1 + 3 at base.
+    assert_eq!(fake.requests_for(SCHED).len(), 8);
+    assert_eq!(
+        fake.requests_for(CANCEL).len(),
+        2,
+        "an unflipped case is asked once per side"
+    );
+}

@@ -30,6 +30,11 @@ pub struct CheckArgs {
     /// Extra tools offered with every case (e.g. other servers' tools), so the realistic crowd is present.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub distractors: Vec<String>,
+    /// Re-ask every flipped case K more times at both sides; a flip counts only if it holds in
+    /// the majority of the case's answers, and the report says "confirmed 3/3" or "did not
+    /// reproduce" (cheap: flips are few). Use with a temperature above 0.
+    #[arg(long, value_name = "K", default_value_t = 0)]
+    pub confirm: u32,
     #[command(flatten)]
     pub router: RouterArgs,
     #[command(flatten)]
@@ -80,6 +85,7 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
             config,
             packs,
             price_per_mtok: r.prices,
+            confirm: k.confirm,
         }),
         notes: Vec::new(),
         scan_allow: cfg.scan.allow.clone(),
