@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use crate::diff::Severity;
-use crate::gate::CosinePolicy;
 use crate::error::{Error, Result};
+use crate::gate::CosinePolicy;
 use crate::llm::ToolChoice;
 use crate::scan::{Allow, FailOn};
 
@@ -157,7 +157,10 @@ fn validate(cfg: &Config, path: &Path) -> Result<()> {
     if let Some(a) = cfg.gate.per_tool_alpha
         && !(a > 0.0 && a <= 1.0)
     {
-        return bad("gate.per_tool_alpha", "expected an alpha above 0, at most 1");
+        return bad(
+            "gate.per_tool_alpha",
+            "expected an alpha above 0, at most 1",
+        );
     }
     if let Some(m) = cfg.gate.min_base_accuracy
         && !(0.0..1.0).contains(&m)

@@ -104,7 +104,11 @@ fn fail_rate(p: f64, drop: f64, prs: usize, seed: u64) -> f64 {
 fn the_default_gate_rarely_cries_wolf_and_sees_a_ten_point_drop() {
     let alarm = fail_rate(0.9, 0.0, 2000, 1);
     let power = fail_rate(0.9, 0.10, 2000, 2);
-    println!("base accuracy 90%: false alarms {:.1}% of 2,000 PRs, power at -10 pts {:.1}%", alarm * 100.0, power * 100.0);
+    println!(
+        "base accuracy 90%: false alarms {:.1}% of 2,000 PRs, power at -10 pts {:.1}%",
+        alarm * 100.0,
+        power * 100.0
+    );
     for p in [0.7, 0.8] {
         println!(
             "base accuracy {:.0}%: false alarms {:.1}%, power at -10 pts {:.1}% (1,000 PRs each)",

@@ -530,10 +530,9 @@ fn the_action_gates_a_pull_request_end_to_end() {
         Some("<!-- driftgate:driftgate:gate -->")
     );
     assert!(
-        body.lines()
-            .nth(1)
-            .unwrap()
-            .starts_with("### ❌ driftgate check: **fail** — `schedule_appointment` routing 87.5% → 25.0%"),
+        body.lines().nth(1).unwrap().starts_with(
+            "### ❌ driftgate check: **fail** — `schedule_appointment` routing 87.5% → 25.0%"
+        ),
         "{body}"
     );
     assert!(body.contains("| 🔴 regressed | `sched-01` |"), "{body}");

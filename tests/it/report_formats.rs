@@ -125,7 +125,9 @@ fn markdown_leads_with_the_verdict_then_flips_then_ranked_tools_and_diffs() {
     );
     let verdict = lines.next().unwrap();
     assert!(
-        verdict.starts_with("### ❌ driftgate check: **fail** — `schedule_appointment` routing 87.5% → 25.0%"),
+        verdict.starts_with(
+            "### ❌ driftgate check: **fail** — `schedule_appointment` routing 87.5% → 25.0%"
+        ),
         "{verdict}"
     );
     assert!(
