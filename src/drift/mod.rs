@@ -11,6 +11,9 @@
 //! of the other, the worst match counting. The description cosine is the lower of the whole-text
 //! and the windowed one, and the report says how much of each text the whole-text embedding saw.
 
+pub mod floors;
+
+use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
 use crate::diff::{Diff, Status};
@@ -18,7 +21,9 @@ use crate::embed::{Embedder, cosine};
 use crate::error::Result;
 use crate::tools::ToolSet;
 
-/// Default floor: a changed description whose cosine to its old self falls below it fails.
+/// The floor for an embedding model with no calibration (`floors::FLOORS`): a changed description
+/// whose cosine to its old self falls below it fails. From an article that used OpenAI's
+/// text-embedding-3-small; cosine scales differ per model, so it is a guess for any other.
 pub const DEFAULT_COSINE_FLOOR: f64 = 0.92;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -31,9 +36,29 @@ pub struct ToolDrift {
     pub full_text_cosine: f64,
     /// description_cosine < floor
     pub below_floor: bool,
+    /// Percentile of `description_cosine` among the model's meaning-preserving edits
+    /// (`floors`): 3.0 = lower than 97% of them. `None` for an uncalibrated model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub benign_percentile: Option<f64>,
     /// Set when a description is longer than one window: how it was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub windows: Option<Windows>,
+    /// Every parameter whose description changed (both sides have one), paired by name, in head's
+    /// order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub params: Vec<ParamDrift>,
+}
+
+/// One changed parameter description: its cosine to the old one, held to the same floor.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ParamDrift {
+    /// The parameter (a top-level property of the input schema).
+    pub name: String,
+    pub cosine: f64,
+    /// cosine < floor
+    pub below_floor: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub benign_percentile: Option<f64>,
 }
 
 /// The window-by-window comparison of a long description.
@@ -73,10 +98,60 @@ pub fn windows(text: &str) -> Vec<String> {
     }
 }
 
+/// Where a floor came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FloorSource {
+    /// `--cosine-floor` or `[gate] cosine_floor` (and every report written before floors were
+    /// calibrated).
+    #[default]
+    Given,
+    /// `floors::FLOORS`, measured for this model (docs/calibration.md).
+    Calibrated,
+    /// No calibration for this model: `DEFAULT_COSINE_FLOOR`, a guess.
+    Uncalibrated,
+}
+
+/// The floor asked for: one given by the user, or the model's default.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum FloorSetting {
+    Given(f64),
+    /// The calibrated floor of the embedder's model, `DEFAULT_COSINE_FLOOR` when there is none.
+    ModelDefault,
+}
+
+impl From<f64> for FloorSetting {
+    fn from(f: f64) -> Self {
+        FloorSetting::Given(f)
+    }
+}
+
+impl From<Option<f64>> for FloorSetting {
+    fn from(f: Option<f64>) -> Self {
+        f.map_or(FloorSetting::ModelDefault, FloorSetting::Given)
+    }
+}
+
+impl FloorSetting {
+    /// The floor for the embedder `embedder_id`, and where it came from.
+    pub fn resolve(self, embedder_id: &str) -> (f64, FloorSource) {
+        match self {
+            FloorSetting::Given(f) => (f, FloorSource::Given),
+            FloorSetting::ModelDefault => match floors::lookup(embedder_id) {
+                Some(c) => (c.floor, FloorSource::Calibrated),
+                None => (DEFAULT_COSINE_FLOOR, FloorSource::Uncalibrated),
+            },
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Drift {
     pub model: String,
     pub floor: f64,
+    /// Where `floor` came from; `uncalibrated` means the model has no measured floor.
+    #[serde(default)]
+    pub floor_source: FloorSource,
     pub tools: Vec<ToolDrift>,
 }
 
@@ -92,17 +167,130 @@ fn round4(x: f32) -> f64 {
     (f64::from(x) * 10_000.0).round() / 10_000.0
 }
 
+/// One batch of texts for the embedder; each push answers the row it will be.
+#[derive(Default)]
+struct Batch(Vec<String>);
+
+impl Batch {
+    fn push(&mut self, text: String) -> usize {
+        self.0.push(text);
+        self.0.len() - 1
+    }
+}
+
+/// How one (old, new) text pair is measured: the rows of the whole texts, and of the windows when
+/// either text is longer than one window.
+struct Plan {
+    whole: [usize; 2],
+    windows: Option<WindowRows>,
+}
+
 /// The embedding rows of one pair's base and head windows, and the two word counts.
 type WindowRows = (Vec<usize>, Vec<usize>, [usize; 2]);
 
-/// Measure every paired tool (changed or renamed) whose routing text changed.
+fn plan_windows(batch: &mut Batch, old: &str, new: &str) -> Option<WindowRows> {
+    let words = [
+        old.split_whitespace().count(),
+        new.split_whitespace().count(),
+    ];
+    if words[0].max(words[1]) <= WINDOW_WORDS {
+        return None;
+    }
+    let mut rows =
+        |text: &str| -> Vec<usize> { windows(text).into_iter().map(|w| batch.push(w)).collect() };
+    let base_rows = rows(old);
+    let head_rows = rows(new);
+    Some((base_rows, head_rows, words))
+}
+
+/// A text pair's cosine: the lower of the whole-text and the windowed comparison.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TextCosine {
+    pub cosine: f64,
+    pub windows: Option<Windows>,
+}
+
+fn resolve(v: &Array2<f32>, plan: Plan) -> TextCosine {
+    let mut d = round4(cosine(v.row(plan.whole[0]), v.row(plan.whole[1])));
+    let windows = plan.windows.map(|(base_rows, head_rows, words)| {
+        // Each window's nearest window on the other side; the worst of those, both ways
+        // (added text and removed text).
+        let worst = |from: &[usize], to: &[usize]| {
+            from.iter()
+                .map(|&a| {
+                    to.iter()
+                        .map(|&b| cosine(v.row(a), v.row(b)))
+                        .fold(f32::MIN, f32::max)
+                })
+                .fold(f32::MAX, f32::min)
+        };
+        let min_cosine = round4(worst(&head_rows, &base_rows).min(worst(&base_rows, &head_rows)));
+        d = d.min(min_cosine);
+        let longest = words[0].max(words[1]);
+        Windows {
+            words,
+            count: [base_rows.len(), head_rows.len()],
+            min_cosine,
+            whole_text_coverage: ((WINDOW_WORDS as f64 / longest as f64).min(1.0) * 100.0).round()
+                / 100.0,
+        }
+    });
+    TextCosine { cosine: d, windows }
+}
+
+/// The cosine of each (old, new) pair exactly as `measure` computes a description's: whole texts,
+/// and window by window when long. The calibration (`floors`) is measured with this.
+pub async fn compare_texts(
+    embedder: &dyn Embedder,
+    pairs: &[(String, String)],
+) -> Result<Vec<TextCosine>> {
+    let mut batch = Batch::default();
+    let mut whole = Vec::with_capacity(pairs.len());
+    for (old, new) in pairs {
+        whole.push([batch.push(old.clone()), batch.push(new.clone())]);
+    }
+    let plans: Vec<Plan> = pairs
+        .iter()
+        .zip(whole)
+        .map(|((old, new), whole)| Plan {
+            whole,
+            windows: plan_windows(&mut batch, old, new),
+        })
+        .collect();
+    if batch.0.is_empty() {
+        return Ok(Vec::new());
+    }
+    let v = embedder.embed(&batch.0).await?;
+    Ok(plans.into_iter().map(|p| resolve(&v, p)).collect())
+}
+
+/// The parameters whose description changed between `b` and `h`: (name, old, new), head order.
+fn changed_params(b: &crate::tools::Tool, h: &crate::tools::Tool) -> Vec<(String, String, String)> {
+    let base: std::collections::HashMap<String, Option<String>> = b.params().into_iter().collect();
+    let norm = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    h.params()
+        .into_iter()
+        .filter_map(|(name, new)| {
+            let old = base.get(&name)?.clone()?;
+            let new = new?;
+            (!old.trim().is_empty() && !new.trim().is_empty() && norm(&old) != norm(&new))
+                .then_some((name, old, new))
+        })
+        .collect()
+}
+
+/// Measure every paired tool (changed or renamed) whose routing text changed. `floor`: a number
+/// (given by the user), or `None`/`FloorSetting::ModelDefault` for the embedder's calibrated floor.
 pub async fn measure(
     diff: &Diff,
     base: &ToolSet,
     head: &ToolSet,
     embedder: &dyn Embedder,
-    floor: f64,
+    floor: impl Into<FloorSetting>,
 ) -> Result<Drift> {
+    let (floor, floor_source) = floor.into().resolve(embedder.id());
+    let calibration = floors::lookup(embedder.id());
+    let percentile = |c: f64| calibration.map(|f| f.percentile(c));
     let mut pairs = Vec::new();
     for t in &diff.tools {
         let base_name = match t.status {
@@ -117,88 +305,78 @@ pub async fn measure(
             pairs.push((t.name.clone(), base_name, b, h));
         }
     }
-    let mut texts = Vec::with_capacity(pairs.len() * 4);
-    // Per pair: the rows of its base and head windows, when a description needs them.
-    let mut windowed: Vec<Option<WindowRows>> = Vec::new();
+    // Rows in a fixed order: per pair its four whole texts, then the description windows, then
+    // the changed parameter descriptions (and their windows).
+    let mut batch = Batch::default();
+    let mut whole = Vec::with_capacity(pairs.len());
     for (_, _, b, h) in &pairs {
-        texts.push(b.description_text().to_string());
-        texts.push(h.description_text().to_string());
-        texts.push(b.routing_text());
-        texts.push(h.routing_text());
+        whole.push([
+            batch.push(b.description_text().to_string()),
+            batch.push(h.description_text().to_string()),
+            batch.push(b.routing_text()),
+            batch.push(h.routing_text()),
+        ]);
     }
+    let mut plans: Vec<Plan> = Vec::with_capacity(pairs.len());
+    for ((_, _, b, h), w) in pairs.iter().zip(&whole) {
+        plans.push(Plan {
+            whole: [w[0], w[1]],
+            windows: plan_windows(&mut batch, b.description_text(), h.description_text()),
+        });
+    }
+    let mut param_plans: Vec<Vec<(String, Plan)>> = Vec::with_capacity(pairs.len());
     for (_, _, b, h) in &pairs {
-        let words = [
-            b.description_text().split_whitespace().count(),
-            h.description_text().split_whitespace().count(),
-        ];
-        if words[0].max(words[1]) <= WINDOW_WORDS {
-            windowed.push(None);
-            continue;
+        let changed = changed_params(b, h);
+        let mut plans = Vec::with_capacity(changed.len());
+        for (name, old, new) in changed {
+            let whole = [batch.push(old.clone()), batch.push(new.clone())];
+            let windows = plan_windows(&mut batch, &old, &new);
+            plans.push((name, Plan { whole, windows }));
         }
-        let mut rows = |text: &str| -> Vec<usize> {
-            windows(text)
-                .into_iter()
-                .map(|w| {
-                    texts.push(w);
-                    texts.len() - 1
-                })
-                .collect()
-        };
-        let base_rows = rows(b.description_text());
-        let head_rows = rows(h.description_text());
-        windowed.push(Some((base_rows, head_rows, words)));
+        param_plans.push(plans);
     }
-    let v = if texts.is_empty() {
+    let v = if batch.0.is_empty() {
         None
     } else {
-        Some(embedder.embed(&texts).await?)
+        Some(embedder.embed(&batch.0).await?)
     };
     let tools = pairs
         .into_iter()
-        .zip(windowed)
-        .enumerate()
-        .map(|(i, ((name, base_name, _, _), win))| {
+        .zip(whole)
+        .zip(plans)
+        .zip(param_plans)
+        .map(|((((name, base_name, _, _), whole), plan), params)| {
             let v = v.as_ref().expect("texts were embedded");
-            let mut d = round4(cosine(v.row(4 * i), v.row(4 * i + 1)));
-            let f = round4(cosine(v.row(4 * i + 2), v.row(4 * i + 3)));
-            let windows = win.map(|(base_rows, head_rows, words)| {
-                // Each window's nearest window on the other side; the worst of those, both ways
-                // (added text and removed text).
-                let worst = |from: &[usize], to: &[usize]| {
-                    from.iter()
-                        .map(|&a| {
-                            to.iter()
-                                .map(|&b| cosine(v.row(a), v.row(b)))
-                                .fold(f32::MIN, f32::max)
-                        })
-                        .fold(f32::MAX, f32::min)
-                };
-                let min_cosine =
-                    round4(worst(&head_rows, &base_rows).min(worst(&base_rows, &head_rows)));
-                d = d.min(min_cosine);
-                let longest = words[0].max(words[1]);
-                Windows {
-                    words,
-                    count: [base_rows.len(), head_rows.len()],
-                    min_cosine,
-                    whole_text_coverage: ((WINDOW_WORDS as f64 / longest as f64).min(1.0) * 100.0)
-                        .round()
-                        / 100.0,
-                }
-            });
+            let f = round4(cosine(v.row(whole[2]), v.row(whole[3])));
+            let TextCosine { cosine: d, windows } = resolve(v, plan);
+            let params = params
+                .into_iter()
+                .map(|(name, plan)| {
+                    let c = resolve(v, plan).cosine;
+                    ParamDrift {
+                        name,
+                        cosine: c,
+                        below_floor: c < floor,
+                        benign_percentile: percentile(c),
+                    }
+                })
+                .collect();
             ToolDrift {
                 base_name: (base_name != name).then_some(base_name),
                 tool: name,
                 description_cosine: d,
                 full_text_cosine: f,
                 below_floor: d < floor,
+                benign_percentile: percentile(d),
                 windows,
+                params,
             }
         })
         .collect();
     Ok(Drift {
         model: embedder.id().to_string(),
         floor,
+        floor_source,
         tools,
     })
 }

@@ -119,6 +119,7 @@ pub fn render(report: &Report, opts: &Options) -> String {
     let rows = view::tools(report);
     blocks.extend(tools_table(report, &rows));
     blocks.extend(text_diffs(&rows));
+    blocks.extend(drift(report));
     blocks.extend(lint(report));
     let footer = footer(report, opts);
     assemble(blocks, footer, opts)
@@ -470,6 +471,52 @@ fn tools_table(report: &Report, rows: &[ToolView]) -> Vec<String> {
         rows.len()
     );
     folded(title, header, rows, OPEN_TOOLS, "tool(s)", row)
+}
+
+/// Meaning drift: the floor and where it came from, and every measured cosine with its place
+/// among meaning-preserving edits; parameter descriptions under their tool.
+fn drift(report: &Report) -> Option<String> {
+    let d = report.drift.as_ref()?;
+    if d.tools.is_empty() {
+        return None;
+    }
+    let source = match d.floor_source {
+        crate::drift::FloorSource::Given => "given",
+        crate::drift::FloorSource::Calibrated => "calibrated for this model",
+        crate::drift::FloorSource::Uncalibrated => {
+            "**uncalibrated** for this model: the 0.92 default"
+        }
+    };
+    let mut b = format!(
+        "#### Meaning drift\n\n{}, floor {:.2} ({source}).\n\n| Text | Cosine | Meaning-preserving edits above | Verdict |\n|---|---:|---:|---|\n",
+        md_code(&d.model, 80, false),
+        d.floor
+    );
+    let pctl =
+        |x: Option<f64>| x.map_or_else(|| "—".to_string(), crate::drift::floors::share_above);
+    let verdict = |below: bool| if below { "❌ below floor" } else { "✅ ok" };
+    for t in &d.tools {
+        let _ = writeln!(
+            b,
+            "| {} description | {:.3} | {} | {} |",
+            md_code(&t.tool, 60, true),
+            t.description_cosine,
+            pctl(t.benign_percentile),
+            verdict(t.below_floor)
+        );
+        for p in &t.params {
+            let _ = writeln!(
+                b,
+                "| {} {} | {:.3} | {} | {} |",
+                md_code(&t.tool, 60, true),
+                md_code(&format!(".{}", p.name), 60, true),
+                p.cosine,
+                pctl(p.benign_percentile),
+                verdict(p.below_floor)
+            );
+        }
+    }
+    Some(b)
 }
 
 /// One block per changed text (description, parameter description, title): a `diff` fence with

@@ -362,28 +362,67 @@ fn drift(report: &Report, p: &Paint, out: &mut String) {
     }
     let _ = writeln!(
         out,
-        "\nMeaning drift ({}, floor {:.2}):",
+        "\nMeaning drift ({}, floor {:.2}{}):",
         cell(&d.model, 60),
-        d.floor
+        d.floor,
+        floor_source(d.floor_source)
     );
-    let rows: Vec<Vec<String>> = d
-        .tools
-        .iter()
-        .map(|t| {
-            vec![
-                cell(&t.tool, 40),
-                format!("{:.3}", t.description_cosine),
-                format!("{:.3}", t.full_text_cosine),
-                if t.below_floor {
-                    p.wrap("1;31", "below floor")
-                } else {
-                    "ok".into()
-                },
-            ]
-        })
-        .collect();
-    for l in table(&["TOOL", "DESCRIPTION COS", "FULL TEXT COS", ""], &rows) {
+    let verdict = |below: bool| {
+        if below {
+            p.wrap("1;31", "below floor")
+        } else {
+            "ok".into()
+        }
+    };
+    let pctl =
+        |x: Option<f64>| x.map_or_else(|| "—".to_string(), crate::drift::floors::share_above);
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for t in &d.tools {
+        rows.push(vec![
+            cell(&t.tool, 40),
+            format!("{:.3}", t.description_cosine),
+            pctl(t.benign_percentile),
+            format!("{:.3}", t.full_text_cosine),
+            verdict(t.below_floor),
+        ]);
+        for pd in &t.params {
+            rows.push(vec![
+                format!("  .{}", cell(&pd.name, 38)),
+                format!("{:.3}", pd.cosine),
+                pctl(pd.benign_percentile),
+                String::new(),
+                verdict(pd.below_floor),
+            ]);
+        }
+    }
+    for l in table(
+        &[
+            "TOOL / .PARAM",
+            "DESCRIPTION COS",
+            "BENIGN EDITS ABOVE",
+            "FULL TEXT COS",
+            "",
+        ],
+        &rows,
+    ) {
         let _ = writeln!(out, "  {l}");
+    }
+    if d.tools.iter().any(|t| t.benign_percentile.is_some()) {
+        let _ = writeln!(
+            out,
+            "  (BENIGN EDITS ABOVE: share of measured meaning-preserving edits with a higher cosine; docs/calibration.md)"
+        );
+    }
+}
+
+/// How the floor was chosen, after its number in the drift heading.
+fn floor_source(s: crate::drift::FloorSource) -> &'static str {
+    match s {
+        crate::drift::FloorSource::Given => "",
+        crate::drift::FloorSource::Calibrated => ", calibrated for this model",
+        crate::drift::FloorSource::Uncalibrated => {
+            ", uncalibrated for this model: the 0.92 default"
+        }
     }
 }
 

