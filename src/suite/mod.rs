@@ -83,53 +83,15 @@ pub struct Parsed {
     pub problems: Vec<Problem>,
 }
 
-/// Read every case of a suite text, collecting problems instead of stopping at the first.
+/// Read every case of a suite text, collecting problems instead of stopping at the first. Cases
+/// and problems are in file order: each entry is read as it comes, so `parse` refuses a file
+/// with the problem nearest its top.
 pub fn parse_all(text: &str, source: &str, base_dir: &Path) -> Parsed {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut out = Parsed::default();
-    let jsonl = source.ends_with(".jsonl") || looks_like_jsonl(text);
-    if jsonl {
-        for (i, l) in text.lines().enumerate() {
-            if l.trim().is_empty() || l.trim_start().starts_with('#') {
-                continue;
-            }
-            let at = format!("line {}", i + 1);
-            match serde_json::from_str(l) {
-                Ok(v) => out.raw.push((at, v)),
-                Err(e) => out.problems.push(Problem {
-                    code: "invalid-case",
-                    at: Some(at),
-                    error: Error::Json {
-                        source_name: source.into(),
-                        line: i + 1,
-                        column: e.column(),
-                        message: e.to_string().split(" at line ").next().unwrap_or("").into(),
-                    },
-                }),
-            }
-        }
-    } else {
-        match yaml_cases(text, source) {
-            Ok(list) => {
-                out.raw = list
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, v)| (format!("/cases/{i}"), v))
-                    .collect();
-            }
-            Err(error) => {
-                out.problems.push(Problem {
-                    code: "invalid-suite",
-                    at: None,
-                    error,
-                });
-                return out;
-            }
-        }
-    }
     let mut seen = BTreeSet::new();
-    for (at, v) in &out.raw {
-        match parse_case(v, source, at, base_dir) {
+    let mut take = |out: &mut Parsed, at: String, v: Value| {
+        match parse_case(&v, source, &at, base_dir) {
             Ok(case) => {
                 if !seen.insert(case.id.clone()) {
                     out.problems.push(Problem {
@@ -149,44 +111,125 @@ pub fn parse_all(text: &str, source: &str, base_dir: &Path) -> Parsed {
                 error,
             }),
         }
+        out.raw.push((at, v));
+    };
+    let jsonl = source.ends_with(".jsonl") || looks_like_jsonl(text);
+    if jsonl {
+        for (i, l) in text.lines().enumerate() {
+            if l.trim().is_empty() || l.trim_start().starts_with('#') {
+                continue;
+            }
+            let at = format!("line {}", i + 1);
+            match serde_json::from_str(l) {
+                Ok(v) => take(&mut out, at, v),
+                Err(e) => out.problems.push(Problem {
+                    code: "invalid-case",
+                    at: Some(at),
+                    error: Error::Json {
+                        source_name: source.into(),
+                        line: i + 1,
+                        column: e.column(),
+                        message: e.to_string().split(" at line ").next().unwrap_or("").into(),
+                    },
+                }),
+            }
+        }
+    } else {
+        match yaml_cases(text, source) {
+            Ok(list) => {
+                for (i, v) in list.into_iter().enumerate() {
+                    take(&mut out, format!("/cases/{i}"), v);
+                }
+            }
+            Err(error) => out.problems.push(Problem {
+                code: "invalid-suite",
+                at: None,
+                error,
+            }),
+        }
     }
     out
 }
 
-/// Flow collections (`[`, `{`) nested deeper than this are refused before YAML parsing: the
-/// scanner takes a minute on 100,000 `[`, and no suite nests more than a few levels.
+/// Flow collections (`[`, `{`) nested deeper than this are refused before the suite is read:
+/// libyaml's scanner does work proportional to the open flow levels at every token, so 100,000
+/// `[` took a minute, and no suite nests more than a few levels.
 pub const MAX_YAML_NESTING: usize = 64;
 
-/// The deepest `[`/`{` nesting outside quoted scalars (a cheap upper bound of the flow depth).
-fn flow_depth(text: &str) -> usize {
-    let (mut depth, mut max, mut quote) = (0usize, 0usize, None::<char>);
-    let mut prev = ' ';
-    for c in text.chars() {
-        match quote {
-            Some(q) if c == q && !(q == '"' && prev == '\\') => quote = None,
-            Some(_) => {}
-            None => match c {
-                '"' | '\'' => quote = Some(c),
-                '[' | '{' => {
-                    depth += 1;
-                    max = max.max(depth);
-                }
-                ']' | '}' => depth = depth.saturating_sub(1),
-                '\n' => {}
-                _ => {}
-            },
+/// Whether flow collections nest deeper than `limit` anywhere in `text`, as YAML reads it: the
+/// events of libyaml's own parser (the one inside serde_yaml), read one at a time and left as
+/// soon as the depth passes `limit`, so the cost stays linear in the text. Quotes, block scalars
+/// and comments are the parser's business, not a guess of ours: a bracket counts exactly when
+/// YAML opens a collection with it. A text that is not YAML stops the reading where it fails
+/// (the full parse then reports the error).
+fn flow_nesting_exceeds(text: &str, limit: usize) -> bool {
+    use std::mem::MaybeUninit;
+    use unsafe_libyaml::{
+        YAML_FLOW_MAPPING_STYLE, YAML_FLOW_SEQUENCE_STYLE, YAML_MAPPING_END_EVENT,
+        YAML_MAPPING_START_EVENT, YAML_SEQUENCE_END_EVENT, YAML_SEQUENCE_START_EVENT,
+        YAML_STREAM_END_EVENT, YAML_UTF8_ENCODING, yaml_event_delete, yaml_event_t,
+        yaml_parser_delete, yaml_parser_initialize, yaml_parser_parse, yaml_parser_set_encoding,
+        yaml_parser_set_input_string, yaml_parser_t,
+    };
+    // The parser stays in its box (it must not move once it has input) and `text` outlives it.
+    let mut parser = Box::new(MaybeUninit::<yaml_parser_t>::uninit());
+    let p = parser.as_mut_ptr();
+    // SAFETY: `p` points to memory that `yaml_parser_initialize` initialises; it is used only
+    // after a successful initialisation and deleted exactly once, below. The input is a live
+    // `&str` for the whole use. Each event is deleted after it is read, exactly once.
+    unsafe {
+        if yaml_parser_initialize(p).fail {
+            return false;
         }
-        prev = c;
+        yaml_parser_set_encoding(p, YAML_UTF8_ENCODING);
+        yaml_parser_set_input_string(p, text.as_ptr(), text.len() as u64);
+        // One entry per open collection: is it a flow collection?
+        let mut open: Vec<bool> = Vec::new();
+        let mut flow = 0usize;
+        let mut exceeded = false;
+        loop {
+            let mut event = MaybeUninit::<yaml_event_t>::uninit();
+            let e = event.as_mut_ptr();
+            if yaml_parser_parse(p, e).fail {
+                break;
+            }
+            let kind = (*e).type_;
+            let is_flow = match kind {
+                YAML_SEQUENCE_START_EVENT => {
+                    Some((*e).data.sequence_start.style == YAML_FLOW_SEQUENCE_STYLE)
+                }
+                YAML_MAPPING_START_EVENT => {
+                    Some((*e).data.mapping_start.style == YAML_FLOW_MAPPING_STYLE)
+                }
+                _ => None,
+            };
+            yaml_event_delete(e);
+            match (kind, is_flow) {
+                (_, Some(f)) => {
+                    open.push(f);
+                    flow += usize::from(f);
+                    if flow > limit {
+                        exceeded = true;
+                        break;
+                    }
+                }
+                (YAML_SEQUENCE_END_EVENT | YAML_MAPPING_END_EVENT, None) => {
+                    flow -= usize::from(open.pop().unwrap_or(false));
+                }
+                (YAML_STREAM_END_EVENT, None) => break,
+                _ => {}
+            }
+        }
+        yaml_parser_delete(p);
+        exceeded
     }
-    max
 }
 
 /// The case list of a YAML suite: a bare list, or `{version: 1, cases: […]}`.
 fn yaml_cases(text: &str, source: &str) -> Result<Vec<Value>> {
-    let depth = flow_depth(text);
-    if depth > MAX_YAML_NESTING {
+    if flow_nesting_exceeds(text, MAX_YAML_NESTING) {
         return Err(Error::Usage(format!(
-            "{source}: `[`/`{{` nested {depth} deep; a suite may nest at most {MAX_YAML_NESTING}"
+            "{source}: `[`/`{{` nested more than {MAX_YAML_NESTING} deep; a suite may nest at most {MAX_YAML_NESTING}"
         )));
     }
     // Read as YAML's own value first: it refuses a key given twice (which a JSON map would
@@ -252,10 +295,18 @@ pub fn parse(text: &str, source: &str, base_dir: &Path) -> Result<Suite> {
     })
 }
 
+/// JSONL whatever the file is called: lines of `{…}`. A single line is JSONL only when it is one
+/// case — a JSON object that is not a whole suite (`{"version": 1, "cases": […]}`) — so a one-line
+/// YAML suite, in JSON or flow syntax, stays YAML.
 fn looks_like_jsonl(text: &str) -> bool {
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    matches!(lines.next(), Some(l) if l.trim_start().starts_with('{') && l.trim_end().ends_with('}'))
-        && lines.next().is_none_or(|l| l.trim_start().starts_with('{'))
+    let object = |l: &str| l.trim_start().starts_with('{') && l.trim_end().ends_with('}');
+    match (lines.next(), lines.next()) {
+        (Some(l), None) => serde_json::from_str::<serde_json::Map<String, Value>>(l)
+            .is_ok_and(|o| !o.contains_key("cases") && !o.contains_key("version")),
+        (Some(l), Some(m)) => object(l) && m.trim_start().starts_with('{'),
+        _ => false,
+    }
 }
 
 pub fn load(path: &Path) -> Result<Suite> {
@@ -638,7 +689,7 @@ mod tests {
         let text = format!("cases: {}\n", "[".repeat(100_000));
         let started = std::time::Instant::now();
         let e = p(&text, "s.yaml").unwrap_err().to_string();
-        assert!(e.contains("nested 100000 deep"), "{e}");
+        assert!(e.contains("nested more than 64 deep"), "{e}");
         assert!(started.elapsed() < std::time::Duration::from_secs(1));
         // Brackets inside quoted prompts do not count.
         let ok = p("- {id: a, prompt: \"[[[[ {{{{\", expect: x}\n", "s.yaml").unwrap();
