@@ -105,7 +105,10 @@ fn default_min_cases() -> usize {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CheckThresholds {
     pub fail_on: Severity,
-    pub cosine_floor: f64,
+    /// `None`: the embedding model's calibrated floor (`drift::floors`); the report's
+    /// `drift.floor` is the floor applied.
+    #[serde(default)]
+    pub cosine_floor: Option<f64>,
     /// Largest tolerated accuracy drop (fraction, 0.02 = 2 points), overall and per tool.
     pub tolerance: f64,
     /// The overall drop fails only if its exact one-sided p-value is also below this (default
@@ -132,7 +135,7 @@ impl Default for CheckThresholds {
     fn default() -> Self {
         CheckThresholds {
             fail_on: Severity::High,
-            cosine_floor: crate::drift::DEFAULT_COSINE_FLOOR,
+            cosine_floor: None,
             tolerance: 0.02,
             require_significance: Some(0.05),
             per_tool_alpha: 0.05,
@@ -227,13 +230,22 @@ pub fn cosine_call(
     routing: Option<&crate::replay::Routing>,
     t: &CheckThresholds,
 ) -> CosineCall {
-    if !td.below_floor {
+    let low_params: Vec<&crate::drift::ParamDrift> =
+        td.params.iter().filter(|p| p.below_floor).collect();
+    if !td.below_floor && low_params.is_empty() {
         return CosineCall::Pass;
     }
-    let base = format!(
-        "`{}` description cosine {:.3} < floor {:.2}",
-        td.tool, td.description_cosine, floor
-    );
+    let mut parts = Vec::new();
+    if td.below_floor {
+        parts.push(format!("description cosine {:.3}", td.description_cosine));
+    }
+    for p in &low_params {
+        parts.push(format!(
+            "parameter `{}` description cosine {:.3}",
+            p.name, p.cosine
+        ));
+    }
+    let base = format!("`{}` {} < floor {:.2}", td.tool, parts.join(", "), floor);
     let covered = routing.and_then(|r| r.per_tool.iter().find(|x| x.tool == td.tool));
     match t.cosine {
         CosinePolicy::Fail => CosineCall::Fail(base),

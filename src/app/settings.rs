@@ -55,10 +55,7 @@ pub fn thresholds(g: &GateArgs, cfg: &Config) -> Result<CheckThresholds> {
     let d = CheckThresholds::default();
     let t = CheckThresholds {
         fail_on: g.fail_on.or(cfg.gate.fail_on).unwrap_or(d.fail_on),
-        cosine_floor: g
-            .cosine_floor
-            .or(cfg.gate.cosine_floor)
-            .unwrap_or(d.cosine_floor),
+        cosine_floor: g.cosine_floor.or(cfg.gate.cosine_floor).or(d.cosine_floor),
         tolerance: g.tolerance.or(cfg.gate.tolerance).unwrap_or(d.tolerance),
         // 1 means "tolerance only": every p-value is below it.
         require_significance: g
@@ -78,10 +75,11 @@ pub fn thresholds(g: &GateArgs, cfg: &Config) -> Result<CheckThresholds> {
             .or(cfg.scan.fail_on)
             .unwrap_or(d.scan_fail_on),
     };
-    if !(0.0..=1.0).contains(&t.cosine_floor) {
+    if let Some(f) = t.cosine_floor
+        && !(0.0..=1.0).contains(&f)
+    {
         return Err(Error::Usage(format!(
-            "--cosine-floor {}: expected a number between 0 and 1",
-            t.cosine_floor
+            "--cosine-floor {f}: expected a number between 0 and 1"
         )));
     }
     if !(0.0..=1.0).contains(&t.tolerance) {

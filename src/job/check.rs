@@ -200,6 +200,14 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
         }
         Command::Diff | Command::Lint => None,
     };
+    if let Some(d) = &drift
+        && d.floor_source == crate::drift::FloorSource::Uncalibrated
+    {
+        notes.push(format!(
+            "the cosine floor {:.2} is not calibrated for {} (no row in drift::floors; docs/calibration.md says how to add one): cosine scales differ from model to model",
+            d.floor, d.model
+        ));
+    }
     notes.extend(gate::review_notes(
         drift.as_ref(),
         routing.as_ref(),

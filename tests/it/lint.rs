@@ -9,7 +9,6 @@ use std::sync::{Arc, Mutex};
 
 use driftgate::embed::{Embedder, MiniLm};
 use driftgate::lint::{self, Level, Lint, LintOptions, LintSection};
-use driftgate::report;
 use driftgate::report::render;
 use driftgate::source::parse_text;
 use driftgate::tools::ToolSet;

@@ -406,7 +406,8 @@ fn sarif_validates_and_points_results_at_tool_lines() {
         routing["locations"][0]["physicalLocation"]["region"]["startLine"],
         4
     );
-    assert_eq!(by_rule("meaning-drift")["level"], "error");
+    // The low cosine is a review note: routing measured schedule_appointment on 8 cases.
+    assert_eq!(by_rule("meaning-drift")["level"], "note");
     assert_eq!(
         by_rule("description-changed")["level"],
         "note",

@@ -240,20 +240,31 @@ pub fn render(report: &Report) -> String {
                 "",
             ));
         }
+        // What the gate made of a low cosine: an error where it fails, a note where routing
+        // measured the tool and decided.
         if let Some(d) = v.drift
-            && d.below_floor
+            && let Some(all) = &report.drift
         {
-            results.push(result(
-                "meaning-drift",
-                "error",
-                format!(
-                    "`{name}`: description cosine {:.3} < floor {:.2}",
-                    d.description_cosine, report.thresholds.cosine_floor
-                ),
-                loc.clone(),
-                &name,
-                "/description",
-            ));
+            let (level, message) = match crate::gate::cosine_call(
+                d,
+                all.floor,
+                report.routing.as_ref(),
+                &report.thresholds,
+            ) {
+                crate::gate::CosineCall::Fail(m) => ("error", m),
+                crate::gate::CosineCall::Review(m) => ("note", m),
+                crate::gate::CosineCall::Pass => ("", String::new()),
+            };
+            if !level.is_empty() {
+                results.push(result(
+                    "meaning-drift",
+                    level,
+                    cell(&message, 500),
+                    loc.clone(),
+                    &name,
+                    "/description",
+                ));
+            }
         }
     }
     // Lint: for `check` only what the PR introduced (what it fixed is not a result), for `lint`

@@ -361,7 +361,11 @@ fn lint(report: &Report) -> Vec<String> {
 
 fn flips(report: &Report) -> Vec<String> {
     let flips = view::flips(report);
-    if flips.is_empty() {
+    let unconfirmed = report
+        .routing
+        .as_ref()
+        .is_some_and(|r| !r.not_reproduced.is_empty());
+    if flips.is_empty() && !unconfirmed {
         return Vec::new();
     }
     let regressed = flips
@@ -370,8 +374,11 @@ fn flips(report: &Report) -> Vec<String> {
         .count();
     let header = "| | Case | Prompt | Expected | Base → head |\n|---|---|---|---|---|\n";
     let row = |f: &crate::replay::Flip| {
+        let confirmed = view::confirmation(f, true)
+            .map(|c| format!(" ({c})"))
+            .unwrap_or_default();
         format!(
-            "| {} | {} | {} | {} | {} → {} |\n",
+            "| {} | {} | {} | {} | {} → {}{confirmed} |\n",
             if f.direction == Direction::Regressed {
                 "🔴 regressed"
             } else {
@@ -381,16 +388,37 @@ fn flips(report: &Report) -> Vec<String> {
             md_code(&f.prompt, 160, true),
             md_code(&f.expect, 60, true),
             md_code(&f.base, 60, true),
-            md_code(&f.head, 60, true)
+            md_code(&f.head, 60, true),
         )
     };
     let title = format!(
         "#### Flipped cases: {regressed} regressed, {} fixed\n\n{header}",
         flips.len() - regressed
     );
-    folded(title, header, &flips, OPEN_FLIPS, "flipped case(s)", |f| {
-        row(f)
-    })
+    let mut blocks = if flips.is_empty() {
+        Vec::new()
+    } else {
+        folded(title, header, &flips, OPEN_FLIPS, "flipped case(s)", |f| {
+            row(f)
+        })
+    };
+    if let Some(r) = &report.routing
+        && !r.not_reproduced.is_empty()
+    {
+        let list: Vec<String> = r
+            .not_reproduced
+            .iter()
+            .map(|f| {
+                let c = view::confirmation(f, false).unwrap_or_default();
+                format!("{} {} {c}", md_code(&f.id, 40, false), f.direction)
+            })
+            .collect();
+        blocks.push(format!(
+            "Flips that did not reproduce under `--confirm` (no longer counted): {}\n",
+            list.join(", ")
+        ));
+    }
+    blocks
 }
 
 /// A table block with the first `open` rows visible and the rest (capped at `MAX_ROWS`) folded

@@ -240,10 +240,13 @@ fn routing(report: &Report, p: &Paint, out: &mut String) {
         let rows: Vec<Vec<String>> = flips
             .iter()
             .map(|f| {
+                let confirmed = crate::report::view::confirmation(f, true)
+                    .map(|c| format!(" ({c})"))
+                    .unwrap_or_default();
                 vec![
                     cell(&f.id, 24),
                     cell(&f.expect, 40),
-                    format!("{} → {}", cell(&f.base, 64), cell(&f.head, 64)),
+                    format!("{} → {}{confirmed}", cell(&f.base, 64), cell(&f.head, 64)),
                     cell(&f.prompt, 70),
                 ]
             })
@@ -251,6 +254,21 @@ fn routing(report: &Report, p: &Paint, out: &mut String) {
         for l in table(&["CASE", "EXPECTED", "BASE → HEAD", "PROMPT"], &rows) {
             let _ = writeln!(out, "  {l}");
         }
+    }
+    if !r.not_reproduced.is_empty() {
+        let list: Vec<String> = r
+            .not_reproduced
+            .iter()
+            .map(|f| {
+                let c = crate::report::view::confirmation(f, false).unwrap_or_default();
+                format!("{} {} {c}", cell(&f.id, 24), f.direction)
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "\nFlips that did not reproduce under --confirm (no longer counted): {}",
+            list.join(", ")
+        );
     }
     let _ = writeln!(
         out,
