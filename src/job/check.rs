@@ -77,22 +77,24 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
             for problem in suite::validate_against(&r.suite.suite, &base.tools) {
                 notes.push(format!("suite vs base tools: {problem}"));
             }
-            let clash_b = replay::clashes(&r.suite.suite, &base.tools, &r.packs, "base");
-            let clash_h = replay::clashes(&r.suite.suite, &head.tools, &r.packs, "head");
-            let same = clash_b.len() == clash_h.len()
-                && clash_b
-                    .iter()
-                    .zip(&clash_h)
-                    .all(|(b, h)| b.replace("base", "head") == *h);
-            if same {
+            // One note per clash when both sides have it, else one per side.
+            let clash_b = replay::clashes(&r.suite.suite, &base.tools, &r.packs, "server");
+            let clash_h = replay::clashes(&r.suite.suite, &head.tools, &r.packs, "server");
+            if clash_b == clash_h {
+                notes.extend(clash_h);
+            } else {
+                notes.extend(replay::clashes(
+                    &r.suite.suite,
+                    &base.tools,
+                    &r.packs,
+                    "base",
+                ));
                 notes.extend(replay::clashes(
                     &r.suite.suite,
                     &head.tools,
                     &r.packs,
-                    "server",
+                    "head",
                 ));
-            } else {
-                notes.extend(clash_b.into_iter().chain(clash_h));
             }
             let replayer =
                 Replayer::new(r.router.as_ref(), &r.cache, &r.config).with_console(console);

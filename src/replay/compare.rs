@@ -195,17 +195,27 @@ pub fn compare_sides(
     };
     let (base_metrics, base_confusions) = stats::tool_metrics(&obs(suite, base));
     let (head_metrics, mut head_confusions) = stats::tool_metrics(&obs(head_suite, head));
-    // Confusions are compared across sides by name: spell head's in base's names.
+    // Base name → the name head expects it under (a carried rename), read once from the two
+    // suites' expectations; confusions are compared across sides by name, so head's are spelled
+    // in base's names.
+    let renamed: BTreeMap<&str, &str> = suite
+        .cases
+        .iter()
+        .zip(&head_suite.cases)
+        .flat_map(|(b, h)| b.expect.names().iter().zip(h.expect.names()))
+        .filter(|(b, h)| b != h)
+        .map(|(b, h)| (b.as_str(), h.as_str()))
+        .collect();
     let base_name = |name: &str| -> String {
-        suite
-            .cases
+        renamed
             .iter()
-            .zip(&head_suite.cases)
-            .flat_map(|(b, h)| b.expect.names().iter().zip(h.expect.names()))
-            .find(|(_, h)| *h == name)
-            .map_or_else(|| name.to_string(), |(b, _)| b.clone())
+            .find(|(_, h)| **h == name)
+            .map_or(name, |(b, _)| *b)
+            .to_string()
     };
-    if !std::ptr::eq(suite, head_suite) {
+    let head_name =
+        |tool: &str| -> String { renamed.get(tool).copied().unwrap_or(tool).to_string() };
+    if !renamed.is_empty() {
         for c in &mut head_confusions {
             c.expected = c
                 .expected
@@ -216,16 +226,6 @@ pub fn compare_sides(
             c.chosen = base_name(&c.chosen);
         }
     }
-    // Base name → the name head expects it under.
-    let head_name = |tool: &str| -> String {
-        suite
-            .cases
-            .iter()
-            .zip(&head_suite.cases)
-            .flat_map(|(b, h)| b.expect.names().iter().zip(h.expect.names()))
-            .find(|(b, _)| *b == tool)
-            .map_or_else(|| tool.to_string(), |(_, h)| h.clone())
-    };
     let mut tools: BTreeSet<&str> = BTreeSet::new();
     for c in &suite.cases {
         tools.extend(c.expect.names().iter().map(String::as_str));

@@ -38,6 +38,16 @@ fn close(a: f64, b: f64) -> bool {
     (a - b).abs() < 1e-9
 }
 
+/// A report's notes, in order.
+fn notes_of(r: &Value) -> Vec<&str> {
+    r["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect()
+}
+
 /// The report minus what legitimately differs between two runs: timings and request counters.
 fn without_run_stats(mut report: Value) -> Value {
     let routing = report["routing"].as_object_mut().unwrap();
@@ -324,12 +334,7 @@ fn real_corpus_rewrite_passes_on_behaviour_and_notes_the_low_cosine() {
         drift,
         [("list_allowed_directories", false), ("read_file", true)]
     );
-    let notes: Vec<&str> = r["notes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n.as_str().unwrap())
-        .collect();
+    let notes = notes_of(&r);
     assert_eq!(notes.len(), 5, "{notes:?}");
     assert!(
         notes[4].starts_with("`read_file` description cosine 0.546 < floor 0.74, but routing measured it on 9 case(s) (66.7% → 66.7%)"),
@@ -722,12 +727,7 @@ fn a_detected_rename_carries_the_suite_to_the_new_name() {
     let s = &r["routing"]["summary"];
     assert_eq!(s["discordant_right_to_wrong"], 0, "{s}");
     assert_eq!(s["head_accuracy"], s["base_accuracy"], "{s}");
-    let notes: Vec<&str> = r["notes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n.as_str().unwrap())
-        .collect();
+    let notes = notes_of(&r);
     assert!(
         notes.contains(&"head expects `read_query`, renamed from `read-query` (3 case(s) carried over; the rename is still a breaking schema change)"),
         "{notes:?}"
@@ -767,12 +767,7 @@ fn a_distractor_clashing_with_a_server_tool_is_said() {
         ],
     );
     assert_eq!(run.code, 0, "{}", run.dump());
-    let notes: Vec<&str> = r["notes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|n| n.as_str().unwrap())
-        .collect();
+    let notes = notes_of(&r);
     assert_eq!(
         notes,
         [

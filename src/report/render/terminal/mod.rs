@@ -771,29 +771,20 @@ fn scan_finding(p: &Paint, f: &crate::scan::Finding, extra: &str, out: &mut Stri
 /// What the PR introduced first (for `lint`: every finding), then base's and the allowed ones.
 fn scan(report: &Report, p: &Paint, out: &mut String) {
     let Some(s) = &report.scan else { return };
-    if !s.introduced.is_empty() {
-        let title = match report.command {
-            crate::report::Command::Lint => format!("Injection scan ({}):", s.introduced.len()),
-            _ => format!(
-                "Injection scan: introduced by this PR ({}):",
-                s.introduced.len()
-            ),
-        };
-        let _ = writeln!(out, "\n{}", p.wrap("1;31", &title));
-        for f in &s.introduced {
-            scan_finding(p, f, "", out);
+    let introduced = match report.command {
+        crate::report::Command::Lint => "Injection scan",
+        _ => "Injection scan: introduced by this PR",
+    };
+    for (title, code, list) in [
+        (introduced, "1;31", &s.introduced),
+        ("Injection scan: already at base", "2", &s.existing),
+    ] {
+        if list.is_empty() {
+            continue;
         }
-    }
-    if !s.existing.is_empty() {
-        let _ = writeln!(
-            out,
-            "\n{}",
-            p.wrap(
-                "2",
-                &format!("Injection scan: already at base ({}):", s.existing.len())
-            )
-        );
-        for f in &s.existing {
+        let title = format!("{title} ({}):", list.len());
+        let _ = writeln!(out, "\n{}", p.wrap(code, &title));
+        for f in list {
             scan_finding(p, f, "", out);
         }
     }
