@@ -213,4 +213,66 @@ mod tests {
         );
         assert!(load(Some(&dir.path().join("missing.toml"))).is_err());
     }
+
+    #[test]
+    fn scan_and_evidence_settings_are_checked_with_their_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("d.toml");
+        let refused = |text: &str| {
+            std::fs::write(&p, text).unwrap();
+            let e = load(Some(&p)).unwrap_err();
+            assert_eq!(e.exit_code(), 2, "{e}");
+            e.to_string()
+        };
+        let e = refused(
+            "[gate]
+per_tool_alpha = 0
+",
+        );
+        assert!(
+            e.ends_with("gate.per_tool_alpha: expected an alpha above 0, at most 1"),
+            "{e}"
+        );
+        let e = refused(
+            "[gate]
+cosine = \"sometimes\"
+",
+        );
+        assert!(
+            e.contains("line 2") && e.contains("unknown variant `sometimes`"),
+            "{e}"
+        );
+        let e = refused(
+            "[[scan.allow]]
+rule = \"made-up\"
+tool = \"t\"
+reason = \"r\"
+",
+        );
+        assert!(
+            e.contains("scan.allow[0]: rule \"made-up\" is no scan rule"),
+            "{e}"
+        );
+        let e = refused(
+            "[[scan.allow]]
+rule = \"concealment\"
+tool = \"t\"
+",
+        );
+        assert!(e.contains("missing field `reason`"), "{e}");
+        std::fs::write(
+            &p,
+            "[scan]
+fail_on = \"never\"
+[gate]
+cosine = \"review\"
+min_cases = 5
+",
+        )
+        .unwrap();
+        let c = load(Some(&p)).unwrap();
+        assert_eq!(c.scan.fail_on, Some(FailOn::Never));
+        assert_eq!(c.gate.cosine, Some(CosinePolicy::Review));
+        assert_eq!(c.gate.min_cases, Some(5));
+    }
 }
