@@ -143,11 +143,12 @@ pub struct GateArgs {
     #[arg(long, value_name = "FRACTION")]
     pub tolerance: Option<f64>,
     /// The overall routing drop fails only when its exact one-sided p-value is also below ALPHA
-    /// (1: tolerance only) [default: 0.05].
+    /// (1: tolerance only) [default: 0.015; with --per-tool-alpha's 0.035, one 5% false-alarm
+    /// budget].
     #[arg(long, value_name = "ALPHA")]
     pub require_significance: Option<f64>,
-    /// A per-tool routing drop fails only when its exact one-sided p-value is below ALPHA
-    /// [default: 0.05].
+    /// A changed tool's routing drop fails only when its exact one-sided p-value is below ALPHA,
+    /// Holm over the changed tools [default: 0.035].
     #[arg(long, value_name = "ALPHA")]
     pub per_tool_alpha: Option<f64>,
     /// Own cases a changed tool needs in the suite for routing to decide over its cosine

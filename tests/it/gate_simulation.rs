@@ -100,25 +100,31 @@ fn fail_rate(p: f64, drop: f64, prs: usize, seed: u64) -> f64 {
     failed as f64 / prs as f64
 }
 
+/// The false-alarm bound holds at every base accuracy (the defaults split one 5% budget between
+/// the overall test and the per-tool family); power is pinned at the issue's 90%, printed below.
 #[test]
 fn the_default_gate_rarely_cries_wolf_and_sees_a_ten_point_drop() {
-    let alarm = fail_rate(0.9, 0.0, 2000, 1);
-    let power = fail_rate(0.9, 0.10, 2000, 2);
-    println!(
-        "base accuracy 90%: false alarms {:.1}% of 2,000 PRs, power at -10 pts {:.1}%",
-        alarm * 100.0,
-        power * 100.0
-    );
-    for p in [0.7, 0.8] {
+    let mut alarms = Vec::new();
+    for (i, p) in [0.9, 0.8, 0.7].into_iter().enumerate() {
+        let alarm = fail_rate(p, 0.0, 2000, 1 + 2 * i as u64);
+        let power = fail_rate(p, 0.10, 2000, 2 + 2 * i as u64);
         println!(
-            "base accuracy {:.0}%: false alarms {:.1}%, power at -10 pts {:.1}% (1,000 PRs each)",
+            "base accuracy {:.0}%: false alarms {:.1}% of 2,000 PRs, power at -10 pts {:.1}%",
             p * 100.0,
-            fail_rate(p, 0.0, 1000, 3) * 100.0,
-            fail_rate(p, 0.10, 1000, 4) * 100.0
+            alarm * 100.0,
+            power * 100.0
+        );
+        if p == 0.9 {
+            assert!(power >= 0.80, "power {power} at {p}");
+        }
+        alarms.push((p, alarm));
+    }
+    for (p, alarm) in alarms {
+        assert!(
+            alarm <= 0.05,
+            "false-alarm rate {alarm} at base accuracy {p}"
         );
     }
-    assert!(alarm <= 0.05, "false-alarm rate {alarm}");
-    assert!(power >= 0.80, "power {power}");
 }
 
 /// Without the evidence rules (tolerance only, overall and per tool, as before issue 11), the

@@ -131,7 +131,7 @@ fn markdown_leads_with_the_verdict_then_flips_then_ranked_tools_and_diffs() {
         "{verdict}"
     );
     assert!(
-        verdict.contains("p=0.0312 \\< per\\_tool\\_alpha 0.05"),
+        verdict.contains("p=0.0312 \\< per\\_tool\\_alpha 0.035"),
         "the deciding numbers: {verdict}"
     );
     let flips = md
