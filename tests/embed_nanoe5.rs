@@ -61,3 +61,45 @@ async fn real_server_ranks_a_paraphrase_above_a_different_action() {
     let different = cosine(v.row(0), v.row(2));
     assert!(paraphrase > different, "{paraphrase} vs {different}");
 }
+
+/// The committed e5 calibration (docs/calibration/results/multilingual-e5-small-q4.json, behind
+/// `drift::floors::MULTILINGUAL_E5_SMALL_Q4`) is this server's: a sample of its pairs re-embedded
+/// here gives the committed cosines, and the endpoint's embedder id finds the calibrated row.
+#[tokio::test]
+async fn the_committed_e5_calibration_is_this_servers() {
+    use driftgate::drift::{self, floors};
+    let Some(url) = server() else { return };
+    let e = OpenAiEmbedder::new(&url, "multilingual-e5-small-q4", None).unwrap();
+    assert_eq!(
+        floors::lookup(e.id()).map(|f| f.model),
+        Some(floors::MULTILINGUAL_E5_SMALL_Q4.model)
+    );
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/calibration");
+    let pairs = floors::calibration_pairs(&dir).unwrap();
+    let result: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(dir.join("results/multilingual-e5-small-q4.json")).unwrap(),
+    )
+    .unwrap();
+    let committed = result["cosines"].as_array().unwrap();
+    // Short pairs, spread over every source: quick on a one-thread server.
+    let sample: Vec<usize> = (0..pairs.len())
+        .filter(|&i| pairs[i].old.len() + pairs[i].new.len() < 400)
+        .step_by(25)
+        .collect();
+    assert!(sample.len() >= 20, "{}", sample.len());
+    let texts: Vec<(String, String)> = sample
+        .iter()
+        .map(|&i| (pairs[i].old.clone(), pairs[i].new.clone()))
+        .collect();
+    let got = drift::compare_texts(&e, &texts).await.unwrap();
+    for (&i, c) in sample.iter().zip(&got) {
+        assert_eq!(committed[i][0].as_str(), Some(pairs[i].id.as_str()));
+        let want = committed[i][1].as_f64().unwrap();
+        assert!(
+            (c.cosine - want).abs() < 2e-3,
+            "{}: live {} vs committed {want}",
+            pairs[i].id,
+            c.cosine
+        );
+    }
+}

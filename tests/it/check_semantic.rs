@@ -77,7 +77,7 @@ fn calendar_rewrite_regresses_routing_and_fails() {
         r["notes"].as_array().unwrap().iter().any(|n| n
             .as_str()
             .unwrap()
-            .starts_with("`schedule_appointment` description cosine 0.235 < floor 0.74, but routing measured it on 8 case(s)")),
+            .starts_with("`schedule_appointment` description cosine 0.235 < floor 0.73, but routing measured it on 8 case(s)")),
         "{}",
         r["notes"]
     );
@@ -281,7 +281,7 @@ fn real_corpus_rewrite_passes_on_behaviour_and_notes_the_low_cosine() {
     assert_eq!(run.code, 0, "{}", run.dump());
     assert_eq!(
         r["verdict"]["reason"],
-        "routing 52.5% → 60.0% (+7.5 pts, p=1.0000); 1 description(s) below the cosine floor 0.74 left to review (routing decided); no change at or above high (4 change(s), worst unknown); no injection finding introduced"
+        "routing 52.5% → 60.0% (+7.5 pts, p=1.0000); 1 description(s) below the cosine floor 0.73 left to review (routing decided); no change at or above high (4 change(s), worst unknown); no injection finding introduced"
     );
     let s = &r["routing"]["summary"];
     assert_eq!(s["n_cases"], 40);
@@ -337,7 +337,7 @@ fn real_corpus_rewrite_passes_on_behaviour_and_notes_the_low_cosine() {
     let notes = notes_of(&r);
     assert_eq!(notes.len(), 5, "{notes:?}");
     assert!(
-        notes[4].starts_with("`read_file` description cosine 0.546 < floor 0.74, but routing measured it on 9 case(s) (66.7% → 66.7%)"),
+        notes[4].starts_with("`read_file` description cosine 0.546 < floor 0.73, but routing measured it on 9 case(s) (66.7% → 66.7%)"),
         "{notes:?}"
     );
     for (n, id) in notes.iter().zip(["fs-06", "fs-07", "fs-08", "fs-37"]) {

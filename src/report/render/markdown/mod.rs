@@ -633,6 +633,19 @@ fn footer(report: &Report, opts: &Options) -> String {
             md_code(&suite.sha256[..19.min(suite.sha256.len())], 30, false)
         );
     }
+    // The response cache's effect, so a re-run that sent nothing says so (the Action keeps the
+    // cache across runs).
+    if let Some(r) = &report.routing {
+        let side = |x: &crate::replay::RunStats| {
+            format!("{} sent, {} from cache", x.requests_sent, x.cache_hits)
+        };
+        let _ = write!(
+            s,
+            " · requests: base {}; head {}",
+            side(&r.base_stats),
+            side(&r.head_stats)
+        );
+    }
     if let Some(l) = opts.link.as_deref() {
         match md_url(l) {
             Some(u) => {
