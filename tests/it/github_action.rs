@@ -1,5 +1,6 @@
-//! The Docker action: `action.yml` inputs are each wired (runs.env → entrypoint → a real flag) and
-//! documented; the Dockerfile builds what the binary embeds; and the entrypoint works end to end
+//! The composite action: `action.yml` inputs are each wired (the run step's env → entrypoint → a
+//! real flag) and documented; the install and cache steps are in place; the container image is a
+//! thin runtime around a released binary; and the entrypoint works end to end
 //! in a simulated runner (GITHUB_* and INPUT_* variables, a real `pull_request` payload, a git
 //! repository with base and head commits) against the loopback GitHub API.
 
@@ -20,6 +21,19 @@ fn action() -> Yaml {
 fn entrypoint() -> PathBuf {
     fixture("action/entrypoint.sh")
 }
+
+/// The composite step with this `id`.
+fn step<'a>(a: &'a Yaml, id: &str) -> &'a Yaml {
+    a["runs"]["steps"]
+        .as_sequence()
+        .expect("runs.steps")
+        .iter()
+        .find(|s| s["id"].as_str() == Some(id))
+        .unwrap_or_else(|| panic!("a step with id {id}"))
+}
+
+/// Inputs the action's own steps consume rather than the entrypoint.
+const STEP_INPUTS: &[&str] = &["cache"];
 
 /// `base-ref` → `INPUT_BASE_REF`.
 fn env_name(input: &str) -> String {
@@ -42,7 +56,9 @@ fn help(args: &[&str]) -> String {
 #[test]
 fn every_input_is_wired_documented_and_no_secret_is_an_input() {
     let a = action();
-    let env = a["runs"]["env"].as_mapping().expect("runs.env maps inputs");
+    let env = step(&a, "run")["env"]
+        .as_mapping()
+        .expect("the run step's env maps inputs");
     let script = std::fs::read_to_string(entrypoint()).unwrap();
     let readme = std::fs::read_to_string(fixture("README.md")).unwrap();
     let names = inputs();
@@ -70,7 +86,21 @@ fn every_input_is_wired_documented_and_no_secret_is_an_input() {
             "input {expected} is missing"
         );
     }
+    let text = std::fs::read_to_string(fixture("action.yml")).unwrap();
+    for name in STEP_INPUTS {
+        assert!(
+            text.contains(&format!("inputs.{name} == ")),
+            "the steps read {name}"
+        );
+    }
     for name in &names {
+        assert!(
+            readme.contains(&format!("| `{name}` |")),
+            "README's input table lacks {name}"
+        );
+        if STEP_INPUTS.contains(&name.as_str()) {
+            continue;
+        }
         let var = env_name(name);
         assert_eq!(
             env.get(Yaml::from(var.as_str())).and_then(Yaml::as_str),
@@ -98,7 +128,11 @@ fn every_input_is_wired_documented_and_no_secret_is_an_input() {
             "{name}: API keys come from env, not inputs"
         );
     }
-    assert_eq!(env.len(), names.len(), "runs.env has only input mappings");
+    assert_eq!(
+        env.len(),
+        names.len() - STEP_INPUTS.len(),
+        "the run step's env has only input mappings"
+    );
     // Every flag the entrypoint passes exists on the command it passes it to.
     let check_help = help(&["check"]);
     let diff_help = help(&["diff"]);
@@ -155,9 +189,60 @@ fn every_input_is_wired_documented_and_no_secret_is_an_input() {
             readme.contains(&format!("| `{o}` |")),
             "README's output table lacks {o}"
         );
+        assert_eq!(
+            a["outputs"][o.as_str()]["value"].as_str(),
+            Some(format!("${{{{ steps.run.outputs.{o} }}}}").as_str()),
+            "output {o} comes from the run step, where the binary writes it"
+        );
     }
-    assert_eq!(a["runs"]["using"].as_str(), Some("docker"));
-    assert_eq!(a["runs"]["image"].as_str(), Some("Dockerfile"));
+    // Composite: the binary runs on the runner, so server-cmd gets the workflow's toolchains.
+    assert_eq!(a["runs"]["using"].as_str(), Some("composite"));
+    assert_eq!(
+        step(&a, "plan")["run"].as_str(),
+        Some(r#"bash "$GITHUB_ACTION_PATH/action/install.sh" plan"#)
+    );
+    assert_eq!(
+        step(&a, "install")["run"].as_str(),
+        Some(r#"bash "$GITHUB_ACTION_PATH/action/install.sh" install"#)
+    );
+    assert_eq!(
+        step(&a, "run")["run"].as_str(),
+        Some(r#"sh "$GITHUB_ACTION_PATH/action/entrypoint.sh""#)
+    );
+    // The response cache is restored before the run and saved after it, failed or not.
+    let steps = a["runs"]["steps"].as_sequence().unwrap();
+    let uses: Vec<&str> = steps.iter().filter_map(|s| s["uses"].as_str()).collect();
+    assert_eq!(
+        uses,
+        [
+            "actions/cache@v4",
+            "actions/cache/restore@v4",
+            "actions/cache/save@v4"
+        ]
+    );
+    let save = steps.last().unwrap();
+    assert!(save["if"].as_str().unwrap().starts_with("always()"));
+    assert_eq!(save["with"]["path"].as_str(), Some(".driftgate/cache"));
+    assert_eq!(
+        step(&a, "responses")["with"]["key"],
+        save["with"]["key"],
+        "restore and save use one key"
+    );
+    // Nothing here may trace commands (a token would be printed).
+    for f in [
+        "action/install.sh",
+        "action/package.sh",
+        "action/lib.sh",
+        "action/entrypoint.sh",
+    ] {
+        let body = std::fs::read_to_string(fixture(f)).unwrap();
+        assert!(
+            !body.contains("set -x")
+                && !body.contains("xtrace")
+                && !body.contains("set -o verbose"),
+            "{f} traces commands"
+        );
+    }
 }
 
 /// The include_bytes!/include_str! roots of the crate, as repository-relative top directories.
@@ -207,75 +292,63 @@ fn embedded_roots() -> Vec<String> {
     roots
 }
 
+/// The image is a thin runtime around the released binary (no second build), and a source build
+/// of the action caches under a key that covers everything the binary embeds.
 #[test]
-fn dockerfile_builds_the_release_binary_with_its_embedded_files_and_runs_non_root() {
+fn the_image_copies_the_released_binary_and_runs_non_root() {
     let text = std::fs::read_to_string(fixture("Dockerfile")).unwrap();
-    let stages: Vec<&str> = text.split("\nFROM ").collect();
-    assert_eq!(stages.len(), 3, "multi-stage: build, runtime");
-    let (build, runtime) = (stages[1], stages[2]);
-    assert!(build.contains("AS build"));
-    let copied: Vec<&str> = build
-        .lines()
-        .filter_map(|l| l.strip_prefix("COPY "))
-        .flat_map(|l| {
-            let parts: Vec<&str> = l.split_whitespace().collect();
-            parts[..parts.len() - 1].to_vec()
-        })
-        .collect();
-    for needed in ["Cargo.toml", "Cargo.lock", "src"] {
-        assert!(copied.contains(&needed), "build stage copies {needed}");
-    }
-    let roots = embedded_roots();
-    assert!(
-        roots.contains(&"models".to_string()),
-        "the model is embedded: {roots:?}"
+    assert_eq!(
+        text.matches("\nFROM ").count(),
+        1,
+        "one stage: no build in the image"
     );
-    for r in &roots {
-        assert!(
-            copied.contains(&r.as_str()),
-            "the binary embeds files from {r}/: COPY it"
-        );
-    }
-    assert!(
-        build
-            .lines()
-            .any(|l| l.trim() == "RUN cargo build --release --locked --bin driftgate"),
-        "the lockfile pins the image's dependencies"
-    );
-    assert!(
-        runtime
-            .contains("COPY --from=build /src/target/release/driftgate /usr/local/bin/driftgate")
-    );
-    assert!(runtime.contains("COPY action/entrypoint.sh /usr/local/bin/driftgate-action"));
-    let user = runtime
+    assert!(!text.contains("cargo"), "the image does not build");
+    assert!(text.contains("COPY dist/linux-${TARGETARCH}/driftgate /usr/local/bin/driftgate"));
+    assert!(text.contains("COPY action/entrypoint.sh /usr/local/bin/driftgate-action"));
+    let user = text
         .lines()
         .find_map(|l| l.strip_prefix("USER "))
         .expect("USER");
     let uid: u32 = user.trim().parse().expect("numeric uid");
     assert_ne!(uid, 0, "non-root");
     assert!(
-        runtime.contains(&format!("--uid {uid}")),
+        text.contains(&format!("--uid {uid}")),
         "the user exists in the image"
     );
-    assert!(runtime.contains(r#"ENTRYPOINT ["/usr/local/bin/driftgate-action"]"#));
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(entrypoint())
-            .unwrap()
-            .permissions()
-            .mode();
-        assert_ne!(
-            mode & 0o111,
-            0,
-            "COPY keeps the entrypoint's executable bit"
-        );
-    }
+    assert!(text.contains(r#"ENTRYPOINT ["/usr/local/bin/driftgate-action"]"#));
     let ignore = std::fs::read_to_string(fixture(".dockerignore")).unwrap();
-    for r in roots.iter().chain(["src".to_string()].iter()) {
+    let rules: Vec<&str> = ignore
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.trim().is_empty())
+        .collect();
+    assert_eq!(
+        rules,
+        ["*", "!dist/linux-*/driftgate", "!action/entrypoint.sh"],
+        "the build context is the binary and the entrypoint"
+    );
+    // The release workflow fills dist/linux-<arch>/ from the released archives it verified.
+    let release = std::fs::read_to_string(fixture(".github/workflows/release.yml")).unwrap();
+    assert!(release.contains(r#"mkdir -p "dist/linux-$arch""#));
+    assert!(release.contains(r#"sha256sum --check --ignore-missing "$dg_sums""#));
+    // A source build's cache key hashes every root the binary embeds files from.
+    let roots = embedded_roots();
+    assert!(
+        roots.contains(&"models".to_string()),
+        "the model is embedded: {roots:?}"
+    );
+    let install = std::fs::read_to_string(fixture("action/install.sh")).unwrap();
+    let keyed = install
+        .lines()
+        .find(|l| l.contains("find Cargo.toml Cargo.lock"))
+        .expect("the source key's file list");
+    for r in roots
+        .iter()
+        .map(String::as_str)
+        .chain(["src", "Cargo.toml", "Cargo.lock"])
+    {
         assert!(
-            !ignore.lines().any(|l| l.trim() == r),
-            ".dockerignore must not drop {r}"
+            keyed.split_whitespace().any(|w| w == r),
+            "the source cache key must cover {r}/"
         );
     }
 }
@@ -361,8 +434,8 @@ fn entrypoint_maps_each_input_to_one_argument() {
     );
     assert_eq!(
         inputs().len(),
-        all.len() + 1,
-        "this test sets every input but `report` (tested below)"
+        all.len() + 1 + STEP_INPUTS.len(),
+        "this test sets every input but `report` (tested below) and the steps' own"
     );
 
     // No suite: diff, and replay-only inputs are reported as ignored rather than passed.
@@ -435,7 +508,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
 
 /// A repository whose base commit has the calendar example's base tools and whose head commit
 /// has its head tools, under one path, with the suite; and a runner pointed at it.
-fn pr_repo(gh: &FakeGithub, event_name: &str) -> (Runner, String, String) {
+pub(crate) fn pr_repo(gh: &FakeGithub, event_name: &str) -> (Runner, String, String) {
     let probe = Runner::new(gh, &serde_json::json!({}));
     let dir = probe.dir.path().to_path_buf();
     git(&dir, &["init", "-q", "-b", "main"]);
@@ -475,12 +548,22 @@ fn pr_repo(gh: &FakeGithub, event_name: &str) -> (Runner, String, String) {
 }
 
 fn entrypoint_in(r: &Runner, inputs: &[(&str, &str)], token_env: bool) -> (i32, String, String) {
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_driftgate")).parent().unwrap();
+    entrypoint_with(r, inputs, token_env, bin_dir)
+}
+
+/// The entrypoint with `bin_dir`'s driftgate first on PATH (an installed release, say).
+pub(crate) fn entrypoint_with(
+    r: &Runner,
+    inputs: &[(&str, &str)],
+    token_env: bool,
+    bin_dir: &Path,
+) -> (i32, String, String) {
     let mut cmd = Command::new("sh");
     r.apply(&mut cmd);
     if !token_env {
         cmd.env_remove("GITHUB_TOKEN");
     }
-    let bin_dir = Path::new(env!("CARGO_BIN_EXE_driftgate")).parent().unwrap();
     let path = format!(
         "{}:{}",
         bin_dir.display(),

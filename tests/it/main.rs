@@ -4,6 +4,7 @@
 
 mod support;
 
+mod action_install;
 mod check_faults;
 mod check_semantic;
 mod cli;

@@ -74,7 +74,7 @@ pub struct Step {
     kind: Kind,
     status: u16,
     headers: Vec<(String, String)>,
-    body: String,
+    body: Vec<u8>,
     delay: Duration,
     echo: bool,
 }
@@ -87,9 +87,17 @@ impl Step {
             kind: Kind::Reply,
             status,
             headers: Vec::new(),
-            body: body.into(),
+            body: body.into().into_bytes(),
             delay: Duration::ZERO,
             echo: false,
+        }
+    }
+
+    /// Answer `status` with these bytes (a download: set its content-type).
+    pub fn bytes(status: u16, body: Vec<u8>) -> Step {
+        Step {
+            body,
+            ..Step::reply(status, "")
         }
     }
 
@@ -305,9 +313,11 @@ async fn serve(stream: TcpStream, shared: Arc<Shared>) {
         tokio::time::sleep(step.delay).await;
         let mut body = step.body;
         if step.echo {
+            let mut text = String::from_utf8_lossy(&body).into_owned();
             for (k, v) in &request.headers {
-                body = body.replace(&format!("{{{{{k}}}}}"), v);
+                text = text.replace(&format!("{{{{{k}}}}}"), v);
             }
+            body = text.into_bytes();
         }
         let mut head = format!("HTTP/1.1 {} {}\r\n", step.status, reason(step.status));
         if !step
@@ -326,7 +336,7 @@ async fn serve(stream: TcpStream, shared: Arc<Shared>) {
         head.push_str("\r\n");
         let out = stream.get_mut();
         if out.write_all(head.as_bytes()).await.is_err()
-            || out.write_all(body.as_bytes()).await.is_err()
+            || out.write_all(&body).await.is_err()
             || out.flush().await.is_err()
         {
             return;
@@ -345,6 +355,7 @@ fn reason(status: u16) -> &'static str {
         400 => "Bad Request",
         401 => "Unauthorized",
         403 => "Forbidden",
+        302 => "Found",
         404 => "Not Found",
         418 => "I'm a teapot",
         422 => "Unprocessable Entity",

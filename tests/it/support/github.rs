@@ -113,6 +113,9 @@ struct State {
     /// The token's user for `GET /user` (a personal access token); `None` answers as GitHub
     /// does for the Actions `GITHUB_TOKEN`: 403, the token has no user.
     token_user: Option<String>,
+    /// Release assets by `owner/repo/tag/name`, served from the web host (github.com), not the
+    /// API: public downloads, no token.
+    assets: HashMap<String, Vec<u8>>,
 }
 
 pub struct FakeGithub {
@@ -144,6 +147,17 @@ impl FakeGithub {
         let fake = Fake::handler(move |req| handle(req, &pre, &st));
         state.lock().unwrap().base = format!("http://{}{prefix}", fake.addr);
         FakeGithub { fake, state }
+    }
+
+    /// What `GITHUB_SERVER_URL` is set to: the web host that serves release downloads.
+    pub fn server_url(&self) -> String {
+        format!("http://{}", self.fake.addr)
+    }
+
+    /// Publish a release asset at `{server}/{repo}/releases/download/{tag}/{name}`.
+    pub fn add_asset(&self, repo: &str, tag: &str, name: &str, bytes: Vec<u8>) {
+        let key = format!("{repo}/{tag}/{name}");
+        self.state.lock().unwrap().assets.insert(key, bytes);
     }
 
     /// What `GITHUB_API_URL` is set to.
@@ -309,8 +323,45 @@ fn respond(status: u16, headers: Vec<(String, String)>, body: &Value) -> Step {
 }
 
 fn handle(req: &Request, prefix: &str, state: &Mutex<State>) -> Step {
+    if let Some(step) = download(req, state) {
+        return step;
+    }
     let (status, headers, body) = route(req, prefix, state);
     respond(status, headers, &body)
+}
+
+/// The web host's release downloads, as github.com answers them: `GET
+/// /{owner}/{repo}/releases/download/{tag}/{name}` redirects (302) to the asset store, which
+/// serves the bytes as `application/octet-stream`; an unknown asset is a 404 page.
+fn download(req: &Request, state: &Mutex<State>) -> Option<Step> {
+    let path = req.path();
+    let not_found =
+        || Step::reply(404, "Not Found").header("content-type", "text/plain; charset=utf-8");
+    if let Some(key) = path.strip_prefix("/_release-assets/") {
+        let s = state.lock().unwrap();
+        return Some(match s.assets.get(key) {
+            Some(b) if req.method == "GET" => Step::bytes(200, b.clone())
+                .header("content-type", "application/octet-stream")
+                .header(
+                    "content-disposition",
+                    &format!("attachment; filename={}", key.rsplit('/').next().unwrap()),
+                ),
+            _ => not_found(),
+        });
+    }
+    let seg: Vec<&str> = path.trim_start_matches('/').split('/').collect();
+    let [owner, repo, "releases", "download", tag, name] = seg.as_slice() else {
+        return None;
+    };
+    let key = format!("{owner}/{repo}/{tag}/{name}");
+    let known = state.lock().unwrap().assets.contains_key(&key);
+    Some(if known && req.method == "GET" {
+        Step::reply(302, "")
+            .header("content-type", "text/html; charset=utf-8")
+            .header("location", &format!("/_release-assets/{key}"))
+    } else {
+        not_found()
+    })
 }
 
 fn route(req: &Request, prefix: &str, state: &Mutex<State>) -> (u16, Vec<(String, String)>, Value) {
