@@ -140,7 +140,12 @@ install_release() {
     rm -f "$dir/$archive"
     die "checksum mismatch for $archive: $dg_sums says $want, the download is $got; refusing to run it"
   fi
-  tar -xzf "$dir/$archive" -C "$dir"
+  # GNU tar on Windows (Git Bash) reads "D:\a\..." as host:path unless told it is local.
+  if [ "${RUNNER_OS:-}" = Windows ]; then
+    tar --force-local -xzf "$dir/$archive" -C "$dir"
+  else
+    tar -xzf "$dir/$archive" -C "$dir"
+  fi
   exe="$dir/$(dg_stem "$version" "$target")/$(dg_exe "$target")"
   [ -x "$exe" ] || die "$archive holds no $(dg_exe "$target") at $(dg_stem "$version" "$target")/"
   finish "$exe" "release v$version $target, sha256 $got" "$started"
