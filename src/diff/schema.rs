@@ -36,20 +36,61 @@ fn f(
 }
 
 /// Lower bounds: raising or adding them narrows. Upper bounds: lowering or adding them narrows.
-const LOWER: [&str; 5] = [
-    "minimum",
-    "exclusiveMinimum",
-    "minLength",
-    "minItems",
-    "minProperties",
-];
-const UPPER: [&str; 5] = [
-    "maximum",
-    "exclusiveMaximum",
-    "maxLength",
-    "maxItems",
-    "maxProperties",
-];
+/// (The numeric ones, minimum/maximum and their exclusive forms, are compared together by
+/// `numeric_bound`.)
+const LOWER: [&str; 3] = ["minLength", "minItems", "minProperties"];
+const UPPER: [&str; 3] = ["maxLength", "maxItems", "maxProperties"];
+
+/// The largest integer JSON carries exactly (RFC 7493): an integer bound at or past it excludes
+/// nothing a client can send.
+const SAFE_INTEGER: f64 = 9_007_199_254_740_991.0;
+
+/// One side's effective numeric bound: the value, whether it is exclusive, and the keyword that
+/// set it. Draft 4's boolean `exclusiveMinimum: true` makes `minimum` exclusive; from draft 6 on
+/// `exclusiveMinimum` is a number of its own, and the tighter of the two holds. On an integer an
+/// exclusive bound is the next integer inclusive (`> 0` is `>= 1`).
+fn numeric_bound(m: &Map<String, Value>, lower: bool) -> Option<(f64, bool, &'static str)> {
+    let (incl, excl) = if lower {
+        ("minimum", "exclusiveMinimum")
+    } else {
+        ("maximum", "exclusiveMaximum")
+    };
+    let draft4 = m.get(excl) == Some(&Value::Bool(true));
+    let mut found: Vec<(f64, bool, &'static str)> = Vec::new();
+    if let Some(v) = m.get(incl).and_then(Value::as_f64) {
+        found.push((v, draft4, if draft4 { excl } else { incl }));
+    }
+    if let Some(v) = m.get(excl).and_then(Value::as_f64) {
+        found.push((v, true, excl));
+    }
+    let integer = m.get("type").and_then(Value::as_str) == Some("integer");
+    let normal = |(v, x, k): (f64, bool, &'static str)| match (integer, lower, x) {
+        (false, ..) => (v, x, k),
+        (true, true, true) => (v.floor() + 1.0, false, k),
+        (true, true, false) => (v.ceil(), false, k),
+        (true, false, true) => (v.ceil() - 1.0, false, k),
+        (true, false, false) => (v.floor(), false, k),
+    };
+    let tighter = |a: &(f64, bool, &str), b: &(f64, bool, &str)| {
+        if a.0 == b.0 {
+            a.1 && !b.1
+        } else {
+            (a.0 > b.0) == lower
+        }
+    };
+    found
+        .into_iter()
+        .map(normal)
+        .reduce(|a, b| if tighter(&b, &a) { b } else { a })
+        .filter(|(v, _, _)| {
+            !(integer
+                && (if lower {
+                    *v <= -SAFE_INTEGER
+                } else {
+                    *v >= SAFE_INTEGER
+                }))
+        })
+}
 /// Compared whole; any change is undecidable.
 const OPAQUE: [&str; 13] = [
     "anyOf",
@@ -69,7 +110,11 @@ const OPAQUE: [&str; 13] = [
 /// Text the model reads, reported as parameter description changes.
 const TEXT: [&str; 2] = ["description", "title"];
 /// Keywords handled explicitly (everything else falls into the generic "schema-changed").
-const HANDLED: [&str; 10] = [
+const HANDLED: [&str; 14] = [
+    "minimum",
+    "exclusiveMinimum",
+    "maximum",
+    "exclusiveMaximum",
     "type",
     "properties",
     "required",
@@ -390,6 +435,36 @@ fn enums(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &mut Ve
 }
 
 fn bounds(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &mut Vec<Finding>) {
+    for lower in [true, false] {
+        let (a, b) = (numeric_bound(o, lower), numeric_bound(n, lower));
+        let rule = match (a, b) {
+            (None, None) => continue,
+            (None, Some(_)) => "bound-tightened",
+            (Some(_), None) => "bound-loosened",
+            (Some(x), Some(y)) if (x.0, x.1) == (y.0, y.1) => continue,
+            (Some(x), Some(y)) => {
+                let y_tighter = if x.0 == y.0 {
+                    y.1
+                } else {
+                    (y.0 > x.0) == lower
+                };
+                if y_tighter {
+                    "bound-tightened"
+                } else {
+                    "bound-loosened"
+                }
+            }
+        };
+        let k = b.or(a).map(|(_, _, k)| k).expect("one side has a bound");
+        let side = if lower { "lower" } else { "upper" };
+        out.push(f(
+            rule,
+            &format!("{ptr}/{k}"),
+            format!("the {side} bound changed"),
+            a.and_then(|(_, _, k)| o.get(k)),
+            b.and_then(|(_, _, k)| n.get(k)),
+        ));
+    }
     let num = |m: &Map<String, Value>, k: &str| m.get(k).and_then(Value::as_f64);
     for (keys, lower) in [(LOWER, true), (UPPER, false)] {
         for k in keys {
@@ -474,6 +549,106 @@ fn additional(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &m
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn bound_rules(old: serde_json::Value, new: serde_json::Value) -> Vec<(&'static str, String)> {
+        compare(&old, &new, "/s")
+            .into_iter()
+            .map(|f| (f.rule, f.pointer))
+            .collect()
+    }
+
+    /// Numeric bounds are compared by the values they admit, not keyword by keyword (found on
+    /// mcp-server-fetch 2026.8.18 → 2026.10.10: `exclusiveMinimum: 0` → `minimum: 1` on an
+    /// integer was rated a breaking tightening).
+    #[test]
+    fn numeric_bounds_compare_by_the_values_they_admit() {
+        let int = |extra: serde_json::Value| {
+            let mut o = json!({"type": "integer"});
+            o.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            o
+        };
+        let num = |extra: serde_json::Value| {
+            let mut o = json!({"type": "number"});
+            o.as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            o
+        };
+        // The same integers, spelled otherwise: nothing to report.
+        assert_eq!(
+            bound_rules(
+                int(json!({"exclusiveMinimum": 0, "exclusiveMaximum": 1000000})),
+                int(json!({"minimum": 1, "maximum": 999999}))
+            ),
+            []
+        );
+        assert_eq!(
+            bound_rules(int(json!({"minimum": 0.5})), int(json!({"minimum": 1}))),
+            []
+        );
+        // On a number the same spelling excludes 0 < x < 1: tightened, once.
+        assert_eq!(
+            bound_rules(
+                num(json!({"exclusiveMinimum": 0})),
+                num(json!({"minimum": 1}))
+            ),
+            [("bound-tightened", "/s/minimum".to_string())]
+        );
+        // Inclusive → exclusive at the same value excludes it; the reverse admits it.
+        assert_eq!(
+            bound_rules(
+                num(json!({"minimum": 1})),
+                num(json!({"exclusiveMinimum": 1}))
+            ),
+            [("bound-tightened", "/s/exclusiveMinimum".to_string())]
+        );
+        assert_eq!(
+            bound_rules(
+                num(json!({"exclusiveMaximum": 9})),
+                num(json!({"maximum": 9}))
+            ),
+            [("bound-loosened", "/s/maximum".to_string())]
+        );
+        // Draft 4's boolean exclusiveMinimum modifies minimum.
+        assert_eq!(
+            bound_rules(
+                num(json!({"minimum": 1})),
+                num(json!({"minimum": 1, "exclusiveMinimum": true}))
+            ),
+            [("bound-tightened", "/s/exclusiveMinimum".to_string())]
+        );
+        // An integer bound at the edge of JSON's exact integers (2^53 − 1) excludes nothing a
+        // client can send exactly (RFC 7493): no tightening.
+        assert_eq!(
+            bound_rules(int(json!({})), int(json!({"maximum": 9007199254740991u64}))),
+            []
+        );
+        assert_eq!(
+            bound_rules(
+                int(json!({})),
+                int(json!({"minimum": -9007199254740991i64}))
+            ),
+            []
+        );
+        assert_eq!(
+            bound_rules(int(json!({})), int(json!({"maximum": 100}))),
+            [("bound-tightened", "/s/maximum".to_string())]
+        );
+        assert_eq!(
+            bound_rules(int(json!({"minimum": 3})), int(json!({}))),
+            [("bound-loosened", "/s/minimum".to_string())]
+        );
+        // Length bounds stay per keyword.
+        assert_eq!(
+            bound_rules(
+                json!({"type": "string"}),
+                json!({"type": "string", "maxLength": 5})
+            ),
+            [("bound-tightened", "/s/maxLength".to_string())]
+        );
+    }
 
     #[test]
     fn values_of_the_wrong_kind_are_invalid_not_widening() {
