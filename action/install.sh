@@ -77,6 +77,9 @@ responses_keys() {
   router=$(dg_sha256 "$parts" | cut -c1-16)
   head=none
   if [ -n "${INPUT_TOOLS:-}" ] && [ -f "$INPUT_TOOLS" ]; then head=$(dg_sha256 "$INPUT_TOOLS" | cut -c1-16); fi
+  # A live head server's tools are not in a file: key its answers by the commit instead, so a
+  # new push saves the answers it got (the prefix still restores the last ones).
+  if [ -n "${INPUT_SERVER_CMD:-}" ]; then head="$head-${GITHUB_SHA:-unknown}"; fi
   base=${INPUT_BASE_REF:-}
   if [ -z "$base" ] && [ -n "${GITHUB_EVENT_PATH:-}" ] && [ -f "$GITHUB_EVENT_PATH" ] && command -v jq >/dev/null 2>&1; then
     base=$(jq -r '.pull_request.base.sha // empty' "$GITHUB_EVENT_PATH")

@@ -498,6 +498,18 @@ fn the_response_cache_key_follows_suite_router_and_both_tool_sets() {
         (k0.clone(), p0.clone()),
         "the same base commit, named otherwise"
     );
+    // A live head server: its answers are keyed by the commit as well.
+    let (k4, p4) = key(&[
+        ("INPUT_SERVER_CMD", "node server.js"),
+        ("GITHUB_SHA", "abc123"),
+    ]);
+    let (k5, _) = key(&[
+        ("INPUT_SERVER_CMD", "node server.js"),
+        ("GITHUB_SHA", "def456"),
+    ]);
+    assert_eq!(p4, p0);
+    assert!(k4.ends_with("-abc123"), "{k4}");
+    assert_ne!(k4, k5);
     // A new head commit changes the tools file: same prefix, new key.
     std::fs::write(r.path("mcp/tools.json"), "[]").unwrap();
     let (k3, p3) = key(&[]);
