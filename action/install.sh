@@ -11,8 +11,11 @@
 #                               it (source); puts driftgate on GITHUB_PATH; output bin.
 #
 # Reads the runner's environment: RUNNER_OS, RUNNER_ARCH, RUNNER_TEMP, GITHUB_ACTION_PATH,
-# GITHUB_ACTION_REF, GITHUB_ACTION_REPOSITORY, GITHUB_SERVER_URL, GITHUB_OUTPUT, GITHUB_PATH,
-# GITHUB_EVENT_PATH, and the action's inputs for the response-cache key. Never reads or prints a
+# GITHUB_SERVER_URL, GITHUB_OUTPUT, GITHUB_PATH, GITHUB_EVENT_PATH, GITHUB_SHA, and the action's
+# inputs for the response-cache key. The action's own ref and repository: a composite action's
+# run steps get no GITHUB_ACTION_REF/GITHUB_ACTION_REPOSITORY (actions/runner#2473), so
+# action.yml passes github.action_ref/action_repository as DRIFTGATE_ACTION_REF/_REPOSITORY, and
+# the checkout path (…/_actions/OWNER/REPO/REF) is read when those are empty too. Never reads or prints a
 # token: releases are public downloads. Fails closed: a checksum that does not match, a missing
 # checksum line or a missing asset stops the job before anything runs.
 set -euo pipefail
@@ -32,7 +35,17 @@ output() { echo "$1=$2" >>"${GITHUB_OUTPUT:?GITHUB_OUTPUT is not set}"; }
 
 version=$(dg_version "$action/Cargo.toml")
 [ -n "$version" ] || die "no version in $action/Cargo.toml"
-ref=${GITHUB_ACTION_REF:-}
+ref=${DRIFTGATE_ACTION_REF:-${GITHUB_ACTION_REF:-}}
+repository=${DRIFTGATE_ACTION_REPOSITORY:-${GITHUB_ACTION_REPOSITORY:-}}
+# The runner checks a remote action out at <work>/_actions/OWNER/REPO/REF; a local `uses: ./`
+# is the workspace itself (no ref: a source build).
+case "$action" in
+*/_actions/*/*/*)
+  at=${action##*/_actions/}
+  if [ -z "$ref" ]; then ref=${at#*/*/}; fi
+  if [ -z "$repository" ]; then repository=${at%/"${at#*/*/}"}; fi
+  ;;
+esac
 
 # A release tag for this version: v<version> itself, or a moving major/minor tag (v1, v1.2) whose
 # tree is that release. Anything else builds from source.
@@ -68,18 +81,24 @@ src_key() {
 # Its prefix (suite + router) restores an older run's cache for partial reuse: entries are
 # content-addressed, so ones for other tool text are never read.
 responses_keys() {
-  local parts router base head suite
+  local parts router base head suite config
   parts=$(mktemp)
   suite=none
   if [ -n "${INPUT_SUITE:-}" ] && [ -f "$INPUT_SUITE" ]; then suite=$(dg_sha256 "$INPUT_SUITE" | cut -c1-16); fi
-  printf '%s\n' "${INPUT_ROUTER:-semantic}" "${INPUT_MODEL:-}" "${INPUT_BASE_URL:-}" "${INPUT_CONFIG:-}" >"$parts"
-  if [ -n "${INPUT_CONFIG:-}" ] && [ -f "$INPUT_CONFIG" ]; then dg_sha256 "$INPUT_CONFIG" >>"$parts"; fi
+  # The config as the entrypoint resolves it (./driftgate.toml when the input is empty); the
+  # version, since the router prompt and request shape are compiled in.
+  config=${INPUT_CONFIG:-}
+  if [ -z "$config" ] && [ -f driftgate.toml ]; then config=driftgate.toml; fi
+  printf '%s\n' "$version" "${INPUT_ROUTER:-semantic}" "${INPUT_MODEL:-}" "${INPUT_BASE_URL:-}" "${INPUT_REPEATS:-}" "$config" >"$parts"
+  if [ -n "$config" ] && [ -f "$config" ]; then dg_sha256 "$config" >>"$parts"; fi
   router=$(dg_sha256 "$parts" | cut -c1-16)
   head=none
   if [ -n "${INPUT_TOOLS:-}" ] && [ -f "$INPUT_TOOLS" ]; then head=$(dg_sha256 "$INPUT_TOOLS" | cut -c1-16); fi
-  # A live head server's tools are not in a file: key its answers by the commit instead, so a
-  # new push saves the answers it got (the prefix still restores the last ones).
-  if [ -n "${INPUT_SERVER_CMD:-}" ]; then head="$head-${GITHUB_SHA:-unknown}"; fi
+  # The commit too: a suite named in the config, a live head server (--head-server-cmd) or a
+  # changed suite file can change the answers while the files above stay; keyed per commit, every
+  # push saves what it got, and the prefix restores the newest earlier cache (a re-run of the
+  # same commit restores its own exactly).
+  head="$head-${GITHUB_SHA:-unknown}"
   base=${INPUT_BASE_REF:-}
   if [ -z "$base" ] && [ -n "${GITHUB_EVENT_PATH:-}" ] && [ -f "$GITHUB_EVENT_PATH" ] && command -v jq >/dev/null 2>&1; then
     base=$(jq -r '.pull_request.base.sha // empty' "$GITHUB_EVENT_PATH")
@@ -102,6 +121,8 @@ plan() {
   if [ "$mode" = source ]; then
     local key
     key=$(src_key)
+    # Command substitution runs without errexit: a failed hash must not give a weak key.
+    [[ $key =~ ^[0-9a-f]{32}$ ]] || die "could not hash the action's source for its cache key (got '$key')"
     output src-key "driftgate-src-${RUNNER_OS:-os}-${RUNNER_ARCH:-arch}-$key"
     output src-root "${RUNNER_TEMP:?RUNNER_TEMP is not set}/driftgate-src-$key"
   else
@@ -128,7 +149,8 @@ install_release() {
   started=$(date +%s)
   resolve_target
   archive=$(dg_archive "$version" "$target")
-  base="${GITHUB_SERVER_URL:-https://github.com}/${GITHUB_ACTION_REPOSITORY:?GITHUB_ACTION_REPOSITORY is not set}/releases/download/v$version"
+  base="${GITHUB_SERVER_URL:-https://github.com}/$repository/releases/download/v$version"
+  [ -n "$repository" ] || die "the action's repository is unknown (no DRIFTGATE_ACTION_REPOSITORY, GITHUB_ACTION_REPOSITORY or _actions path)"
   dir="${RUNNER_TEMP:?RUNNER_TEMP is not set}/driftgate-v$version-$target"
   rm -rf "$dir"
   mkdir -p "$dir"
@@ -143,12 +165,9 @@ install_release() {
     rm -f "$dir/$archive"
     die "checksum mismatch for $archive: $dg_sums says $want, the download is $got; refusing to run it"
   fi
-  # GNU tar on Windows (Git Bash) reads "D:\a\..." as host:path unless told it is local.
-  if [ "${RUNNER_OS:-}" = Windows ]; then
-    tar --force-local -xzf "$dir/$archive" -C "$dir"
-  else
-    tar -xzf "$dir/$archive" -C "$dir"
-  fi
+  # From inside the directory: GNU tar on Windows reads "D:\a\..." as host:path, and bsdtar has
+  # no --force-local; a bare file name suits both.
+  (cd "$dir" && tar -xzf "$archive")
   exe="$dir/$(dg_stem "$version" "$target")/$(dg_exe "$target")"
   [ -x "$exe" ] || die "$archive holds no $(dg_exe "$target") at $(dg_stem "$version" "$target")/"
   finish "$exe" "release v$version $target, sha256 $got" "$started"

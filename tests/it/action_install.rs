@@ -1,5 +1,5 @@
 //! The composite action's install (action/install.sh) in a simulated runner (`RUNNER_OS`,
-//! `RUNNER_ARCH`, `GITHUB_ACTION_PATH`, `GITHUB_ACTION_REF`, …) against the loopback GitHub,
+//! `RUNNER_ARCH`, `GITHUB_ACTION_PATH`, the ref action.yml passes, …) against the loopback GitHub,
 //! which serves a release the way github.com does (302 to the asset store): a real archive of the
 //! built binary packed by action/package.sh, with a real SHA256SUMS. The installed binary then
 //! gates a real `pull_request` end to end. With `DRIFTGATE_RELEASE_DIST` set (CI: the release
@@ -43,7 +43,7 @@ fn dist() -> &'static Path {
         if let Some(d) = std::env::var_os("DRIFTGATE_RELEASE_DIST").filter(|d| !d.is_empty()) {
             return PathBuf::from(d);
         }
-        let dir = std::env::temp_dir().join(format!("driftgate-dist-{}", std::process::id()));
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("driftgate-dist");
         let _ = std::fs::remove_dir_all(&dir);
         let bin = env!("CARGO_BIN_EXE_driftgate");
         let pack = |args: &[&str]| {
@@ -94,13 +94,29 @@ struct Installed {
     path: Vec<String>,
 }
 
-/// `install.sh plan` then `install.sh install`, as the action's steps run them.
+/// `install.sh plan` then `install.sh install`, as the action's steps run them: the action
+/// checked out at the repository root, its ref given as action.yml gives it
+/// (`DRIFTGATE_ACTION_REF` from `github.action_ref`).
 fn install(
     gh: &FakeGithub,
     tmp: &Path,
     os: &str,
     arch: &str,
     git_ref: &str,
+    extra_path: Option<&Path>,
+) -> Installed {
+    install_in(gh, tmp, os, arch, &fixture(""), Some(git_ref), extra_path)
+}
+
+/// `install` with the action checked out at `action` and, when `git_ref` is `None`, no ref or
+/// repository in the environment (the script reads them from the checkout path).
+fn install_in(
+    gh: &FakeGithub,
+    tmp: &Path,
+    os: &str,
+    arch: &str,
+    action: &Path,
+    git_ref: Option<&str>,
     extra_path: Option<&Path>,
 ) -> Installed {
     let temp = tmp.join("runner-temp");
@@ -125,14 +141,16 @@ fn install(
             .env("RUNNER_OS", os)
             .env("RUNNER_ARCH", arch)
             .env("RUNNER_TEMP", &temp)
-            .env("GITHUB_ACTION_PATH", fixture(""))
-            .env("GITHUB_ACTION_REF", git_ref)
-            .env("GITHUB_ACTION_REPOSITORY", ACTION_REPO)
+            .env("GITHUB_ACTION_PATH", action)
             .env("GITHUB_SERVER_URL", gh.server_url())
             .env("GITHUB_OUTPUT", &outputs)
             .env("GITHUB_PATH", &gh_path)
             .env("GITHUB_TOKEN", TOKEN)
             .env("DRIFTGATE_SRC_ROOT", src_root);
+        if let Some(r) = git_ref {
+            cmd.env("DRIFTGATE_ACTION_REF", r)
+                .env("DRIFTGATE_ACTION_REPOSITORY", ACTION_REPO);
+        }
         cmd.output().unwrap()
     };
     let read_outputs = || -> BTreeMap<String, String> {
@@ -248,6 +266,41 @@ fn a_release_tag_downloads_verifies_and_gates_a_pull_request() {
         body.contains("requests: base 0 sent, 36 from cache; head 0 sent, 36 from cache"),
         "{body}"
     );
+}
+
+/// A composite action's steps get no ref in their environment unless action.yml passes it; the
+/// runner's checkout path `_actions/OWNER/REPO/REF` names both.
+#[cfg(unix)]
+#[test]
+fn the_ref_and_repository_are_read_from_the_checkout_path() {
+    let gh = github_with(&released());
+    let tmp = tempfile::tempdir().unwrap();
+    let v = version();
+    let parent = tmp.path().join("work/_actions/driftgate-org/driftgate");
+    std::fs::create_dir_all(&parent).unwrap();
+    let checkout = parent.join(format!("v{v}"));
+    std::os::unix::fs::symlink(fixture(""), &checkout).unwrap();
+    let got = install_in(&gh, tmp.path(), "Linux", "X64", &checkout, None, None);
+    assert_eq!(got.code, 0, "{}", got.stderr);
+    assert_eq!(got.outputs["mode"], "release");
+    assert!(
+        gh.seen()
+            .iter()
+            .any(|r| r.path() == format!("/{ACTION_REPO}/releases/download/v{v}/SHA256SUMS")),
+        "downloaded from the repository the path names"
+    );
+    // A local `uses: ./` (no _actions path, no ref) builds from source.
+    let local = install_in(
+        &gh,
+        tmp.path(),
+        "Linux",
+        "X64",
+        &fixture(""),
+        None,
+        Some(&cargo_shim(tmp.path())),
+    );
+    assert_eq!(local.code, 0, "{}", local.stderr);
+    assert_eq!(local.outputs["mode"], "source");
 }
 
 #[test]
@@ -461,7 +514,7 @@ fn the_response_cache_key_follows_suite_router_and_both_tool_sets() {
             .current_dir(r.dir.path())
             .env("RUNNER_TEMP", r.dir.path())
             .env("GITHUB_ACTION_PATH", fixture(""))
-            .env("GITHUB_ACTION_REF", "main")
+            .env("DRIFTGATE_ACTION_REF", "main")
             .env("GITHUB_OUTPUT", &out_file)
             .env("GITHUB_EVENT_PATH", r.path("event.json"))
             .env("INPUT_TOOLS", "mcp/tools.json")
@@ -498,18 +551,20 @@ fn the_response_cache_key_follows_suite_router_and_both_tool_sets() {
         (k0.clone(), p0.clone()),
         "the same base commit, named otherwise"
     );
-    // A live head server: its answers are keyed by the commit as well.
-    let (k4, p4) = key(&[
-        ("INPUT_SERVER_CMD", "node server.js"),
-        ("GITHUB_SHA", "abc123"),
-    ]);
-    let (k5, _) = key(&[
-        ("INPUT_SERVER_CMD", "node server.js"),
-        ("GITHUB_SHA", "def456"),
-    ]);
+    // Keyed per commit: a re-run of the same commit hits exactly, a new push saves anew and
+    // restores from the prefix.
+    let (k4, p4) = key(&[("GITHUB_SHA", "abc123")]);
+    let (k5, _) = key(&[("GITHUB_SHA", "def456")]);
     assert_eq!(p4, p0);
     assert!(k4.ends_with("-abc123"), "{k4}");
     assert_ne!(k4, k5);
+    // The config the entrypoint would use (./driftgate.toml by default) is part of the prefix.
+    std::fs::write(r.path("driftgate.toml"), "[gate]\ntolerance = 0.05\n").unwrap();
+    let (_, p6) = key(&[]);
+    assert_ne!(p6, p0, "a default driftgate.toml counts");
+    std::fs::remove_file(r.path("driftgate.toml")).unwrap();
+    let (_, p7) = key(&[("INPUT_REPEATS", "3")]);
+    assert_ne!(p7, p0, "repeats count");
     // A new head commit changes the tools file: same prefix, new key.
     std::fs::write(r.path("mcp/tools.json"), "[]").unwrap();
     let (k3, p3) = key(&[]);

@@ -207,15 +207,32 @@ fn every_input_is_wired_documented_and_no_secret_is_an_input() {
     );
     assert_eq!(
         step(&a, "run")["run"].as_str(),
-        Some(r#"sh "$GITHUB_ACTION_PATH/action/entrypoint.sh""#)
+        Some(r#"bash "$GITHUB_ACTION_PATH/action/entrypoint.sh""#)
     );
-    // The response cache is restored before the run and saved after it, failed or not.
+    // Composite run steps get no GITHUB_ACTION_REF/REPOSITORY: action.yml passes them.
+    for id in ["plan", "install"] {
+        let env = &step(&a, id)["env"];
+        assert_eq!(
+            env["DRIFTGATE_ACTION_REF"].as_str(),
+            Some("${{ github.action_ref }}"),
+            "{id}"
+        );
+        assert_eq!(
+            env["DRIFTGATE_ACTION_REPOSITORY"].as_str(),
+            Some("${{ github.action_repository }}"),
+            "{id}"
+        );
+    }
+    // A source build is restored before install and saved right after it (a failing gate must
+    // not lose it); the response cache is restored before the run and saved after it, failed
+    // or not.
     let steps = a["runs"]["steps"].as_sequence().unwrap();
     let uses: Vec<&str> = steps.iter().filter_map(|s| s["uses"].as_str()).collect();
     assert_eq!(
         uses,
         [
-            "actions/cache@v4",
+            "actions/cache/restore@v4",
+            "actions/cache/save@v4",
             "actions/cache/restore@v4",
             "actions/cache/save@v4"
         ]
@@ -372,7 +389,14 @@ fn shim(dir: &Path) -> PathBuf {
 }
 
 fn run_entrypoint(dir: &Path, bin: &Path, inputs: &[(&str, &str)]) -> (i32, String, String) {
-    let mut cmd = Command::new("sh");
+    let vars: Vec<(String, &str)> = inputs.iter().map(|(k, v)| (env_name(k), *v)).collect();
+    let vars: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (k.as_str(), *v)).collect();
+    run_entrypoint_env(dir, bin, &vars)
+}
+
+/// The entrypoint with these environment variables, named as given.
+fn run_entrypoint_env(dir: &Path, bin: &Path, vars: &[(&str, &str)]) -> (i32, String, String) {
+    let mut cmd = Command::new("bash");
     cli::scrub(&mut cmd);
     let path = format!(
         "{}:{}",
@@ -383,8 +407,8 @@ fn run_entrypoint(dir: &Path, bin: &Path, inputs: &[(&str, &str)]) -> (i32, Stri
         .current_dir(dir)
         .env("PATH", path)
         .env("SHIM_OUT", dir.join("argv"));
-    for (k, v) in inputs {
-        cmd.env(env_name(k), v);
+    for (k, v) in vars {
+        cmd.env(k, v);
     }
     let out = cmd.output().unwrap();
     (
@@ -477,8 +501,25 @@ fn entrypoint_maps_each_input_to_one_argument() {
         "comment\n--report\ndriftgate-report.json\ntoken=t\n"
     );
 
-    // tools is required otherwise.
+    // `uses: docker://…` names inputs with their hyphens (INPUT_BASE-REF): read as well.
     std::fs::remove_file(dir.path().join("driftgate.toml")).unwrap();
+    let (code, _, err) = run_entrypoint_env(
+        dir.path(),
+        &bin,
+        &[
+            ("INPUT_TOOLS", "t.json"),
+            ("INPUT_BASE-REF", "origin/main"),
+            ("INPUT_FAIL-ON", "breaking"),
+            ("INPUT_GITHUB-TOKEN", "ghs_docker"),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        argv(dir.path()),
+        "diff\n--tools\nt.json\n--github\n--annotations\n--base-ref\norigin/main\n--fail-on\nbreaking\ntoken=ghs_docker\n"
+    );
+
+    // tools is required otherwise.
     let (code, _, err) = run_entrypoint(dir.path(), &bin, &[("suite", "s.yaml")]);
     assert_ne!(code, 0);
     assert!(err.contains("the tools input is required"), "{err}");
@@ -559,7 +600,7 @@ pub(crate) fn entrypoint_with(
     token_env: bool,
     bin_dir: &Path,
 ) -> (i32, String, String) {
-    let mut cmd = Command::new("sh");
+    let mut cmd = Command::new("bash");
     r.apply(&mut cmd);
     if !token_env {
         cmd.env_remove("GITHUB_TOKEN");
