@@ -71,17 +71,10 @@ fn numeric_bound(m: &Map<String, Value>, lower: bool) -> Option<(f64, bool, &'st
         (true, false, true) => (v.ceil() - 1.0, false, k),
         (true, false, false) => (v.floor(), false, k),
     };
-    let tighter = |a: &(f64, bool, &str), b: &(f64, bool, &str)| {
-        if a.0 == b.0 {
-            a.1 && !b.1
-        } else {
-            (a.0 > b.0) == lower
-        }
-    };
     found
         .into_iter()
         .map(normal)
-        .reduce(|a, b| if tighter(&b, &a) { b } else { a })
+        .reduce(|a, b| if tighter(b, a, lower) { b } else { a })
         .filter(|(v, _, _)| {
             !(integer
                 && (if lower {
@@ -91,6 +84,16 @@ fn numeric_bound(m: &Map<String, Value>, lower: bool) -> Option<(f64, bool, &'st
                 }))
         })
 }
+
+/// Does bound `a` admit fewer values than `b`? Further in, or as far but exclusive.
+fn tighter(a: (f64, bool, &str), b: (f64, bool, &str), lower: bool) -> bool {
+    if a.0 == b.0 {
+        a.1 && !b.1
+    } else {
+        (a.0 > b.0) == lower
+    }
+}
+
 /// Compared whole; any change is undecidable.
 const OPAQUE: [&str; 13] = [
     "anyOf",
@@ -443,12 +446,7 @@ fn bounds(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &mut V
             (Some(_), None) => "bound-loosened",
             (Some(x), Some(y)) if (x.0, x.1) == (y.0, y.1) => continue,
             (Some(x), Some(y)) => {
-                let y_tighter = if x.0 == y.0 {
-                    y.1
-                } else {
-                    (y.0 > x.0) == lower
-                };
-                if y_tighter {
+                if tighter(y, x, lower) {
                     "bound-tightened"
                 } else {
                     "bound-loosened"
@@ -562,20 +560,15 @@ mod tests {
     /// integer was rated a breaking tightening).
     #[test]
     fn numeric_bounds_compare_by_the_values_they_admit() {
-        let int = |extra: serde_json::Value| {
-            let mut o = json!({"type": "integer"});
+        let typed = |t: &str, extra: serde_json::Value| {
+            let mut o = json!({ "type": t });
             o.as_object_mut()
                 .unwrap()
                 .extend(extra.as_object().unwrap().clone());
             o
         };
-        let num = |extra: serde_json::Value| {
-            let mut o = json!({"type": "number"});
-            o.as_object_mut()
-                .unwrap()
-                .extend(extra.as_object().unwrap().clone());
-            o
-        };
+        let int = |extra| typed("integer", extra);
+        let num = |extra| typed("number", extra);
         // The same integers, spelled otherwise: nothing to report.
         assert_eq!(
             bound_rules(
