@@ -111,6 +111,9 @@ pub struct CheckThresholds {
     pub cosine_floor: Option<f64>,
     /// Largest tolerated accuracy drop (fraction, 0.02 = 2 points), overall and per tool.
     pub tolerance: f64,
+    /// Largest tolerated call-accuracy drop (tool and arguments); `None`: `tolerance`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub args_tolerance: Option<f64>,
     /// The overall drop fails only if its exact one-sided p-value is also below this (one net
     /// flip on a 36-case suite is noise, not a regression). `None`: tolerance only.
     /// The defaults split one 5% false-alarm budget (Bonferroni): 1.5% for the overall test, 3.5%
@@ -142,6 +145,7 @@ impl Default for CheckThresholds {
             fail_on: Severity::High,
             cosine_floor: None,
             tolerance: 0.02,
+            args_tolerance: None,
             require_significance: Some(0.015),
             per_tool_alpha: 0.035,
             min_cases: 3,
@@ -149,6 +153,13 @@ impl Default for CheckThresholds {
             min_base_accuracy: None,
             scan_fail_on: FailOn::High,
         }
+    }
+}
+
+impl CheckThresholds {
+    /// The tolerance applied to call accuracy.
+    pub fn args_tolerance(&self) -> f64 {
+        self.args_tolerance.unwrap_or(self.tolerance)
     }
 }
 
@@ -179,9 +190,34 @@ fn nothing_measured(r: &crate::replay::Routing, t: &CheckThresholds) -> Option<S
     })
 }
 
+/// Why call accuracy measured nothing, if it did not: routing was right at base but no call
+/// was (every expected argument missed, or every call broke its schema), so no argument drop can
+/// show. A suite whose `args` no model meets looks like this.
+fn no_call_measured(r: &crate::replay::Routing) -> Option<String> {
+    let c = r.calls.as_ref()?;
+    let s = &c.summary;
+    (s.n_cases > 0 && s.base_accuracy == 0.0 && r.summary.base_accuracy > 0.0).then(|| {
+        format!(
+            "call accuracy measured nothing: no call of {} case(s) was right at base (routing was {:.1}%); check the suite's `args` and the tools' schemas — incomplete, not a pass",
+            s.n_cases,
+            r.summary.base_accuracy * 100.0
+        )
+    })
+}
+
 /// Does the overall routing drop fail? Beyond the tolerance, and significant.
 pub fn overall_drop_fails(s: &crate::stats::PairedSummary, t: &CheckThresholds) -> bool {
-    s.delta < -t.tolerance && t.require_significance.is_none_or(|a| s.p_value_worse < a)
+    drop_fails(s, t.tolerance, t)
+}
+
+/// Does an overall drop fail at `tolerance`? Beyond it, and significant.
+fn drop_fails(s: &crate::stats::PairedSummary, tolerance: f64, t: &CheckThresholds) -> bool {
+    s.delta < -tolerance && t.require_significance.is_none_or(|a| s.p_value_worse < a)
+}
+
+/// Does the overall call-accuracy drop fail (at `args_tolerance`)?
+pub fn overall_call_drop_fails(c: &crate::replay::Calls, t: &CheckThresholds) -> bool {
+    drop_fails(&c.summary, t.args_tolerance(), t)
 }
 
 /// The tools whose routing drop fails: tools the PR changed (the hypotheses the diff names before
@@ -194,14 +230,35 @@ pub fn failing_tools<'a>(
     diff: &Diff,
     t: &CheckThresholds,
 ) -> Vec<&'a crate::replay::ToolRouting> {
+    failing_rows(&r.per_tool, diff, t, t.tolerance)
+}
+
+/// The tools whose call-accuracy drop fails, by the same rule as [`failing_tools`] at
+/// `args_tolerance`.
+pub fn failing_call_tools<'a>(
+    r: &'a crate::replay::Routing,
+    diff: &Diff,
+    t: &CheckThresholds,
+) -> Vec<&'a crate::replay::ToolRouting> {
+    r.calls
+        .as_ref()
+        .map(|c| failing_rows(&c.per_tool, diff, t, t.args_tolerance()))
+        .unwrap_or_default()
+}
+
+fn failing_rows<'a>(
+    rows: &'a [crate::replay::ToolRouting],
+    diff: &Diff,
+    t: &CheckThresholds,
+    tolerance: f64,
+) -> Vec<&'a crate::replay::ToolRouting> {
     let changed: std::collections::BTreeSet<&str> = diff
         .tools
         .iter()
         .flat_map(|d| [Some(d.name.as_str()), d.base_name.as_deref()])
         .flatten()
         .collect();
-    let mut family: Vec<&crate::replay::ToolRouting> = r
-        .per_tool
+    let mut family: Vec<&crate::replay::ToolRouting> = rows
         .iter()
         .filter(|x| changed.contains(x.tool.as_str()))
         .collect();
@@ -212,7 +269,7 @@ pub fn failing_tools<'a>(
         if x.p_value_worse >= t.per_tool_alpha / (m - i) as f64 {
             break;
         }
-        if x.delta < -t.tolerance {
+        if x.delta < -tolerance {
             out.push(x);
         }
     }
@@ -330,7 +387,7 @@ pub fn check_verdict(
         };
     }
     if let Some(r) = routing
-        && let Some(reason) = nothing_measured(r, t)
+        && let Some(reason) = nothing_measured(r, t).or_else(|| no_call_measured(r))
     {
         return Verdict {
             status: Status::Incomplete,
@@ -368,6 +425,38 @@ pub fn check_verdict(
                 t.per_tool_alpha
             ));
         }
+        if let Some(c) = &r.calls {
+            let s = &c.summary;
+            if overall_call_drop_fails(c, t) {
+                let evidence = t
+                    .require_significance
+                    .map(|a| format!(" < {a}"))
+                    .unwrap_or_default();
+                failures.push(format!(
+                    "call accuracy {:.1}% → {:.1}% ({}, args_tolerance {}; {} case(s) regressed, {} fixed, p={:.4}{evidence}; routing {})",
+                    s.base_accuracy * 100.0,
+                    s.head_accuracy * 100.0,
+                    pts(s.delta),
+                    pts(-t.args_tolerance()),
+                    s.discordant_right_to_wrong,
+                    s.discordant_wrong_to_right,
+                    s.p_value_worse,
+                    pts(r.summary.delta)
+                ));
+            }
+            for tool in failing_call_tools(r, diff, t) {
+                failures.push(format!(
+                    "`{}` call accuracy {:.1}% → {:.1}% ({} over {} case(s), p={:.4} < per_tool_alpha {}, Holm)",
+                    tool.tool,
+                    tool.base_accuracy * 100.0,
+                    tool.head_accuracy * 100.0,
+                    pts(tool.delta),
+                    tool.cases,
+                    tool.p_value_worse,
+                    t.per_tool_alpha
+                ));
+            }
+        }
     }
     if let Some(d) = drift {
         for td in &d.tools {
@@ -401,6 +490,17 @@ pub fn check_verdict(
             pts(s.delta),
             s.p_value_worse
         ));
+        match (&r.calls, &r.calls_not_measured) {
+            (Some(c), _) => parts.push(format!(
+                "calls {:.1}% → {:.1}% ({}, p={:.4})",
+                c.summary.base_accuracy * 100.0,
+                c.summary.head_accuracy * 100.0,
+                pts(c.summary.delta),
+                c.summary.p_value_worse
+            )),
+            (None, Some(why)) => parts.push(format!("call accuracy not measured ({why})")),
+            (None, None) => {}
+        }
     }
     if let Some(d) = drift
         && let Some(m) = d.min()
@@ -566,16 +666,13 @@ mod tests {
                 .map(|(i, r)| CaseRun {
                     id: format!("c{i}"),
                     offered_hash: String::new(),
-                    samples: vec![Sample {
-                        outcome: if *r {
-                            Outcome::Correct {
-                                chosen: Some("a".into()),
-                            }
-                        } else {
-                            Outcome::NoCall
-                        },
-                        cached: false,
-                    }],
+                    samples: vec![Sample::routed(if *r {
+                        Outcome::Correct {
+                            chosen: Some("a".into()),
+                        }
+                    } else {
+                        Outcome::NoCall
+                    })],
                 })
                 .collect(),
             stats: RunStats::default(),

@@ -142,6 +142,10 @@ pub struct GateArgs {
     /// Largest tolerated routing-accuracy drop, overall and per tool [default: 0.02].
     #[arg(long, value_name = "FRACTION")]
     pub tolerance: Option<f64>,
+    /// Largest tolerated call-accuracy drop (right tool with valid, expected arguments), overall
+    /// and per tool [default: --tolerance].
+    #[arg(long, value_name = "FRACTION")]
+    pub args_tolerance: Option<f64>,
     /// The overall routing drop fails only when its exact one-sided p-value is also below ALPHA
     /// (1: tolerance only) [default: 0.015; with --per-tool-alpha's 0.035, one 5% false-alarm
     /// budget].

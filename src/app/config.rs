@@ -43,6 +43,7 @@ pub struct GateConfig {
     pub fail_on: Option<Severity>,
     pub cosine_floor: Option<f64>,
     pub tolerance: Option<f64>,
+    pub args_tolerance: Option<f64>,
     pub require_significance: Option<f64>,
     pub per_tool_alpha: Option<f64>,
     pub min_cases: Option<usize>,
@@ -143,6 +144,14 @@ fn validate(cfg: &Config, path: &Path) -> Result<()> {
     {
         return bad(
             "gate.tolerance",
+            "expected a fraction between 0 and 1 (0.02 = 2 points)",
+        );
+    }
+    if let Some(t) = cfg.gate.args_tolerance
+        && !(0.0..=1.0).contains(&t)
+    {
+        return bad(
+            "gate.args_tolerance",
             "expected a fraction between 0 and 1 (0.02 = 2 points)",
         );
     }

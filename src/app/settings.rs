@@ -57,6 +57,7 @@ pub fn thresholds(g: &GateArgs, cfg: &Config) -> Result<CheckThresholds> {
         fail_on: g.fail_on.or(cfg.gate.fail_on).unwrap_or(d.fail_on),
         cosine_floor: g.cosine_floor.or(cfg.gate.cosine_floor).or(d.cosine_floor),
         tolerance: g.tolerance.or(cfg.gate.tolerance).unwrap_or(d.tolerance),
+        args_tolerance: g.args_tolerance.or(cfg.gate.args_tolerance),
         // 1 means "tolerance only": every p-value is below it.
         require_significance: g
             .require_significance
@@ -86,6 +87,13 @@ pub fn thresholds(g: &GateArgs, cfg: &Config) -> Result<CheckThresholds> {
         return Err(Error::Usage(format!(
             "--tolerance {}: expected a fraction between 0 and 1 (0.02 = 2 points)",
             t.tolerance
+        )));
+    }
+    if let Some(a) = t.args_tolerance
+        && !(0.0..=1.0).contains(&a)
+    {
+        return Err(Error::Usage(format!(
+            "--args-tolerance {a}: expected a fraction between 0 and 1 (0.02 = 2 points)"
         )));
     }
     if let Some(a) = g.require_significance

@@ -156,6 +156,9 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
                 );
                 replay::confirm::annotate(&mut routing, &before, &base_extra, &head_extra);
             }
+            if !r.router.fills_arguments() {
+                routing.calls_not_measured = Some(format!("{} router", r.router.kind()));
+            }
             routing.min_detectable_drop = crate::stats::min_detectable_drop(
                 routing.summary.n_cases,
                 routing.summary.base_accuracy,

@@ -328,8 +328,16 @@ impl Chat {
                 match &mut c.answer {
                     Answer::Malformed { detail } => *detail = clean_message(detail, secrets),
                     Answer::NoCall { text } => *text = redact(text, secrets),
-                    Answer::Call { raw_arguments, .. } => {
-                        *raw_arguments = redact(raw_arguments, secrets)
+                    Answer::Call {
+                        raw_arguments,
+                        arguments,
+                        ..
+                    } => {
+                        *raw_arguments = redact(raw_arguments, secrets);
+                        // The parsed arguments are shown in flip lists: masked the same way.
+                        if let Some(a) = arguments {
+                            redact_strings(a, secrets);
+                        }
                     }
                 }
                 Ok(c)
@@ -420,6 +428,22 @@ pub fn f32_json(x: f32) -> Value {
         .ok()
         .and_then(serde_json::Number::from_f64)
         .map_or(Value::Null, Value::Number)
+}
+
+/// Mask `secrets` in every string of a JSON value, keys included.
+fn redact_strings(v: &mut Value, secrets: &[Secret]) {
+    match v {
+        Value::String(s) => *s = redact(s, secrets),
+        Value::Array(a) => a.iter_mut().for_each(|x| redact_strings(x, secrets)),
+        Value::Object(o) => {
+            let old = std::mem::take(o);
+            for (k, mut x) in old {
+                redact_strings(&mut x, secrets);
+                o.insert(redact(&k, secrets), x);
+            }
+        }
+        _ => {}
+    }
 }
 
 #[cfg(test)]

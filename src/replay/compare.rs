@@ -51,6 +51,9 @@ pub struct Flip {
     /// Under `--confirm K`: in how many of the K re-asks the flip happened again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmed: Option<Confirmation>,
+    /// For a call flip: the arguments that differ between the typical base and head call.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub arguments: Vec<super::calls::ArgChange>,
 }
 
 /// A flip re-asked K more times at both sides (`--confirm K`).
@@ -97,6 +100,12 @@ pub struct Routing {
     /// majority (they no longer count), with their confirmation counts.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub not_reproduced: Vec<Flip>,
+    /// Call accuracy (tool, schema-valid and expected arguments), paired like routing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calls: Option<super::calls::Calls>,
+    /// Why call accuracy was not measured (the router fills no arguments): never a pass.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub calls_not_measured: Option<String>,
     pub base_stats: RunStats,
     pub head_stats: RunStats,
 }
@@ -167,6 +176,7 @@ pub fn compare_sides(
                 head_correct: o.head_correct,
                 repeats,
                 confirmed: None,
+                arguments: Vec::new(),
             });
         }
         outcomes.push(o);
@@ -226,38 +236,15 @@ pub fn compare_sides(
             c.chosen = base_name(&c.chosen);
         }
     }
-    let mut tools: BTreeSet<&str> = BTreeSet::new();
-    for c in &suite.cases {
-        tools.extend(c.expect.names().iter().map(String::as_str));
-    }
-    let per_tool = tools
+    let per_tool = tool_rows(suite, &outcomes, seed)
         .into_iter()
-        .map(|tool| {
-            let idx: Vec<usize> = suite
-                .cases
-                .iter()
-                .enumerate()
-                .filter(|(_, c)| c.expect.names().iter().any(|n| n == tool))
-                .map(|(i, _)| i)
-                .collect();
-            let sub: Vec<CaseOutcome> = idx.iter().map(|&i| outcomes[i].clone()).collect();
-            // No interval per tool: the report shows none, and 10,000 resamples per tool cost.
-            let s = stats::paired_summary_with(&sub, seed, 0);
-            ToolRouting {
-                tool: tool.to_string(),
-                cases: sub.len(),
-                base_accuracy: s.base_accuracy,
-                head_accuracy: s.head_accuracy,
-                delta: s.delta,
-                regressed: s.discordant_right_to_wrong,
-                fixed: s.discordant_wrong_to_right,
-                p_value_worse: s.p_value_worse,
-                base_metrics: base_metrics.iter().find(|m| m.tool == tool).cloned(),
-                head_metrics: {
-                    let name = head_name(tool);
-                    head_metrics.iter().find(|m| m.tool == name).cloned()
-                },
-            }
+        .map(|row| ToolRouting {
+            base_metrics: base_metrics.iter().find(|m| m.tool == row.tool).cloned(),
+            head_metrics: {
+                let name = head_name(&row.tool);
+                head_metrics.iter().find(|m| m.tool == name).cloned()
+            },
+            ..row
         })
         .collect();
     let count = |run: &SideRun| -> BTreeMap<String, u64> {
@@ -267,6 +254,11 @@ pub fn compare_sides(
         }
         m
     };
+    let (calls, calls_not_measured) =
+        match super::calls::compare(suite, base, head, &flips, seed, resamples) {
+            Ok(c) => (Some(c), None),
+            Err(why) => (None, Some(why)),
+        };
     Routing {
         summary,
         flips,
@@ -279,9 +271,45 @@ pub fn compare_sides(
         errors,
         min_detectable_drop: None,
         not_reproduced: Vec::new(),
+        calls,
+        calls_not_measured,
         base_stats: base.stats.clone(),
         head_stats: head.stats.clone(),
     }
+}
+
+/// One row per expected tool: its cases' paired summary (no interval: the report shows none per
+/// tool, and 10,000 resamples per tool cost). No metrics: the caller adds them.
+pub(super) fn tool_rows(suite: &Suite, outcomes: &[CaseOutcome], seed: u64) -> Vec<ToolRouting> {
+    let mut tools: BTreeSet<&str> = BTreeSet::new();
+    for c in &suite.cases {
+        tools.extend(c.expect.names().iter().map(String::as_str));
+    }
+    tools
+        .into_iter()
+        .map(|tool| {
+            let sub: Vec<CaseOutcome> = suite
+                .cases
+                .iter()
+                .zip(outcomes)
+                .filter(|(c, _)| c.expect.names().iter().any(|n| n == tool))
+                .map(|(_, o)| o.clone())
+                .collect();
+            let s = stats::paired_summary_with(&sub, seed, 0);
+            ToolRouting {
+                tool: tool.to_string(),
+                cases: sub.len(),
+                base_accuracy: s.base_accuracy,
+                head_accuracy: s.head_accuracy,
+                delta: s.delta,
+                regressed: s.discordant_right_to_wrong,
+                fixed: s.discordant_wrong_to_right,
+                p_value_worse: s.p_value_worse,
+                base_metrics: None,
+                head_metrics: None,
+            }
+        })
+        .collect()
 }
 
 /// Sum of usage, for cost lines.

@@ -1,10 +1,14 @@
-//! Judging one answer: right, wrong, hallucinated, forbidden, no call, malformed, failed.
+//! Judging one answer: right, wrong, hallucinated, forbidden, no call, malformed, failed — and
+//! then the call itself: its arguments against the tool's schema and the case's expected `args`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
 
 use crate::llm::Answer;
 use crate::stats;
+use crate::suite::args::ArgMismatch;
 use crate::suite::{Case, Expect};
+use crate::tools::args::{ArgProblem, ArgProblemKind, ArgsChecker};
 
 /// How one answer is judged.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -58,6 +62,15 @@ impl Outcome {
             Outcome::Error { .. } => "(error)".into(),
         }
     }
+    /// The offered tool that was called, if one was.
+    pub fn called(&self) -> Option<&str> {
+        match self {
+            Outcome::Correct { chosen: Some(c) }
+            | Outcome::WrongTool { chosen: c }
+            | Outcome::MustNotCall { chosen: c } => Some(c),
+            _ => None,
+        }
+    }
     pub fn label(&self) -> &'static str {
         match self {
             Outcome::Correct { .. } => "correct",
@@ -68,6 +81,137 @@ impl Outcome {
             Outcome::Malformed { .. } => "malformed",
             Outcome::Error { .. } => "error",
         }
+    }
+}
+
+/// How one call is judged once its routing is known: the call is correct when the right tool
+/// (or rightly none) was called with arguments its schema accepts and the case expects.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum CallOutcome {
+    Correct,
+    /// The arguments break the tool's schema (and maybe the case's `args` too).
+    InvalidArguments {
+        problems: Vec<ArgProblem>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        mismatches: Vec<ArgMismatch>,
+    },
+    /// Valid for the schema, but not what the case expects.
+    WrongArguments {
+        mismatches: Vec<ArgMismatch>,
+    },
+    /// The routing was wrong, so the call is.
+    WrongRoute,
+    /// The router produces no arguments (the semantic router).
+    NotMeasured,
+}
+
+impl CallOutcome {
+    pub fn is_correct(&self) -> bool {
+        matches!(self, CallOutcome::Correct)
+    }
+    pub fn label(&self) -> &'static str {
+        match self {
+            CallOutcome::Correct => "correct",
+            CallOutcome::InvalidArguments { .. } => "invalid arguments",
+            CallOutcome::WrongArguments { .. } => "wrong arguments",
+            CallOutcome::WrongRoute => "wrong route",
+            CallOutcome::NotMeasured => "not measured",
+        }
+    }
+    /// The first problem in words, for flip lists: "`path`: expected \"a.txt\", got \"/a.txt\"".
+    pub fn detail(&self) -> Option<String> {
+        let mismatch = |m: &ArgMismatch| match &m.got {
+            Some(g) => format!("`{}`: expected {}, got {g}", m.param, m.expected),
+            None => format!("`{}`: expected {}, missing", m.param, m.expected),
+        };
+        match self {
+            CallOutcome::InvalidArguments { problems, .. } => problems.first().map(|p| {
+                let at = if p.pointer.is_empty() {
+                    "arguments"
+                } else {
+                    &p.pointer
+                };
+                format!("{at}: {}", p.message)
+            }),
+            CallOutcome::WrongArguments { mismatches } => mismatches.first().map(mismatch),
+            _ => None,
+        }
+    }
+}
+
+/// Parameter names a call used that its tool does not declare (a pointer below the top level for
+/// a nested one), each with the nearest declared name.
+pub fn invented(problems: &[ArgProblem]) -> Vec<(String, Option<String>)> {
+    problems
+        .iter()
+        .filter_map(|p| match &p.kind {
+            ArgProblemKind::UnknownParameter { did_you_mean, .. } => {
+                let top = p.pointer.matches('/').count() == 1;
+                let name = if top {
+                    p.pointer[1..].replace("~1", "/").replace("~0", "~")
+                } else {
+                    p.pointer.clone()
+                };
+                Some((name, did_you_mean.clone()))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Judge a call whose routing is `outcome`. `checker` is the called tool's compiled schema (`Err`:
+/// it does not compile, which no call can satisfy).
+pub fn judge_call(
+    case: &Case,
+    outcome: &Outcome,
+    answer: &Answer,
+    checker: Option<&Result<ArgsChecker, String>>,
+) -> CallOutcome {
+    match outcome {
+        Outcome::Correct { chosen: None } => CallOutcome::Correct,
+        Outcome::Correct { chosen: Some(_) } => {
+            let empty = Value::Object(Map::new());
+            let args = match answer {
+                Answer::Call {
+                    arguments: Some(a), ..
+                } => a,
+                _ => &empty,
+            };
+            let problems = check_schema(args, checker);
+            let mismatches = match (&case.args, args.as_object()) {
+                (Some(want), Some(o)) => want.check(o),
+                (Some(want), None) => want.check(&Map::new()),
+                (None, _) => Vec::new(),
+            };
+            if !problems.is_empty() {
+                CallOutcome::InvalidArguments {
+                    problems,
+                    mismatches,
+                }
+            } else if !mismatches.is_empty() {
+                CallOutcome::WrongArguments { mismatches }
+            } else {
+                CallOutcome::Correct
+            }
+        }
+        _ => CallOutcome::WrongRoute,
+    }
+}
+
+/// The schema's problems with `args` (none when no schema is known for the tool).
+pub fn check_schema(
+    args: &Value,
+    checker: Option<&Result<ArgsChecker, String>>,
+) -> Vec<ArgProblem> {
+    match checker {
+        Some(Ok(c)) => c.check(args),
+        Some(Err(e)) => vec![ArgProblem {
+            kind: ArgProblemKind::Invalid,
+            pointer: String::new(),
+            message: e.clone(),
+        }],
+        None => Vec::new(),
     }
 }
 

@@ -8,15 +8,17 @@
 //! `judge` decides one answer, `runner` replays a side, `compare` pairs the two sides, `confirm`
 //! re-asks the flipped cases.
 
+pub mod calls;
 pub mod compare;
 pub mod confirm;
 pub mod judge;
 pub mod runner;
 
+pub use calls::{ArgChange, Calls, Invented};
 pub use compare::{
     Direction, Flip, Routing, ToolRouting, compare, compare_sides, compare_with, total_usage,
 };
-pub use judge::{Outcome, classify};
+pub use judge::{CallOutcome, Outcome, classify};
 pub use runner::{
     CaseRun, ReplayConfig, Replayer, RunStats, Sample, SideRun, clashes, offered_tools,
     repeats_identical,

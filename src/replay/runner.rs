@@ -10,14 +10,16 @@ use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use super::judge::{Outcome, classify};
+use super::judge::{CallOutcome, Outcome, check_schema, classify, invented, judge_call};
 use crate::cache::Cache;
 use crate::console::{Console, Silent};
 use crate::http::retry::{RetryPolicy, with_retry};
+use crate::llm::Answer;
 use crate::llm::{Message, Sampling, ToolChoice};
 use crate::route::cache;
 use crate::route::{RouteRequest, RouteResponse, Router};
 use crate::suite::{Case, Suite};
+use crate::tools::args::ArgsChecker;
 use crate::tools::{Tool, ToolSet};
 
 #[derive(Debug, Clone)]
@@ -38,8 +40,35 @@ pub struct ReplayConfig {
 #[derive(Debug, Clone, Serialize)]
 pub struct Sample {
     pub outcome: Outcome,
+    /// The call judged with its arguments (`NotMeasured` for a router without arguments).
+    pub call: CallOutcome,
+    /// The arguments of the call, when a tool was called with an object.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<serde_json::Value>,
+    /// Parameter names the call invented for the side's tool it called (whatever the routing),
+    /// each with the nearest declared name.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub invented: Vec<(String, Option<String>)>,
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cached: bool,
+}
+
+impl Sample {
+    /// A sample judged by routing alone, with no call details (simulations, tests).
+    pub fn routed(outcome: Outcome) -> Sample {
+        let call = if outcome.is_correct() {
+            CallOutcome::Correct
+        } else {
+            CallOutcome::WrongRoute
+        };
+        Sample {
+            outcome,
+            call,
+            arguments: None,
+            invented: Vec::new(),
+            cached: false,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -56,6 +85,25 @@ impl CaseRun {
             .iter()
             .filter(|s| s.outcome.is_correct())
             .count() as u32
+    }
+    /// Samples whose call was right: tool, schema and expected arguments.
+    pub fn calls_correct(&self) -> u32 {
+        self.samples.iter().filter(|s| s.call.is_correct()).count() as u32
+    }
+    /// The most frequent call outcome's first sample, for argument flip lists.
+    pub fn typical_call(&self) -> &Sample {
+        let mut counts: Vec<(&str, usize, &Sample)> = Vec::new();
+        for s in &self.samples {
+            match counts.iter_mut().find(|(l, _, _)| *l == s.call.label()) {
+                Some((_, n, _)) => *n += 1,
+                None => counts.push((s.call.label(), 1, s)),
+            }
+        }
+        counts
+            .iter()
+            .max_by_key(|(_, n, _)| *n)
+            .map(|(_, _, s)| *s)
+            .expect("at least one sample")
     }
     /// The most frequent outcome, for flip lists.
     pub fn typical(&self) -> &Outcome {
@@ -176,6 +224,52 @@ pub fn clashes(
         .collect()
 }
 
+/// The sample of one answer: its routing, its call, and the names it invented for a side's tool.
+fn judged(
+    case: &Case,
+    outcome: Outcome,
+    answer: &Answer,
+    offered: &[Tool],
+    own: &BTreeSet<&str>,
+    checkers: &HashMap<&str, Result<ArgsChecker, String>>,
+) -> Sample {
+    let (name, arguments) = match answer {
+        Answer::Call {
+            name, arguments, ..
+        } => (Some(name.as_str()), arguments.clone()),
+        _ => (None, None),
+    };
+    // The called tool's schema: compiled once for the side and the packs, else a case's own
+    // distractor, compiled now.
+    let compiled;
+    let checker = match name {
+        Some(n) => match checkers.get(n) {
+            Some(c) => Some(c),
+            None => {
+                compiled = offered
+                    .iter()
+                    .find(|t| t.name == n)
+                    .map(|t| ArgsChecker::new(&t.input_schema));
+                compiled.as_ref()
+            }
+        },
+        None => None,
+    };
+    let call = judge_call(case, &outcome, answer, checker);
+    // Invented names are counted for the side's own tools only: they are the maintainer's wording.
+    let invented = match (name, &arguments) {
+        (Some(n), Some(a)) if own.contains(n) => invented(&check_schema(a, checker)),
+        _ => Vec::new(),
+    };
+    Sample {
+        outcome,
+        call,
+        arguments,
+        invented,
+        cached: false,
+    }
+}
+
 /// One request's fate, shared by identical requests: the response or error text, and whether it
 /// came from the disk cache.
 type Answered = (Result<RouteResponse, String>, bool);
@@ -268,6 +362,20 @@ impl<'a> Replayer<'a> {
     ) -> SideRun {
         let started = Instant::now();
         let stats = Mutex::new(RunStats::default());
+        // Each schema compiled once per side: the side's own tools, then the packs (the side's
+        // tool wins a name clash, as in `offered_tools`); a case's own distractors compile when
+        // called.
+        let mut checkers: HashMap<&str, Result<ArgsChecker, String>> = HashMap::new();
+        if self.router.fills_arguments() {
+            for t in tools.tools.iter().chain(packs) {
+                checkers
+                    .entry(t.name.as_str())
+                    .or_insert_with(|| ArgsChecker::new(&t.input_schema));
+            }
+        }
+        let checkers = &checkers;
+        let own: BTreeSet<&str> = tools.tools.iter().map(|t| t.name.as_str()).collect();
+        let own = &own;
         let total = suite.cases.len() as u64 * u64::from(self.cfg.repeats);
         let done = std::sync::atomic::AtomicU64::new(0);
         let jobs = suite.cases.iter().flat_map(|c| {
@@ -311,12 +419,28 @@ impl<'a> Replayer<'a> {
                         Ok(resp) => classify(case, &names, &resp.answer),
                         Err(e) => Outcome::Error { message: e.clone() },
                     };
+                    let sample = match &result {
+                        Ok(resp) if self.router.fills_arguments() => {
+                            judged(case, outcome, &resp.answer, &tools, own, checkers)
+                        }
+                        _ => Sample {
+                            call: if outcome.is_error() {
+                                CallOutcome::WrongRoute
+                            } else {
+                                CallOutcome::NotMeasured
+                            },
+                            outcome,
+                            arguments: None,
+                            invented: Vec::new(),
+                            cached,
+                        },
+                    };
                     let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                     self.console.progress(label, n, total);
                     (
                         case.id.clone(),
                         repeat,
-                        Sample { outcome, cached },
+                        Sample { cached, ..sample },
                         offered_hash,
                     )
                 }

@@ -17,6 +17,8 @@ pub struct ToolView<'a> {
     pub diff: Option<&'a ToolDiff>,
     pub drift: Option<&'a ToolDrift>,
     pub routing: Option<&'a ToolRouting>,
+    /// Call accuracy (tool and arguments), when it was measured.
+    pub calls: Option<&'a ToolRouting>,
     /// Why this tool fails the gate (empty: it does not).
     pub failures: Vec<String>,
     /// Where the tool is defined in the head file (absent for removed tools and live servers).
@@ -84,6 +86,13 @@ pub fn tools(report: &Report) -> Vec<ToolView<'_>> {
             .as_ref()
             .and_then(|r| r.per_tool.iter().find(|x| x.tool == name))
     };
+    let calls_of = |name: &str| {
+        report
+            .routing
+            .as_ref()
+            .and_then(|r| r.calls.as_ref())
+            .and_then(|c| c.per_tool.iter().find(|x| x.tool == name))
+    };
     let mut rows: Vec<ToolView<'_>> = report
         .diff
         .tools
@@ -93,6 +102,7 @@ pub fn tools(report: &Report) -> Vec<ToolView<'_>> {
             diff: Some(d),
             drift: drift_of(&d.name),
             routing: routing_of(&d.name),
+            calls: calls_of(&d.name),
             failures: Vec::new(),
             line: (d.status != Status::Removed)
                 .then(|| report.head.lines.get(&d.name).copied())
@@ -100,13 +110,19 @@ pub fn tools(report: &Report) -> Vec<ToolView<'_>> {
         })
         .collect();
     if let Some(r) = &report.routing {
-        for tr in r.per_tool.iter().filter(|x| x.delta != 0.0) {
+        let moved = r
+            .per_tool
+            .iter()
+            .chain(r.calls.iter().flat_map(|c| &c.per_tool))
+            .filter(|x| x.delta != 0.0);
+        for tr in moved {
             if !rows.iter().any(|v| v.name == tr.tool) {
                 rows.push(ToolView {
                     name: &tr.tool,
                     diff: None,
                     drift: None,
-                    routing: Some(tr),
+                    routing: routing_of(&tr.tool),
+                    calls: calls_of(&tr.tool),
                     failures: Vec::new(),
                     line: report.head.lines.get(&tr.tool).copied(),
                 });
@@ -121,6 +137,14 @@ pub fn tools(report: &Report) -> Vec<ToolView<'_>> {
         .into_iter()
         .map(|x| x.tool.as_str())
         .collect();
+    let failing_calls: Vec<&str> = report
+        .routing
+        .as_ref()
+        .map(|r| crate::gate::failing_call_tools(r, &report.diff, t))
+        .unwrap_or_default()
+        .into_iter()
+        .map(|x| x.tool.as_str())
+        .collect();
     for v in &mut rows {
         if let Some(r) = v.routing
             && failing.contains(&r.tool.as_str())
@@ -131,6 +155,17 @@ pub fn tools(report: &Report) -> Vec<ToolView<'_>> {
                 r.head_accuracy * 100.0,
                 r.delta * 100.0,
                 r.p_value_worse
+            ));
+        }
+        if let Some(c) = v.calls
+            && failing_calls.contains(&c.tool.as_str())
+        {
+            v.failures.push(format!(
+                "call accuracy {:.1}% → {:.1}% ({:+.1} pts, p={:.4})",
+                c.base_accuracy * 100.0,
+                c.head_accuracy * 100.0,
+                c.delta * 100.0,
+                c.p_value_worse
             ));
         }
         if let Some(d) = v.drift
@@ -159,7 +194,10 @@ pub fn tools(report: &Report) -> Vec<ToolView<'_>> {
 }
 
 fn rank(a: &ToolView, b: &ToolView) -> Ordering {
-    let delta = |v: &ToolView| v.routing.map_or(0.0, |r| r.delta);
+    let delta = |v: &ToolView| {
+        let r = v.routing.map_or(0.0, |r| r.delta);
+        v.calls.map_or(r, |c| r.min(c.delta))
+    };
     let cosine = |v: &ToolView| v.drift.map_or(1.0, |d| d.description_cosine);
     b.failed()
         .cmp(&a.failed())
@@ -181,4 +219,13 @@ pub fn flips(report: &Report) -> Vec<&Flip> {
             .then(a.id.cmp(&b.id))
     });
     f
+}
+
+/// One argument change of a call flip: `path: "a.txt" → "/a.txt"` (values as JSON).
+pub fn arg_change(c: &crate::replay::ArgChange) -> String {
+    let v = |x: &Option<serde_json::Value>| {
+        x.as_ref()
+            .map_or("(absent)".to_string(), serde_json::Value::to_string)
+    };
+    format!("{}: {} → {}", c.param, v(&c.base), v(&c.head))
 }

@@ -68,5 +68,10 @@ pub trait Router: Send + Sync {
     fn model(&self) -> &str;
     /// Host of the endpoint (no path, no credentials): part of the cache key.
     fn endpoint_host(&self) -> String;
+    /// Whether the router's calls carry real arguments (an LLM's do; the semantic router only
+    /// names a tool, so call accuracy is not measured with it).
+    fn fills_arguments(&self) -> bool {
+        true
+    }
     async fn route(&self, req: &RouteRequest) -> Result<RouteResponse, Failure>;
 }

@@ -76,6 +76,10 @@ impl Router for SemanticRouter {
     fn endpoint_host(&self) -> String {
         "local".into()
     }
+
+    fn fills_arguments(&self) -> bool {
+        false
+    }
     async fn route(&self, req: &RouteRequest) -> Result<RouteResponse, Failure> {
         let started = Instant::now();
         let query = req

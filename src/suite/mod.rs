@@ -5,6 +5,7 @@
 //! list of acceptable names, or `none`), names that must never be called, extra distractor tools
 //! and tags. The format is documented by `docs/suite.schema.json`.
 
+pub mod args;
 pub mod check;
 
 use std::collections::BTreeSet;
@@ -53,6 +54,8 @@ pub struct Case {
     /// Extra tools offered with this case only.
     pub distractors: Vec<Tool>,
     pub tags: Vec<String>,
+    /// Expected arguments of the call (a subset: unlisted parameters are free).
+    pub args: Option<args::ArgExpect>,
 }
 
 #[derive(Debug, Clone)]
@@ -358,11 +361,12 @@ fn parse_case(v: &Value, source: &str, where_: &str, base_dir: &Path) -> Result<
             json_kind(v)
         ))
     })?;
-    const KNOWN: [&str; 8] = [
+    const KNOWN: [&str; 9] = [
         "id",
         "prompt",
         "history",
         "expect",
+        "args",
         "must_not_call",
         "distractors",
         "tags",
@@ -427,6 +431,25 @@ fn parse_case(v: &Value, source: &str, where_: &str, base_dir: &Path) -> Result<
             }
             Expect::Tools(names)
         }
+    };
+    let args = match o.get("args") {
+        None | Some(Value::Null) => None,
+        Some(_) if expect == Expect::None => {
+            return Err(field_err(
+                source,
+                &id,
+                "args",
+                "a case that expects no call has no arguments to expect",
+            ));
+        }
+        Some(v) => Some(args::ArgExpect::from_value(v).map_err(|(param, e)| {
+            let field = if param.is_empty() {
+                "args".to_string()
+            } else {
+                format!("args/{param}")
+            };
+            field_err(source, &id, &field, e)
+        })?),
     };
     let must_not_call = o
         .get("must_not_call")
@@ -504,6 +527,7 @@ fn parse_case(v: &Value, source: &str, where_: &str, base_dir: &Path) -> Result<
         must_not_call,
         distractors,
         tags,
+        args,
     })
 }
 
@@ -580,6 +604,55 @@ pub fn validate_against(suite: &Suite, tools: &ToolSet) -> Vec<String> {
                     .collect::<Vec<_>>()
                     .join(", ")
             ));
+        }
+        if let Some(want) = &c.args {
+            for t in tools
+                .tools
+                .iter()
+                .chain(&c.distractors)
+                .filter(|t| c.expect.names().contains(&t.name))
+            {
+                out.extend(args_problems(&c.id, want, t));
+            }
+        }
+    }
+    out
+}
+
+/// A case's expected arguments read against one expected tool: each expected parameter (but an
+/// `absent` one: asserting that a name is not invented is the point) must be declared, and each
+/// literal must be a value the tool's schema admits — else the case can never pass.
+fn args_problems(id: &str, want: &args::ArgExpect, tool: &Tool) -> Vec<String> {
+    let declared = tool
+        .input_schema
+        .get("properties")
+        .and_then(Value::as_object);
+    let checker = crate::tools::args::ArgsChecker::new(&tool.input_schema).ok();
+    let mut out = Vec::new();
+    for (param, m) in &want.0 {
+        if !declared.is_some_and(|d| d.contains_key(param)) {
+            if !matches!(m, args::Matcher::Absent) {
+                out.push(format!(
+                    "case {id:?}: `args/{param}`: `{}` declares no parameter {param:?}",
+                    tool.name
+                ));
+            }
+            continue;
+        }
+        let Some(checker) = &checker else { continue };
+        let at = format!("/{}", param.replace('~', "~0").replace('/', "~1"));
+        for lit in m.literals() {
+            let one = Value::Object(serde_json::Map::from_iter([(param.clone(), lit.clone())]));
+            if let Some(p) = checker
+                .check(&one)
+                .into_iter()
+                .find(|p| p.pointer == at || p.pointer.starts_with(&format!("{at}/")))
+            {
+                out.push(format!(
+                    "case {id:?}: `args/{param}`: {lit} is not a value `{}` accepts: {}",
+                    tool.name, p.message
+                ));
+            }
         }
     }
     out

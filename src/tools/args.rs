@@ -7,13 +7,13 @@
 //! for `query` passes validation and is still wrong; the nearest declared name is offered as
 //! "did you mean" when it is close enough.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use jsonschema::error::ValidationErrorKind as K;
 
 /// What is wrong with one argument (or the whole arguments object).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum ArgProblemKind {
     MissingRequired,
@@ -33,7 +33,7 @@ pub enum ArgProblemKind {
     Invalid,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ArgProblem {
     #[serde(flatten)]
     pub kind: ArgProblemKind,

@@ -179,7 +179,7 @@ fn identical_sides_pass_and_head_is_answered_by_reuse() {
     assert_eq!(r["verdict"]["status"], "pass");
     assert_eq!(
         r["verdict"]["reason"],
-        "routing 80.6% → 80.6% (+0.0 pts, p=1.0000); no change at or above high (0 change(s)); no injection finding introduced"
+        "routing 80.6% → 80.6% (+0.0 pts, p=1.0000); call accuracy not measured (semantic router); no change at or above high (0 change(s)); no injection finding introduced"
     );
     let s = &r["routing"]["summary"];
     assert_eq!(f(&s["delta"]), 0.0);
@@ -281,7 +281,7 @@ fn real_corpus_rewrite_passes_on_behaviour_and_notes_the_low_cosine() {
     assert_eq!(run.code, 0, "{}", run.dump());
     assert_eq!(
         r["verdict"]["reason"],
-        "routing 52.5% → 60.0% (+7.5 pts, p=1.0000); 1 description(s) below the cosine floor 0.73 left to review (routing decided); no change at or above high (4 change(s), worst unknown); no injection finding introduced"
+        "routing 52.5% → 60.0% (+7.5 pts, p=1.0000); call accuracy not measured (semantic router); 1 description(s) below the cosine floor 0.73 left to review (routing decided); no change at or above high (4 change(s), worst unknown); no injection finding introduced"
     );
     let s = &r["routing"]["summary"];
     assert_eq!(s["n_cases"], 40);
@@ -360,7 +360,7 @@ fn real_corpus_rewrite_passes_on_behaviour_and_notes_the_low_cosine() {
     let reason = r["verdict"]["reason"].as_str().unwrap();
     assert!(
         reason.starts_with(
-            "routing 52.5% → 60.0% (+7.5 pts, p=1.0000); min description cosine 0.546 ≥ 0.50"
+            "routing 52.5% → 60.0% (+7.5 pts, p=1.0000); call accuracy not measured (semantic router); min description cosine 0.546 ≥ 0.50"
         ),
         "{reason}"
     );

@@ -26,6 +26,7 @@ fn suite() -> Suite {
             must_not_call: Vec::new(),
             distractors: Vec::new(),
             tags: Vec::new(),
+            args: None,
         })
         .collect();
     Suite {
@@ -68,10 +69,7 @@ fn side(suite: &Suite, p: f64, rng: &mut ChaCha8Rng) -> SideRun {
             CaseRun {
                 id: c.id.clone(),
                 offered_hash: format!("{i}"),
-                samples: vec![Sample {
-                    outcome,
-                    cached: false,
-                }],
+                samples: vec![Sample::routed(outcome)],
             }
         })
         .collect();

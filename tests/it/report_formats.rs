@@ -388,7 +388,7 @@ fn sarif_validates_and_points_results_at_tool_lines() {
         driftgate::diff::LAW.len()
             + driftgate::lint::RULES.len()
             + driftgate::scan::RULES.len()
-            + 3
+            + 4
     );
     let results = run["results"].as_array().unwrap();
     for res in results {

@@ -35,6 +35,7 @@ fn level(v: &ToolView) -> Level {
         Level::Error
     } else if v.severity().is_some_and(|s| s >= Severity::Unknown)
         || v.routing.is_some_and(|r| r.delta < 0.0)
+        || v.calls.is_some_and(|c| c.delta < 0.0)
     {
         Level::Warning
     } else {
@@ -63,6 +64,17 @@ fn message(v: &ToolView) -> String {
                 r.head_accuracy * 100.0,
                 r.delta * 100.0,
                 r.p_value_worse
+            ));
+        }
+        if let Some(c) = v.calls
+            && c.delta != 0.0
+        {
+            parts.push(format!(
+                "call accuracy {:.1}% → {:.1}% ({:+.1} pts, p={:.4})",
+                c.base_accuracy * 100.0,
+                c.head_accuracy * 100.0,
+                c.delta * 100.0,
+                c.p_value_worse
             ));
         }
         if let Some(d) = v.drift {

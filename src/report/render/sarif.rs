@@ -22,6 +22,11 @@ const MEASUREMENT_RULES: &[(&str, &str, &str)] = &[
         "prompts meant for this tool reach it less often at head than at base (paired replay of the routing suite)",
     ),
     (
+        "call-accuracy-regressed",
+        "error",
+        "prompts meant for this tool still reach it but are called with wrong or invalid arguments more often at head than at base (paired replay, arguments checked against the schema and the suite's expected args)",
+    ),
+    (
         "meaning-drift",
         "error",
         "the description's embedding cosine to its old self fell below the floor",
@@ -234,6 +239,27 @@ pub fn render(report: &Report) -> String {
                     r.cases,
                     r.regressed,
                     r.p_value_worse
+                ),
+                loc.clone(),
+                &name,
+                "",
+            ));
+        }
+        if let Some(c) = v.calls
+            && c.delta < 0.0
+        {
+            let failed = v.failures.iter().any(|f| f.starts_with("call accuracy"));
+            results.push(result(
+                "call-accuracy-regressed",
+                if failed { "error" } else { "warning" },
+                format!(
+                    "`{name}`: call accuracy {:.1}% → {:.1}% ({:+.1} pts over {} case(s), {} regressed, exact one-sided p={:.4})",
+                    c.base_accuracy * 100.0,
+                    c.head_accuracy * 100.0,
+                    c.delta * 100.0,
+                    c.cases,
+                    c.regressed,
+                    c.p_value_worse
                 ),
                 loc.clone(),
                 &name,

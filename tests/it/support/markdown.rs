@@ -170,6 +170,7 @@ pub fn assert_inert(md: &str, marker: Option<&str>, link: Option<&str>) {
                 "fail",
                 "incomplete",
                 "Routing accuracy",
+                "Call accuracy",
                 "Now passes."
             ]
             .contains(&s.as_str()),

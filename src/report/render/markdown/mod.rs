@@ -115,7 +115,9 @@ pub fn render(report: &Report, opts: &Options) -> String {
     if let Some(b) = routing_summary(report) {
         blocks.push(b);
     }
+    blocks.extend(calls_summary(report));
     blocks.extend(flips(report));
+    blocks.extend(call_flips(report));
     let rows = view::tools(report);
     blocks.extend(tools_table(report, &rows));
     blocks.extend(text_diffs(&rows));
@@ -249,6 +251,103 @@ fn routing_summary(report: &Report) -> Option<String> {
         );
     }
     Some(out)
+}
+
+/// Call accuracy beside routing accuracy, or why it was not measured.
+fn calls_summary(report: &Report) -> Option<String> {
+    let r = report.routing.as_ref()?;
+    let Some(c) = &r.calls else {
+        let why = r.calls_not_measured.as_ref()?;
+        return Some(format!(
+            "**Call accuracy** not measured ({}): routing only, not a pass on arguments.\n",
+            md_inline(why)
+        ));
+    };
+    let s = &c.summary;
+    let mut out = format!(
+        "**Call accuracy** (right tool, arguments valid and as expected; {} of {} cases with `args`) {} → {} ({:+.1} pts, paired 95% CI [{:+.1}, {:+.1}]): {} regressed, {} fixed, exact one-sided p = {:.4}\n",
+        c.cases_with_args,
+        s.n_cases,
+        pct(s.base_accuracy),
+        pct(s.head_accuracy),
+        s.delta * 100.0,
+        s.delta_ci.lo * 100.0,
+        s.delta_ci.hi * 100.0,
+        s.discordant_right_to_wrong,
+        s.discordant_wrong_to_right,
+        s.p_value_worse
+    );
+    if !c.invented.is_empty() {
+        out.push_str("\n<details><summary>Parameter names the model invented</summary>\n\n| Tool | Name | Did you mean | Base → head |\n|---|---|---|---:|\n");
+        for i in c.invented.iter().take(MAX_ROWS) {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} → {} |",
+                md_code(&i.tool, 60, true),
+                md_code(&i.name, 60, true),
+                i.did_you_mean
+                    .as_deref()
+                    .map_or("—".into(), |d| md_code(d, 60, true)),
+                i.base,
+                i.head
+            );
+        }
+        if c.invented.len() > MAX_ROWS {
+            let _ = writeln!(
+                out,
+                "\n…and {} more in the full report.",
+                c.invented.len() - MAX_ROWS
+            );
+        }
+        out.push_str("\n</details>\n");
+    }
+    Some(out)
+}
+
+/// Cases whose call flipped while routing did not, with the arguments that moved.
+fn call_flips(report: &Report) -> Vec<String> {
+    let Some(c) = report.routing.as_ref().and_then(|r| r.calls.as_ref()) else {
+        return Vec::new();
+    };
+    if c.flips.is_empty() {
+        return Vec::new();
+    }
+    let regressed = c
+        .flips
+        .iter()
+        .filter(|f| f.direction == Direction::Regressed)
+        .count();
+    let header =
+        "| | Case | Prompt | Base → head | Arguments base → head |\n|---|---|---|---|---|\n";
+    let row = |f: &crate::replay::Flip| {
+        let moved: Vec<String> = f
+            .arguments
+            .iter()
+            .map(|a| md_code(&view::arg_change(a), 120, true))
+            .collect();
+        format!(
+            "| {} | {} | {} | {} → {} | {} |\n",
+            if f.direction == Direction::Regressed {
+                "🔴 regressed"
+            } else {
+                "🟢 fixed"
+            },
+            md_code(&f.id, 40, true),
+            md_code(&f.prompt, 160, true),
+            md_code(&f.base, 100, true),
+            md_code(&f.head, 100, true),
+            if moved.is_empty() {
+                "—".into()
+            } else {
+                moved.join("<br>")
+            },
+        )
+    };
+    let title = format!(
+        "#### Arguments moved, routing unchanged: {regressed} regressed, {} fixed\n\n{header}",
+        c.flips.len() - regressed
+    );
+    folded(title, header, &c.flips, OPEN_FLIPS, "call flip(s)", row)
 }
 
 /// Injection-scan findings: what the PR introduced (for `lint`: all), then what base already

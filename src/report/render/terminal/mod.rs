@@ -70,6 +70,7 @@ pub fn render(report: &Report, color: bool) -> String {
         );
     }
     routing(report, &p, &mut out);
+    calls(report, &p, &mut out);
     drift(report, &p, &mut out);
     lint_delta(report, &p, &mut out);
     if report.diff.tools.is_empty() {
@@ -370,6 +371,138 @@ fn routing(report: &Report, p: &Paint, out: &mut String) {
             .map(|(c, [pi, po])| format!(" ≈ ${c:.4} at ${pi}/${po} per M tokens"))
             .unwrap_or_default();
         let _ = writeln!(out, "Tokens: {i} in, {o} out{cost}");
+    }
+}
+
+/// Call accuracy: the summary, flips the arguments caused, tools that moved, invented names.
+fn calls(report: &Report, p: &Paint, out: &mut String) {
+    let Some(r) = &report.routing else { return };
+    let Some(c) = &r.calls else {
+        if let Some(why) = &r.calls_not_measured {
+            let _ = writeln!(
+                out,
+                "\nCall accuracy: not measured ({}): routing only, not a pass on arguments",
+                cell(why, 120)
+            );
+        }
+        return;
+    };
+    let s = &c.summary;
+    let _ = writeln!(
+        out,
+        "\nCall accuracy (right tool, arguments valid for its schema and as the case expects; {} of {} case(s) with `args`): base {} [{}, {}] → head {} [{}, {}]",
+        c.cases_with_args,
+        s.n_cases,
+        pct(s.base_accuracy),
+        pct(s.base_ci.lo),
+        pct(s.base_ci.hi),
+        pct(s.head_accuracy),
+        pct(s.head_ci.lo),
+        pct(s.head_ci.hi),
+    );
+    let _ = writeln!(
+        out,
+        "Paired delta {:+.1} pts, bootstrap 95% CI [{:+.1}, {:+.1}]; {} regressed, {} fixed; exact one-sided p = {:.4}",
+        s.delta * 100.0,
+        s.delta_ci.lo * 100.0,
+        s.delta_ci.hi * 100.0,
+        s.discordant_right_to_wrong,
+        s.discordant_wrong_to_right,
+        s.p_value_worse
+    );
+    for (dir, title, code) in [
+        (Direction::Regressed, "Arguments regressed", "1;31"),
+        (Direction::Fixed, "Arguments fixed", "1;32"),
+    ] {
+        let flips: Vec<_> = c.flips.iter().filter(|f| f.direction == dir).collect();
+        if flips.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "\n{}",
+            p.wrap(
+                code,
+                &format!("{title}, routing unchanged ({}):", flips.len())
+            )
+        );
+        let rows: Vec<Vec<String>> = flips
+            .iter()
+            .map(|f| {
+                let moved: Vec<String> = f
+                    .arguments
+                    .iter()
+                    .map(crate::report::view::arg_change)
+                    .collect();
+                vec![
+                    cell(&f.id, 24),
+                    format!("{} → {}", cell(&f.base, 64), cell(&f.head, 64)),
+                    cell(&moved.join("; "), 100),
+                    cell(&f.prompt, 60),
+                ]
+            })
+            .collect();
+        for l in table(
+            &["CASE", "BASE → HEAD", "ARGUMENTS BASE → HEAD", "PROMPT"],
+            &rows,
+        ) {
+            let _ = writeln!(out, "  {l}");
+        }
+    }
+    let rows: Vec<Vec<String>> = c
+        .per_tool
+        .iter()
+        .filter(|t| t.delta != 0.0 || t.regressed + t.fixed > 0)
+        .map(|t| {
+            vec![
+                cell(&t.tool, 40),
+                t.cases.to_string(),
+                pct(t.base_accuracy),
+                pct(t.head_accuracy),
+                format!("{:+.1}", t.delta * 100.0),
+                format!("{:.4}", t.p_value_worse),
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        let _ = writeln!(out);
+        for l in table(
+            &["TOOL (CALLS)", "CASES", "BASE", "HEAD", "Δ PTS", "P"],
+            &rows,
+        ) {
+            let _ = writeln!(out, "  {l}");
+        }
+    }
+    if !c.invented.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nParameter names the model invented (calls, base → head):"
+        );
+        let rows: Vec<Vec<String>> = c
+            .invented
+            .iter()
+            .take(20)
+            .map(|i| {
+                vec![
+                    cell(&i.tool, 40),
+                    cell(&i.name, 40),
+                    i.did_you_mean
+                        .as_deref()
+                        .map_or("-".into(), |d| cell(d, 40)),
+                    format!("{} → {}", i.base, i.head),
+                ]
+            })
+            .collect();
+        for l in table(&["TOOL", "NAME", "DID YOU MEAN", "BASE → HEAD"], &rows) {
+            let _ = writeln!(out, "  {l}");
+        }
+        if c.invented.len() > 20 {
+            let _ = writeln!(
+                out,
+                "  … and {} more in the JSON report",
+                c.invented.len() - 20
+            );
+        }
     }
 }
 
