@@ -721,4 +721,103 @@ mod tests {
             v.reason
         );
     }
+
+    /// A routing where every case routes right at both sides and `calls[i]` says whether its call
+    /// (the arguments) was right at (base, head).
+    fn call_routing(calls: &[(bool, bool)]) -> crate::replay::Routing {
+        use crate::replay::{CallOutcome, CaseRun, Outcome, RunStats, Sample, SideRun};
+        let yaml: String = (0..calls.len())
+            .map(|i| format!("- {{id: c{i}, prompt: p{i}, expect: a, args: {{x: 1}}}}\n"))
+            .collect();
+        let suite = crate::suite::parse(&yaml, "s.yaml", std::path::Path::new(".")).unwrap();
+        let side = |head: bool| SideRun {
+            cases: calls
+                .iter()
+                .enumerate()
+                .map(|(i, (b, h))| {
+                    let right = if head { *h } else { *b };
+                    let mut s = Sample::routed(Outcome::Correct {
+                        chosen: Some("a".into()),
+                    });
+                    if !right {
+                        s.call = CallOutcome::WrongArguments {
+                            mismatches: Vec::new(),
+                        };
+                    }
+                    CaseRun {
+                        id: format!("c{i}"),
+                        offered_hash: String::new(),
+                        samples: vec![s],
+                    }
+                })
+                .collect(),
+            stats: RunStats::default(),
+        };
+        crate::replay::compare(&suite, &side(false), &side(true), 0)
+    }
+
+    #[test]
+    fn call_accuracy_fails_at_args_tolerance_and_names_itself() {
+        let diff = Diff {
+            tools: Vec::new(),
+            unchanged: 1,
+        };
+        let mut calls = vec![(true, false); 8];
+        calls.extend([(true, true); 2]);
+        let r = call_routing(&calls);
+        let t = CheckThresholds::default();
+        let v = check_verdict(&diff, None, Some(&r), None, &t);
+        assert_eq!(v.status, Status::Fail);
+        assert!(
+            v.reason.starts_with(
+                "call accuracy 100.0% → 20.0% (-80.0 pts, args_tolerance -2.0 pts; 8 case(s) regressed, 0 fixed, p=0.0039 < 0.015; routing +0.0 pts)"
+            ),
+            "{}",
+            v.reason
+        );
+        // A looser args_tolerance lets the same drop pass; routing's tolerance is not it.
+        let loose = CheckThresholds {
+            args_tolerance: Some(0.9),
+            ..CheckThresholds::default()
+        };
+        let v = check_verdict(&diff, None, Some(&r), None, &loose);
+        assert_eq!(v.status, Status::Pass, "{}", v.reason);
+        assert!(
+            v.reason
+                .contains("; calls 100.0% → 20.0% (-80.0 pts, p=0.0039);"),
+            "{}",
+            v.reason
+        );
+        let tight_routing_only = CheckThresholds {
+            tolerance: 0.9,
+            ..CheckThresholds::default()
+        };
+        assert_eq!(
+            check_verdict(&diff, None, Some(&r), None, &tight_routing_only).status,
+            Status::Pass,
+            "args_tolerance defaults to tolerance"
+        );
+        // No call right at base while routing was: the call metric measured nothing.
+        let v = check_verdict(
+            &diff,
+            None,
+            Some(&call_routing(&[(false, false); 4])),
+            None,
+            &t,
+        );
+        assert_eq!(v.status, Status::Incomplete);
+        assert!(v.reason.starts_with("call accuracy measured nothing: no call of 4 case(s) was right at base (routing was 100.0%)"), "{}", v.reason);
+        // A router that fills no arguments: said, never a pass on arguments.
+        let mut r = routing(&[true; 4], &[true; 4]);
+        r.calls = None;
+        r.calls_not_measured = Some("semantic router".into());
+        let v = check_verdict(&diff, None, Some(&r), None, &t);
+        assert_eq!(v.status, Status::Pass);
+        assert!(
+            v.reason
+                .contains("call accuracy not measured (semantic router)"),
+            "{}",
+            v.reason
+        );
+    }
 }

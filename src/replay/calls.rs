@@ -99,6 +99,8 @@ pub fn compare(
                 repeats,
                 confirmed: None,
                 arguments: changes(bs.arguments.as_ref(), hs.arguments.as_ref()),
+                base_call: Some(bs.call.clone()),
+                head_call: Some(hs.call.clone()),
             });
         }
         outcomes.push(o);

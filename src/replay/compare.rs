@@ -54,6 +54,11 @@ pub struct Flip {
     /// For a call flip: the arguments that differ between the typical base and head call.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub arguments: Vec<super::calls::ArgChange>,
+    /// For a call flip: the typical call at each side, judged (typed problems with pointers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_call: Option<super::judge::CallOutcome>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head_call: Option<super::judge::CallOutcome>,
 }
 
 /// A flip re-asked K more times at both sides (`--confirm K`).
@@ -177,6 +182,8 @@ pub fn compare_sides(
                 repeats,
                 confirmed: None,
                 arguments: Vec::new(),
+                base_call: None,
+                head_call: None,
             });
         }
         outcomes.push(o);

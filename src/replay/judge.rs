@@ -272,6 +272,111 @@ pub fn classify(case: &Case, offered: &[&str], answer: &Answer) -> Outcome {
 mod tests {
     use super::*;
 
+    fn case(yaml: &str) -> Case {
+        crate::suite::parse(yaml, "s.yaml", std::path::Path::new("."))
+            .unwrap()
+            .cases
+            .remove(0)
+    }
+
+    fn call(name: &str, args: serde_json::Value) -> Answer {
+        Answer::Call {
+            name: name.into(),
+            raw_arguments: args.to_string(),
+            arguments: Some(args),
+            others: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_call_is_judged_by_schema_then_by_the_cases_args() {
+        use serde_json::json;
+        let c = case("- {id: a, prompt: p, expect: read, args: {path: notes/a.txt}}\n");
+        let schema = json!({"type": "object", "properties": {"path": {"type": "string"}, "head": {"type": "integer"}}, "required": ["path"]});
+        let checker = Some(ArgsChecker::new(&schema));
+        let right = Outcome::Correct {
+            chosen: Some("read".into()),
+        };
+        let judge = |args| judge_call(&c, &right, &call("read", args), checker.as_ref());
+        assert_eq!(
+            judge(json!({"path": "notes/a.txt", "head": 3})),
+            CallOutcome::Correct
+        );
+        assert_eq!(
+            judge(json!({"path": "/data/notes/a.txt"})),
+            CallOutcome::WrongArguments {
+                mismatches: vec![ArgMismatch {
+                    param: "path".into(),
+                    expected: "\"notes/a.txt\"".into(),
+                    got: Some(json!("/data/notes/a.txt")),
+                }]
+            }
+        );
+        // Schema problems come first and keep the expected-args mismatches beside them.
+        let CallOutcome::InvalidArguments {
+            problems,
+            mismatches,
+        } = judge(json!({"file": "notes/a.txt"}))
+        else {
+            panic!("not invalid")
+        };
+        let kinds: Vec<_> = problems
+            .iter()
+            .map(|p| (&p.kind, p.pointer.as_str()))
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                (&ArgProblemKind::MissingRequired, "/path"),
+                (
+                    &ArgProblemKind::UnknownParameter {
+                        did_you_mean: None,
+                        schema_allows: true
+                    },
+                    "/file"
+                ),
+            ]
+        );
+        assert_eq!(mismatches.len(), 1);
+        assert_eq!(invented(&problems), [("file".to_string(), None)]);
+        // No arguments at all is an empty object: missing required.
+        let bare = Answer::Call {
+            name: "read".into(),
+            arguments: None,
+            raw_arguments: String::new(),
+            others: Vec::new(),
+        };
+        assert!(matches!(
+            judge_call(&c, &right, &bare, checker.as_ref()),
+            CallOutcome::InvalidArguments { .. }
+        ));
+        // A schema that does not compile accepts no call; a wrong route is never a right call;
+        // a right "no call" is a right call.
+        let broken = Some(Err("inputSchema cannot be compiled: x".to_string()));
+        assert!(matches!(
+            judge_call(
+                &c,
+                &right,
+                &call("read", json!({"path": "notes/a.txt"})),
+                broken.as_ref()
+            ),
+            CallOutcome::InvalidArguments { .. }
+        ));
+        let wrong = Outcome::WrongTool {
+            chosen: "write".into(),
+        };
+        assert_eq!(
+            judge_call(&c, &wrong, &call("write", json!({})), checker.as_ref()),
+            CallOutcome::WrongRoute
+        );
+        let none = case("- {id: n, prompt: p, expect: none}\n");
+        let text = Answer::NoCall { text: "hi".into() };
+        assert_eq!(
+            judge_call(&none, &Outcome::Correct { chosen: None }, &text, None),
+            CallOutcome::Correct
+        );
+    }
+
     #[test]
     fn a_forbidden_tool_in_any_call_fails_the_case() {
         let suite = crate::suite::parse(

@@ -27,7 +27,7 @@ pub struct Finding {
     pub level: Level,
     /// Stable machine-readable kind: `invalid-suite`, `invalid-case`, `duplicate-id`,
     /// `unsatisfiable`, `contradictory`, `unknown-expected-tool`, `unknown-must-not-call`,
-    /// `duplicate-prompt`, `uncovered-tool`, `no-none-case`.
+    /// `duplicate-prompt`, `uncovered-tool`, `no-none-case`, `impossible-args`.
     pub code: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub case: Option<String>,
@@ -196,6 +196,23 @@ fn check_cases(cases: &[Case], tools: &ToolSet, findings: &mut Vec<Finding>) {
                     suggestion(&unknown, &server)
                 ),
             ));
+        }
+        if let Some(want) = &c.args {
+            for t in tools
+                .tools
+                .iter()
+                .chain(&c.distractors)
+                .filter(|t| c.expect.names().contains(&t.name))
+            {
+                for p in suite::args_problems(want, t) {
+                    findings.push(finding(
+                        Level::Error,
+                        "impossible-args",
+                        Some(&c.id),
+                        format!("{p}: no call can meet it"),
+                    ));
+                }
+            }
         }
         let unknown_mnc: Vec<&str> = c
             .must_not_call

@@ -612,7 +612,11 @@ pub fn validate_against(suite: &Suite, tools: &ToolSet) -> Vec<String> {
                 .chain(&c.distractors)
                 .filter(|t| c.expect.names().contains(&t.name))
             {
-                out.extend(args_problems(&c.id, want, t));
+                out.extend(
+                    args_problems(want, t)
+                        .into_iter()
+                        .map(|p| format!("case {:?}: {p}", c.id)),
+                );
             }
         }
     }
@@ -622,7 +626,7 @@ pub fn validate_against(suite: &Suite, tools: &ToolSet) -> Vec<String> {
 /// A case's expected arguments read against one expected tool: each expected parameter (but an
 /// `absent` one: asserting that a name is not invented is the point) must be declared, and each
 /// literal must be a value the tool's schema admits — else the case can never pass.
-fn args_problems(id: &str, want: &args::ArgExpect, tool: &Tool) -> Vec<String> {
+pub fn args_problems(want: &args::ArgExpect, tool: &Tool) -> Vec<String> {
     let declared = tool
         .input_schema
         .get("properties")
@@ -633,7 +637,7 @@ fn args_problems(id: &str, want: &args::ArgExpect, tool: &Tool) -> Vec<String> {
         if !declared.is_some_and(|d| d.contains_key(param)) {
             if !matches!(m, args::Matcher::Absent) {
                 out.push(format!(
-                    "case {id:?}: `args/{param}`: `{}` declares no parameter {param:?}",
+                    "`args/{param}`: `{}` declares no parameter {param:?}",
                     tool.name
                 ));
             }
@@ -641,18 +645,30 @@ fn args_problems(id: &str, want: &args::ArgExpect, tool: &Tool) -> Vec<String> {
         }
         let Some(checker) = &checker else { continue };
         let at = format!("/{}", param.replace('~', "~0").replace('/', "~1"));
-        for lit in m.literals() {
-            let one = Value::Object(serde_json::Map::from_iter([(param.clone(), lit.clone())]));
-            if let Some(p) = checker
-                .check(&one)
-                .into_iter()
-                .find(|p| p.pointer == at || p.pointer.starts_with(&format!("{at}/")))
-            {
-                out.push(format!(
-                    "case {id:?}: `args/{param}`: {lit} is not a value `{}` accepts: {}",
-                    tool.name, p.message
-                ));
-            }
+        // A literal the schema rejects can never match; an `any_of` only when all of its
+        // alternatives are rejected (a dead alternative is harmless).
+        let rejected: Vec<String> = m
+            .literals()
+            .into_iter()
+            .filter_map(|lit| {
+                let one = Value::Object(serde_json::Map::from_iter([(param.clone(), lit.clone())]));
+                checker
+                    .check(&one)
+                    .into_iter()
+                    .find(|p| p.pointer == at || p.pointer.starts_with(&format!("{at}/")))
+                    .map(|p| p.message)
+            })
+            .collect();
+        if !rejected.is_empty() && rejected.len() == m.literals().len() {
+            let what = match m {
+                args::Matcher::AnyOf(_) => "no alternative is".to_string(),
+                _ => format!("{} is not", m.describe()),
+            };
+            out.push(format!(
+                "`args/{param}`: {what} a value `{}` accepts: {}",
+                tool.name,
+                rejected.join("; ")
+            ));
         }
     }
     out
@@ -767,6 +783,67 @@ mod tests {
         // Brackets inside quoted prompts do not count.
         let ok = p("- {id: a, prompt: \"[[[[ {{{{\", expect: x}\n", "s.yaml").unwrap();
         assert_eq!(ok.cases.len(), 1);
+    }
+
+    #[test]
+    fn args_are_read_and_their_errors_point_at_the_parameter() {
+        let s = p(
+            "- {id: a, prompt: p, expect: read, args: {path: a.txt, n: {type: integer}}}\n",
+            "s.yaml",
+        )
+        .unwrap();
+        let want = s.cases[0].args.as_ref().unwrap();
+        assert_eq!(
+            want.to_value(),
+            serde_json::json!({"n": {"type": "integer"}, "path": "a.txt"})
+        );
+        for (yaml, msg) in [
+            (
+                "- {id: a, prompt: p, expect: read, args: {n: {type: int}}}\n",
+                "s.yaml: case \"a\": `args/n`: `type`: expected one of string, number",
+            ),
+            (
+                "- {id: a, prompt: p, expect: read, args: [path]}\n",
+                "s.yaml: case \"a\": `args`: expected a map from parameter to matcher, found array",
+            ),
+            (
+                "- {id: a, prompt: p, expect: none, args: {path: x}}\n",
+                "s.yaml: case \"a\": `args`: a case that expects no call has no arguments to expect",
+            ),
+        ] {
+            let e = p(yaml, "s.yaml").unwrap_err().to_string();
+            assert!(e.starts_with(msg), "{e}");
+        }
+    }
+
+    #[test]
+    fn args_are_validated_against_the_expected_tools_schema() {
+        let tools = ToolSet::from_array(
+            serde_json::json!([{"name": "read", "inputSchema": {"type": "object", "properties": {
+                "path": {"type": "string"},
+                "n": {"type": "integer", "minimum": 1},
+                "mode": {"$ref": "#/$defs/mode"},
+                "alt": {"$ref": "#/$defs/mode"}
+            }, "$defs": {"mode": {"enum": ["text", "bytes"]}}}}])
+            .as_array()
+            .unwrap(),
+            "t.json",
+            "",
+        )
+        .unwrap();
+        let s = p(
+            "- {id: a, prompt: p, expect: read, args: {path: x, n: 0, mode: {any_of: [bits, lines]}, alt: {any_of: [text, lines]}, file: y, extra: {absent: true}}}\n",
+            "s.yaml",
+        )
+        .unwrap();
+        assert_eq!(
+            validate_against(&s, &tools),
+            [
+                "case \"a\": `args/file`: `read` declares no parameter \"file\"",
+                "case \"a\": `args/mode`: no alternative is a value `read` accepts: \"bits\" is not one of \"text\" or \"bytes\"; \"lines\" is not one of \"text\" or \"bytes\"",
+                "case \"a\": `args/n`: 0 is not a value `read` accepts: 0 is less than the minimum of 1",
+            ]
+        );
     }
 
     #[test]

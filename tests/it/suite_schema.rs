@@ -37,6 +37,37 @@ fn shipped_suites_validate() {
         let case: Value = serde_json::from_str(line).unwrap();
         assert!(v.is_valid(&case), "{line}");
     }
+    for fixture in [
+        "tests/fixtures/args/calendar-calls.suite.yaml",
+        "tests/fixtures/args/fs.suite.yaml",
+    ] {
+        let s = yaml(fixture);
+        assert!(
+            v.is_valid(&s),
+            "{fixture}: {:?}",
+            v.iter_errors(&s).map(|e| e.to_string()).collect::<Vec<_>>()
+        );
+        driftgate::suite::load(&root.join(fixture)).unwrap();
+    }
+    // Every matcher form, and literals that only look like one.
+    let all = json!([{"id": "a", "prompt": "x", "expect": "t", "args": {
+        "lit": "a.txt", "num": 3, "obj": {"regex": "a", "x": 1}, "arr": [1, 2],
+        "any": {"any_of": ["a", {"regex": "b"}]}, "re": {"regex": "^a$"},
+        "has": {"contains": "x"}, "no": {"absent": true}, "ty": {"type": "integer"}
+    }}]);
+    assert!(
+        v.is_valid(&all),
+        "{:?}",
+        v.iter_errors(&all)
+            .map(|e| e.to_string())
+            .collect::<Vec<_>>()
+    );
+    driftgate::suite::parse(
+        &serde_yaml::to_string(&all).unwrap(),
+        "s.yaml",
+        Path::new("."),
+    )
+    .unwrap();
     // And the parser accepts both.
     driftgate::suite::load(&root.join("examples/calendar/suite.yaml")).unwrap();
     driftgate::suite::load(&root.join("tests/fixtures/server-filesystem.suite.jsonl")).unwrap();
@@ -52,6 +83,12 @@ fn schema_rejects_what_the_parser_rejects() {
         json!([{"id": "a", "prompt": "x", "expect": "t", "expct": "u"}]),
         json!([{"id": "a", "prompt": "x", "expect": "t", "history": [{"role": "system", "content": "c"}]}]),
         json!({"cases": []}),
+        json!([{"id": "a", "prompt": "x", "expect": "none", "args": {"p": 1}}]),
+        json!([{"id": "a", "prompt": "x", "expect": "t", "args": ["p"]}]),
+        json!([{"id": "a", "prompt": "x", "expect": "t", "args": {"p": {"any_of": []}}}]),
+        json!([{"id": "a", "prompt": "x", "expect": "t", "args": {"p": {"regex": 1}}}]),
+        json!([{"id": "a", "prompt": "x", "expect": "t", "args": {"p": {"absent": false}}}]),
+        json!([{"id": "a", "prompt": "x", "expect": "t", "args": {"p": {"type": "float"}}}]),
     ] {
         assert!(!v.is_valid(&bad), "schema accepted {bad}");
         let text = serde_yaml::to_string(&bad).unwrap();

@@ -11,3 +11,43 @@ pub fn fixture(status: u16, name: &str) -> Step {
         .header("request-id", "req_011CFakeLoopback")
         .echo_headers()
 }
+
+/// A 200 Messages answer shaped as the API sends it: a short text block, then a `tool_use` block
+/// calling `name` with `input` (already an object on this wire, unlike OpenAI's JSON string).
+pub fn tool_use(name: &str, input: serde_json::Value) -> Step {
+    message(
+        serde_json::json!([
+            {"type": "text", "text": "Let me look that up."},
+            {"type": "tool_use", "id": "toolu_01FakeLoopback", "name": name, "input": input}
+        ]),
+        "tool_use",
+    )
+}
+
+/// A 200 Messages answer with text only.
+pub fn text(text: &str) -> Step {
+    message(
+        serde_json::json!([{"type": "text", "text": text}]),
+        "end_turn",
+    )
+}
+
+fn message(content: serde_json::Value, stop_reason: &str) -> Step {
+    let body = serde_json::json!({
+        "id": "msg_01FakeLoopback",
+        "type": "message",
+        "role": "assistant",
+        "model": "claude-sonnet-4-20250514",
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": null,
+        "usage": {
+            "input_tokens": 1187,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "output_tokens": 71,
+            "service_tier": "standard"
+        }
+    });
+    Step::reply(200, body.to_string()).header("request-id", "req_011CFakeLoopback")
+}

@@ -339,7 +339,7 @@ fn call_flips(report: &Report) -> Vec<String> {
             if moved.is_empty() {
                 "—".into()
             } else {
-                moved.join("<br>")
+                moved.join(", ")
             },
         )
     };
