@@ -2,7 +2,8 @@
 //! freeze.
 //!
 //! With `--llm`, the configured model writes K prompts per tool and prompts that need no tool
-//! (`prompts/suite-init.v1.md`). Offline (the default) the prompts are templated from each
+//! (`prompts/suite-init.v2.md`), each with the arguments it states: those the target tool
+//! declares and its schema accepts become the case's `args`, noted for review. Offline (the default) the prompts are templated from each
 //! description — its leading action, its parameters, its nearest sibling's vocabulary — and the
 //! semantic router picks the candidates that reach their tool, so the command always works. Either
 //! way every drafted case is routed once by the semantic router and the ones it sends elsewhere
@@ -16,15 +17,15 @@ use crate::canon::hash_str;
 use crate::console::Console;
 use crate::embed::{Embedder, cosine};
 use crate::error::{Error, Result};
-use crate::llm::json::{JsonLlm, JsonTask, string_list_schema};
+use crate::llm::json::{JsonLlm, JsonTask};
 use crate::llm::{Answer, Message, Sampling, ToolChoice};
 use crate::route::{RouteRequest, Router};
 use crate::text::tokens::{ellipsis, name_tokens, split_first_sentence};
 use crate::text::verbs::NOT_VERBS;
 use crate::tools::{Tool, ToolSet};
 
-pub const PROMPT: &str = include_str!("../../prompts/suite-init.v1.md");
-pub const PROMPT_FILE: &str = "prompts/suite-init.v1.md";
+pub const PROMPT: &str = include_str!("../../prompts/suite-init.v2.md");
+pub const PROMPT_FILE: &str = "prompts/suite-init.v2.md";
 
 /// One drafted case.
 #[derive(Debug, Clone, PartialEq)]
@@ -35,6 +36,8 @@ pub struct Draft {
     /// How it was drafted: "template", "sibling", "llm", "none".
     pub kind: &'static str,
     pub note: Option<String>,
+    /// Expected arguments the model stated with the prompt (literals), for review.
+    pub args: Option<Value>,
 }
 
 impl Draft {
@@ -463,6 +466,7 @@ pub async fn draft_offline(
                 prompt: prompt.clone(),
                 kind,
                 note: disagreement(Some(&tool.name), got.as_deref()),
+                args: None,
             });
         }
     }
@@ -473,6 +477,7 @@ pub async fn draft_offline(
             note: disagreement(None, got.as_deref()),
             prompt,
             kind: "none",
+            args: None,
         });
     }
     Ok(out)
@@ -484,7 +489,15 @@ pub fn llm_user_message(tools: &ToolSet, target: Option<&str>, k: usize) -> Stri
     let list: Vec<Value> = tools
         .tools
         .iter()
-        .map(|t| json!({"name": t.name, "description": t.description_text()}))
+        .map(|t| {
+            let params: Vec<&String> = t
+                .input_schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|p| p.keys().collect())
+                .unwrap_or_default();
+            json!({"name": t.name, "description": t.description_text(), "parameters": params})
+        })
         .collect();
     serde_json::to_string_pretty(&json!({"tools": list, "route_to": target, "count": k}))
         .expect("json")
@@ -525,13 +538,100 @@ pub fn unusable(p: &str, tools: &ToolSet) -> Option<String> {
     copied.map(|t| format!("copies the description of `{}`", t.name))
 }
 
+/// The answer's shape: `n` objects, each a prompt and the arguments it states (every property
+/// required and no other allowed, so it is a valid strict structured-output schema).
+pub fn prompts_schema(n: usize) -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "prompts": {
+                "type": "array",
+                "minItems": n,
+                "maxItems": n,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "prompt": {"type": "string", "minLength": 1, "maxLength": 300},
+                        "args": {
+                            "type": "array",
+                            "items": {
+                                "type": "object",
+                                "properties": {
+                                    "param": {"type": "string", "minLength": 1},
+                                    "value": {"type": ["string", "number", "boolean"]}
+                                },
+                                "required": ["param", "value"],
+                                "additionalProperties": false
+                            }
+                        }
+                    },
+                    "required": ["prompt", "args"],
+                    "additionalProperties": false
+                }
+            }
+        },
+        "required": ["prompts"],
+        "additionalProperties": false
+    })
+}
+
+/// The prompts of an answer with their stated arguments (trimmed; a bare string is a prompt
+/// with none).
+pub fn drafted(v: &Value) -> Vec<(String, Vec<(String, Value)>)> {
+    v["prompts"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .filter_map(|x| match x {
+                    Value::String(p) => Some((p.trim().to_string(), Vec::new())),
+                    Value::Object(o) => {
+                        let p = o.get("prompt")?.as_str()?.trim().to_string();
+                        let args = o
+                            .get("args")
+                            .and_then(Value::as_array)
+                            .map(|a| {
+                                a.iter()
+                                    .filter_map(|kv| {
+                                        Some((
+                                            kv["param"].as_str()?.to_string(),
+                                            kv.get("value")?.clone(),
+                                        ))
+                                    })
+                                    .collect()
+                            })
+                            .unwrap_or_default();
+                        Some((p, args))
+                    }
+                    _ => None,
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The stated arguments the target declares and its schema accepts, as a case's `args`; `None`
+/// when none is left. A model may invent a name or a value the tool refuses: those are dropped,
+/// never written into the suite.
+pub fn drafted_args(tool: &Tool, stated: &[(String, Value)]) -> Option<Value> {
+    let kept: serde_json::Map<String, Value> = stated
+        .iter()
+        .filter(|(_, v)| !v.is_object() && !v.is_array())
+        .filter(|(k, v)| {
+            let one = crate::suite::args::ArgExpect(BTreeMap::from([(
+                k.clone(),
+                crate::suite::args::Matcher::Literal(v.clone()),
+            )]));
+            crate::suite::args_problems(&one, tool).is_empty()
+        })
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    (!kept.is_empty()).then_some(Value::Object(kept))
+}
+
 /// Accept an answer with at least one usable prompt (the rest are dropped and asked for again):
 /// demanding a perfect list from a small model only burns attempts.
 pub fn check_prompts(v: &Value, tools: &ToolSet) -> std::result::Result<(), String> {
-    let items: Vec<&str> = v["prompts"]
-        .as_array()
-        .map(|a| a.iter().filter_map(Value::as_str).collect())
-        .unwrap_or_default();
+    let items: Vec<String> = drafted(v).into_iter().map(|(p, _)| p).collect();
     let problems: Vec<String> = items
         .iter()
         .enumerate()
@@ -591,22 +691,31 @@ pub async fn draft_llm(
                 name: "prompts",
                 system: PROMPT,
                 user,
-                schema: string_list_schema("prompts", need, 300),
+                schema: prompts_schema(need),
             };
             let Ok(v) = llm.try_complete(&task, |v| check_prompts(v, tools)).await? else {
                 continue;
             };
-            let items = crate::llm::json::strings(&v, "prompts");
-            for prompt in items {
+            for (prompt, stated) in drafted(&v) {
                 if got == n || unusable(&prompt, tools).is_some() || !fresh(&out, &prompt) {
                     continue;
                 }
                 let routed = route_once(router, tools, &prompt).await?;
+                let args = target.and_then(|t| drafted_args(t, &stated));
+                let mut note = disagreement(name, routed.as_deref());
+                if args.is_some() {
+                    let review = "args drafted by the model: check each value against the prompt";
+                    note = Some(match note {
+                        Some(n) => format!("{n}; {review}"),
+                        None => review.to_string(),
+                    });
+                }
                 out.push(Draft {
                     expect: name.map(String::from),
-                    note: disagreement(name, routed.as_deref()),
+                    note,
                     prompt,
                     kind: if name.is_some() { "llm" } else { "none" },
+                    args,
                 });
                 got += 1;
             }
@@ -637,6 +746,7 @@ pub async fn draft_llm(
                     )),
                     prompt,
                     kind,
+                    args: None,
                 });
                 got += 1;
                 filled += 1;
@@ -669,8 +779,9 @@ pub fn header(tools_label: &str, tools: &ToolSet, drafted_by: &str, out_name: &s
          # Review, then freeze:\n\
          #   1. Read every case. Is `expect` the tool a careful agent should call for that prompt?\n\
          #      Fix it, rephrase, or delete the case, and add the phrasings your users really type.\n\
-         #      Cases with a `note` disagree with the semantic router: look at those first, then\n\
-         #      delete the notes.\n\
+         #      Cases with a `note` disagree with the semantic router or carry `args` the model\n\
+         #      drafted (the arguments a right call must have): look at those first, then delete\n\
+         #      the notes.\n\
          #   2. Check it: driftgate suite check --tools {} {out_name}\n\
          #   3. Freeze it: commit it, and from then on never edit it in the same pull request as the\n\
          #      tools. driftgate check measures base and head with the base version of the suite,\n\
@@ -687,8 +798,12 @@ fn case_fields(d: &Draft) -> Vec<(&'static str, String)> {
         ("id", q(&d.id())),
         ("prompt", q(&d.prompt)),
         ("expect", q(d.expect.as_deref().unwrap_or("none"))),
-        ("tags", format!("[\"draft\", {}]", q(d.kind))),
     ];
+    if let Some(a) = &d.args {
+        // Compact JSON is a YAML flow mapping as well.
+        f.push(("args", a.to_string()));
+    }
+    f.push(("tags", format!("[\"draft\", {}]", q(d.kind))));
     if let Some(n) = &d.note {
         f.push(("note", q(n)));
     }
@@ -868,6 +983,37 @@ mod tests {
     }
 
     #[test]
+    fn drafted_args_keep_what_the_tool_declares_and_accepts() {
+        let t = tool(
+            json!({"name": "read", "inputSchema": {"type": "object", "properties": {
+            "path": {"type": "string"}, "head": {"type": "integer", "minimum": 1}}}}),
+        );
+        let answer = json!({"prompts": [
+            {"prompt": "Show me the first 5 lines of a.txt", "args": [
+                {"param": "path", "value": "a.txt"}, {"param": "head", "value": 5},
+                {"param": "file", "value": "a.txt"}, {"param": "head", "value": 0}]},
+            "Read b.txt for me"
+        ]});
+        let d = drafted(&answer);
+        assert_eq!(d.len(), 2);
+        assert_eq!(d[1], ("Read b.txt for me".to_string(), Vec::new()));
+        // The invented `file` and the refused `head: 0` are dropped.
+        assert_eq!(
+            drafted_args(&t, &d[0].1),
+            Some(json!({"path": "a.txt", "head": 5}))
+        );
+        assert_eq!(drafted_args(&t, &[("file".into(), json!("x"))]), None);
+        // The answer schema is a strict structured-output schema, and the subset validator and a
+        // full validator agree on it.
+        let schema = prompts_schema(2);
+        let full = jsonschema::validator_for(&schema).unwrap();
+        let ok = json!({"prompts": [{"prompt": "a b c", "args": []}, {"prompt": "d e f", "args": [{"param": "p", "value": 1}]}]});
+        let bad = json!({"prompts": [{"prompt": "a b c"}, {"prompt": "d e f", "args": []}]});
+        assert!(full.is_valid(&ok) && crate::llm::json::validate(&schema, &ok).is_ok());
+        assert!(!full.is_valid(&bad) && crate::llm::json::validate(&schema, &bad).is_err());
+    }
+
+    #[test]
     fn rendered_suites_parse_back_with_stable_ids() {
         let drafts = vec![
             Draft {
@@ -875,12 +1021,14 @@ mod tests {
                 prompt: "Read \"a: b\" # not a comment".into(),
                 kind: "template",
                 note: Some("semantic router calls x: check".into()),
+                args: Some(json!({"path": "a: b.txt", "n": 3, "raw": true})),
             },
             Draft {
                 expect: None,
                 prompt: "Tell me a joke.".into(),
                 kind: "none",
                 note: None,
+                args: None,
             },
         ];
         let head = "# header\n";
@@ -894,6 +1042,11 @@ mod tests {
             assert_eq!(s.cases[0].id, drafts[0].id());
             assert_eq!(s.cases[1].expect, crate::suite::Expect::None);
             assert_eq!(s.cases[0].tags, ["draft", "template"]);
+            assert_eq!(
+                s.cases[0].args.as_ref().map(|a| a.to_value()),
+                Some(json!({"n": 3, "path": "a: b.txt", "raw": true}))
+            );
+            assert_eq!(s.cases[1].args, None);
         }
         assert!(drafts[0].id().starts_with("read_file-"));
         assert_eq!(drafts[0].id(), drafts[0].clone().id());

@@ -278,6 +278,26 @@ fn hostile_text_in_every_field_of_a_check_report() {
             f["prompt"] = text.clone().into();
             f["id"] = format!("{}{i}", short(40)).into();
         }
+        // The model's arguments are untrusted as well: in call flips, argument diffs and the
+        // invented names (a model fills them from whatever the tool text told it).
+        let mut flip = v["routing"]["flips"][0].clone();
+        flip["base"] = format!("{name}: correct").into();
+        flip["head"] = format!("{name}: wrong arguments ({text})").into();
+        flip["arguments"] =
+            json!([{"param": text.clone(), "base": text.clone(), "head": {"k": text.clone()}}]);
+        let mut rows = v["routing"]["per_tool"].clone();
+        rows[0]["tool"] = name.clone().into();
+        rows[0]["delta"] = json!(-0.5);
+        v["routing"]["calls"] = json!({
+            "summary": v["routing"]["summary"].clone(),
+            "flips": [flip],
+            "per_tool": rows,
+            "base_outcomes": {"correct": 3},
+            "head_outcomes": {text.clone(): 3},
+            "cases_with_args": 1,
+            "invented": [{"tool": name.clone(), "name": text.clone(), "did_you_mean": text.clone(), "base": 0, "head": 2}]
+        });
+        v["routing"]["calls_not_measured"] = text.clone().into();
         v["notes"] = json!([text.clone()]);
         v["verdict"]["reason"] = format!("`{name}` routing dropped; {text}").into();
         v["head"]["file"] = format!("tools, {i}: head.json").into();

@@ -287,18 +287,24 @@ async fn suite_init_llm_writes_the_models_prompts_with_notes_and_stable_ids() {
     std::fs::write(&tools, serde_json::to_string(&three).unwrap()).unwrap();
     let fake = Fake::script(vec![
         completion(
-            r#"{"prompts": ["Show me what's in notes.txt", "Open config.yaml and print it"]}"#,
+            r#"{"prompts": [{"prompt": "Show me what's in notes.txt", "args": [{"param": "path", "value": "notes.txt"}, {"param": "file", "value": "notes.txt"}]}, {"prompt": "Open config.yaml and print it", "args": []}]}"#,
         ),
         // write_file: a repeat is dropped and the missing prompt asked for in a second round.
-        completion(r#"{"prompts": ["Save this as out.txt", "save this as OUT.txt"]}"#),
-        completion(r#"{"prompts": ["Overwrite todo.md with an empty list"]}"#),
+        completion(
+            r#"{"prompts": [{"prompt": "Save this as out.txt", "args": []}, {"prompt": "save this as OUT.txt", "args": []}]}"#,
+        ),
+        completion(
+            r#"{"prompts": [{"prompt": "Overwrite todo.md with an empty list", "args": []}]}"#,
+        ),
         // move_file: a bare tool name is dropped; a prompt already drafted for another tool too;
         // an answer with nothing usable is re-asked.
-        completion(r#"{"prompts": ["move_file", "Rename a.md to b.md"]}"#),
-        completion(r#"{"prompts": ["Show me what's in notes.txt"]}"#),
-        completion(r#"{"prompts": ["move_file"]}"#),
-        completion(r#"{"prompts": ["Move b.md into the archive folder"]}"#),
-        completion(r#"{"prompts": ["Tell me a joke"]}"#),
+        completion(
+            r#"{"prompts": [{"prompt": "move_file", "args": []}, {"prompt": "Rename a.md to b.md", "args": []}]}"#,
+        ),
+        completion(r#"{"prompts": [{"prompt": "Show me what's in notes.txt", "args": []}]}"#),
+        completion(r#"{"prompts": [{"prompt": "move_file", "args": []}]}"#),
+        completion(r#"{"prompts": [{"prompt": "Move b.md into the archive folder", "args": []}]}"#),
+        completion(r#"{"prompts": [{"prompt": "Tell me a joke", "args": []}]}"#),
     ]);
     let out = dir.path().join("suite.yaml");
     let args: Vec<String> = [
@@ -401,6 +407,31 @@ async fn suite_init_llm_writes_the_models_prompts_with_notes_and_stable_ids() {
             &driftgate::canon::hash_str("Show me what's in notes.txt")[7..13]
         )
     );
+    // The arguments the model stated: the declared `path` is kept for review, the invented
+    // `file` dropped; cases without stated arguments have none.
+    assert_eq!(
+        suite.cases[0].args.as_ref().map(|a| a.to_value()),
+        Some(json!({"path": "notes.txt"}))
+    );
+    assert!(
+        text.contains(r#"args: {"path":"notes.txt"}"#)
+            && text.contains("args drafted by the model: check each value against the prompt"),
+        "{text}"
+    );
+    assert!(suite.cases[1..].iter().all(|c| c.args.is_none()));
+    // The model was shown each tool's parameter names and asked for the strict answer shape.
+    let tools_shown = &user["tools"].as_array().unwrap()[0];
+    assert!(
+        tools_shown["parameters"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("path")),
+        "{tools_shown}"
+    );
+    assert_eq!(
+        seen[0]["response_format"]["json_schema"]["schema"],
+        driftgate::draft::prompts_schema(2)
+    );
 }
 
 /// A router that never calls a tool: the semantic notes are not what this test is about.
@@ -439,10 +470,12 @@ async fn suite_init_llm_fills_what_the_model_cannot_draft_from_templates() {
     .unwrap();
     // One usable prompt for the tool; three rounds of nothing usable for `none`.
     let fake = Fake::script(vec![
-        completion(r#"{"prompts": ["Rename a.md to b.md"]}"#),
-        completion(r#"{"prompts": ["move_file"]}"#),
-        completion(r#"{"prompts": ["Move or rename files and directories."]}"#),
-        completion(r#"{"prompts": ["ok"]}"#),
+        completion(r#"{"prompts": [{"prompt": "Rename a.md to b.md", "args": []}]}"#),
+        completion(r#"{"prompts": [{"prompt": "move_file", "args": []}]}"#),
+        completion(
+            r#"{"prompts": [{"prompt": "Move or rename files and directories.", "args": []}]}"#,
+        ),
+        completion(r#"{"prompts": [{"prompt": "ok", "args": []}]}"#),
     ]);
     let mut llm = client(&fake, None);
     llm.max_attempts = 1;
