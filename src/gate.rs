@@ -205,9 +205,15 @@ fn no_call_measured(r: &crate::replay::Routing) -> Option<String> {
     })
 }
 
-/// Does the overall routing drop fail? Beyond the tolerance, and significant.
-pub fn overall_drop_fails(s: &crate::stats::PairedSummary, t: &CheckThresholds) -> bool {
-    drop_fails(s, t.tolerance, t)
+/// Does the overall routing drop fail the gate? Beyond the tolerance, and significant; where
+/// call accuracy was measured, only when the call metric fails too (see
+/// [`overall_call_drop_fails`]: routing then names why).
+pub fn overall_drop_fails(r: &crate::replay::Routing, t: &CheckThresholds) -> bool {
+    let own = drop_fails(&r.summary, t.tolerance, t);
+    match &r.calls {
+        Some(c) => own && drop_fails(&c.summary, t.args_tolerance(), t),
+        None => own,
+    }
 }
 
 /// Does an overall drop fail at `tolerance`? Beyond it, and significant.
@@ -215,35 +221,59 @@ fn drop_fails(s: &crate::stats::PairedSummary, tolerance: f64, t: &CheckThreshol
     s.delta < -tolerance && t.require_significance.is_none_or(|a| s.p_value_worse < a)
 }
 
-/// Does the overall call-accuracy drop fail (at `args_tolerance`)?
-pub fn overall_call_drop_fails(c: &crate::replay::Calls, t: &CheckThresholds) -> bool {
-    drop_fails(&c.summary, t.args_tolerance(), t)
+/// Does the overall call-accuracy drop fail the gate on its own, routing's test not failing?
+///
+/// Where calls are measured the gate tests **one** family, call accuracy (a right call is a
+/// right route with right arguments, so a routing drop is a call drop too): testing routing and
+/// calls side by side at the same alphas would add their false alarms (5.9% at 80% base accuracy
+/// with 20% argument noise, tests/it/gate_simulation.rs). Routing's own test only names which
+/// metric decided: routing, when it fails as well; call accuracy (the arguments), when it does
+/// not.
+pub fn overall_call_drop_fails(r: &crate::replay::Routing, t: &CheckThresholds) -> bool {
+    r.calls
+        .as_ref()
+        .is_some_and(|c| drop_fails(&c.summary, t.args_tolerance(), t))
+        && !drop_fails(&r.summary, t.tolerance, t)
 }
 
 /// The tools whose routing drop fails: tools the PR changed (the hypotheses the diff names before
 /// anything is measured) that dropped beyond the tolerance with evidence — Holm's step-down over
 /// those tools at `per_tool_alpha`, so editing ten tools does not buy ten chances of a false
 /// alarm, and one flip of a two-case tool (p = 0.5) is never enough. A drop of a tool the PR did
-/// not touch shows in the report and counts through the overall test.
+/// not touch shows in the report and counts through the overall test. Where calls are measured,
+/// a tool fails on its call accuracy, and is listed here when its routing fails as well.
 pub fn failing_tools<'a>(
     r: &'a crate::replay::Routing,
     diff: &Diff,
     t: &CheckThresholds,
 ) -> Vec<&'a crate::replay::ToolRouting> {
-    failing_rows(&r.per_tool, diff, t, t.tolerance)
+    let own = failing_rows(&r.per_tool, diff, t, t.tolerance);
+    match &r.calls {
+        Some(c) => {
+            let calls = failing_rows(&c.per_tool, diff, t, t.args_tolerance());
+            own.into_iter()
+                .filter(|x| calls.iter().any(|c| c.tool == x.tool))
+                .collect()
+        }
+        None => own,
+    }
 }
 
-/// The tools whose call-accuracy drop fails, by the same rule as [`failing_tools`] at
-/// `args_tolerance`.
+/// The tools whose call-accuracy drop fails (Holm at `per_tool_alpha`, `args_tolerance`) while
+/// their routing does not: the arguments decided.
 pub fn failing_call_tools<'a>(
     r: &'a crate::replay::Routing,
     diff: &Diff,
     t: &CheckThresholds,
 ) -> Vec<&'a crate::replay::ToolRouting> {
-    r.calls
-        .as_ref()
-        .map(|c| failing_rows(&c.per_tool, diff, t, t.args_tolerance()))
-        .unwrap_or_default()
+    let Some(c) = &r.calls else {
+        return Vec::new();
+    };
+    let own = failing_rows(&r.per_tool, diff, t, t.tolerance);
+    failing_rows(&c.per_tool, diff, t, t.args_tolerance())
+        .into_iter()
+        .filter(|x| !own.iter().any(|o| o.tool == x.tool))
+        .collect()
 }
 
 fn failing_rows<'a>(
@@ -397,7 +427,7 @@ pub fn check_verdict(
     let mut failures: Vec<String> = scan_failures(scan, t.scan_fail_on);
     if let Some(r) = routing {
         let s = &r.summary;
-        if overall_drop_fails(s, t) {
+        if overall_drop_fails(r, t) {
             let evidence = t
                 .require_significance
                 .map(|a| format!(" < {a}"))
@@ -427,7 +457,7 @@ pub fn check_verdict(
         }
         if let Some(c) = &r.calls {
             let s = &c.summary;
-            if overall_call_drop_fails(c, t) {
+            if overall_call_drop_fails(r, t) {
                 let evidence = t
                     .require_significance
                     .map(|a| format!(" < {a}"))
@@ -797,6 +827,17 @@ mod tests {
             Status::Pass,
             "args_tolerance defaults to tolerance"
         );
+        // A routing drop is a call drop too: one family is tested, and routing names it.
+        let routed = routing(&[true; 10], &[false; 10]);
+        assert!(routed.calls.is_some());
+        let v = check_verdict(&diff, None, Some(&routed), None, &t);
+        assert_eq!(v.status, Status::Fail);
+        assert!(
+            v.reason.starts_with("routing accuracy 100.0% → 0.0%"),
+            "{}",
+            v.reason
+        );
+        assert!(!v.reason.contains("call accuracy"), "{}", v.reason);
         // No call right at base while routing was: the call metric measured nothing.
         let v = check_verdict(
             &diff,

@@ -47,8 +47,34 @@ fn right_answer(req: &Request) -> Step {
     };
     match &case.expect {
         Expect::None => text_answer("Canberra is the capital of Australia."),
-        Expect::Tools(names) => tool_call(&names[0], r#"{"appointment_id":"A-1029"}"#),
+        Expect::Tools(names) => tool_call(&names[0], &valid_args(&names[0]).to_string()),
     }
+}
+
+/// Arguments `tool`'s schema accepts: every required parameter, a string (the enum's first value
+/// where there is one). A right route then is a right call, so these tests are about routing.
+fn valid_args(tool: &str) -> Value {
+    let tools: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo(BASE)).unwrap()).unwrap();
+    let t = tools["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == tool)
+        .unwrap_or_else(|| panic!("no tool {tool}"));
+    let schema = &t["inputSchema"];
+    let args: serde_json::Map<String, Value> = schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|name| {
+            let name = name.as_str().unwrap();
+            let p = &schema["properties"][name];
+            let v = p["enum"].get(0).cloned().unwrap_or_else(|| json!("A-1029"));
+            (name.to_string(), v)
+        })
+        .collect();
+    Value::Object(args)
 }
 
 /// The gate without the evidence rules: any drop beyond the tolerance fails (tests of how answers

@@ -8,7 +8,7 @@
 
 use driftgate::diff::{Diff, Status, ToolDiff};
 use driftgate::gate::{self, CheckThresholds};
-use driftgate::replay::{self, CaseRun, Outcome, RunStats, Sample, SideRun};
+use driftgate::replay::{self, CallOutcome, CaseRun, Outcome, RunStats, Sample, SideRun};
 use driftgate::suite::{Case, Expect, Suite};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -76,6 +76,75 @@ fn side(suite: &Suite, p: f64, rng: &mut ChaCha8Rng) -> SideRun {
     SideRun {
         cases,
         stats: RunStats::default(),
+    }
+}
+
+/// A side whose right-routed calls have their arguments wrong with probability `q` (independent
+/// argument noise on top of routing noise).
+fn side_with_args(suite: &Suite, p: f64, q: f64, rng: &mut ChaCha8Rng) -> SideRun {
+    let mut run = side(suite, p, rng);
+    for c in &mut run.cases {
+        for s in &mut c.samples {
+            if s.outcome.is_correct() && rng.random_bool(q) {
+                s.call = CallOutcome::WrongArguments {
+                    mismatches: Vec::new(),
+                };
+            }
+        }
+    }
+    run
+}
+
+/// The share of `prs` simulated PRs the default gate fails with argument noise `q` at base,
+/// `q + args_drop` at head, and a routing drop of `drop`.
+fn fail_rate_with_args(p: f64, q: f64, drop: f64, args_drop: f64, prs: usize, seed: u64) -> f64 {
+    let suite = suite();
+    let diff = diff();
+    let t = CheckThresholds::default();
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    let mut failed = 0;
+    for _ in 0..prs {
+        let base = side_with_args(&suite, p, q, &mut rng);
+        let head = side_with_args(&suite, p - drop, q + args_drop, &mut rng);
+        let routing = replay::compare_with(&suite, &base, &head, 0, 0);
+        if gate::check_verdict(&diff, None, Some(&routing), None, &t).status == gate::Status::Fail {
+            failed += 1;
+        }
+    }
+    failed as f64 / prs as f64
+}
+
+/// With an LLM router the call metric is measured too; the gate tests one family (call
+/// accuracy, routing naming it), so argument noise at both sides adds no false alarms beyond the
+/// budget. Powers are printed: a routing drop seen through noisier call accuracy, and an
+/// argument-only drop that routing cannot see.
+#[test]
+fn argument_noise_keeps_the_false_alarm_budget() {
+    let mut alarms = Vec::new();
+    for (i, (p, q)) in [(0.9, 0.1), (0.8, 0.2), (0.7, 0.2)].into_iter().enumerate() {
+        let alarm = fail_rate_with_args(p, q, 0.0, 0.0, 2000, 21 + i as u64);
+        println!(
+            "base accuracy {:.0}%, argument errors {:.0}%: false alarms {:.1}% of 2,000 PRs",
+            p * 100.0,
+            q * 100.0,
+            alarm * 100.0
+        );
+        alarms.push((p, q, alarm));
+    }
+    let routing_drop = fail_rate_with_args(0.9, 0.1, 0.10, 0.0, 2000, 31);
+    let args_drop = fail_rate_with_args(0.9, 0.1, 0.0, 0.10, 2000, 32);
+    println!(
+        "power at 90% routing, 10% argument errors: routing -10 pts {:.1}%, argument errors +10 pts {:.1}%",
+        routing_drop * 100.0,
+        args_drop * 100.0
+    );
+    assert!(routing_drop >= 0.60, "routing power {routing_drop}");
+    assert!(args_drop >= 0.60, "argument power {args_drop}");
+    for (p, q, alarm) in alarms {
+        assert!(
+            alarm <= 0.05,
+            "false-alarm rate {alarm} at {p}, argument noise {q}"
+        );
     }
 }
 
