@@ -54,8 +54,7 @@ fn right_answer(req: &Request) -> Step {
 /// Arguments `tool`'s schema accepts: every required parameter, a string (the enum's first value
 /// where there is one). A right route then is a right call, so these tests are about routing.
 fn valid_args(tool: &str) -> Value {
-    let tools: Value =
-        serde_json::from_str(&std::fs::read_to_string(repo(BASE)).unwrap()).unwrap();
+    let tools: Value = serde_json::from_str(&std::fs::read_to_string(repo(BASE)).unwrap()).unwrap();
     let t = tools["tools"]
         .as_array()
         .unwrap()
