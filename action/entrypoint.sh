@@ -64,6 +64,9 @@ if [ -n "${INPUT_SERVER_ENV:-}" ]; then
 fi
 if [ -n "${INPUT_COSINE_FLOOR:-}" ]; then set -- "$@" --cosine-floor "$INPUT_COSINE_FLOOR"; fi
 if [ -n "${INPUT_TOLERANCE:-}" ]; then set -- "$@" --tolerance "$INPUT_TOLERANCE"; fi
+if [ -n "${INPUT_ARGS_TOLERANCE:-}" ]; then
+  set -- "$@" --args-tolerance "$INPUT_ARGS_TOLERANCE"
+fi
 if [ -n "${INPUT_REQUIRE_SIGNIFICANCE:-}" ]; then
   set -- "$@" --require-significance "$INPUT_REQUIRE_SIGNIFICANCE"
 fi

@@ -8,8 +8,10 @@ use serde_json::json;
 
 use super::{RouteRequest, Router};
 
-/// Cache format version, part of every key: bump it when the entry shape changes.
-const FORMAT: u32 = 1;
+/// Cache format version, part of every key: bump it when the entry shape changes. 2: parsed
+/// arguments are redacted before an answer is stored (they are shown in argument flips since
+/// call accuracy; entries of format 1 masked only the raw argument text).
+const FORMAT: u32 = 2;
 
 /// The section of the cache router answers live in.
 pub const SECTION: &str = "route";

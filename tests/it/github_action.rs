@@ -74,6 +74,7 @@ fn every_input_is_wired_documented_and_no_secret_is_an_input() {
         "base-url",
         "cosine-floor",
         "tolerance",
+        "args-tolerance",
         "require-significance",
         "repeats",
         "fail-on",
@@ -438,6 +439,7 @@ fn entrypoint_maps_each_input_to_one_argument() {
         ("base-url", "http://127.0.0.1:11434/v1"),
         ("cosine-floor", "0.9"),
         ("tolerance", "0.05"),
+        ("args-tolerance", "0.04"),
         ("require-significance", "0.1"),
         ("repeats", "3"),
         ("fail-on", "breaking"),
@@ -452,7 +454,7 @@ fn entrypoint_maps_each_input_to_one_argument() {
         "check\n--tools\nmcp/tools file.json\n--github\n--annotations\n--config\ncfg/driftgate.toml\n\
          --base-ref\norigin/main\n--head-server-cmd\nnpx -y @scope/server '*' $HOME\n\
          --server-env\nAPI_BASE=http://127.0.0.1:9 two words\n--server-env\nGLOB=*\n--server-env\nPASS_THROUGH\n--cosine-floor\n0.9\n\
-         --tolerance\n0.05\n--require-significance\n0.1\n--fail-on\nbreaking\n--scan-fail-on\nmedium\n--comment\non-failure\n\
+         --tolerance\n0.05\n--args-tolerance\n0.04\n--require-significance\n0.1\n--fail-on\nbreaking\n--scan-fail-on\nmedium\n--comment\non-failure\n\
          --suite\nsuite.yaml\n--router\nopenai\n--model\ngpt-4o-mini\n--base-url\nhttp://127.0.0.1:11434/v1\n\
          --repeats\n3\ntoken=ghs_fromInput\n"
     );
