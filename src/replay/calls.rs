@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::compare::{Direction, Flip, ToolRouting, tool_rows};
+use super::compare::{Direction, Flip, ToolRouting, label_counts, tool_rows};
 use super::judge::CallOutcome;
 use super::runner::{Sample, SideRun};
 use crate::stats::{self, CaseOutcome, PairedSummary};
@@ -106,19 +106,12 @@ pub fn compare(
         outcomes.push(o);
     }
     flips.sort_by(|a, b| a.direction.cmp(&b.direction).then_with(|| a.id.cmp(&b.id)));
-    let count = |run: &SideRun| -> BTreeMap<String, u64> {
-        let mut m = BTreeMap::new();
-        for s in run.cases.iter().flat_map(|c| &c.samples) {
-            *m.entry(s.call.label().to_string()).or_insert(0) += 1;
-        }
-        m
-    };
     Ok(Calls {
         summary: stats::paired_summary_with(&outcomes, seed, resamples),
         per_tool: tool_rows(suite, &outcomes, seed),
         flips,
-        base_outcomes: count(base),
-        head_outcomes: count(head),
+        base_outcomes: label_counts(base, |s| s.call.label()),
+        head_outcomes: label_counts(head, |s| s.call.label()),
         cases_with_args: suite.cases.iter().filter(|c| c.args.is_some()).count(),
         invented: invented(base, head),
     })

@@ -254,13 +254,6 @@ pub fn compare_sides(
             ..row
         })
         .collect();
-    let count = |run: &SideRun| -> BTreeMap<String, u64> {
-        let mut m = BTreeMap::new();
-        for s in run.cases.iter().flat_map(|c| &c.samples) {
-            *m.entry(s.outcome.label().to_string()).or_insert(0) += 1;
-        }
-        m
-    };
     let (calls, calls_not_measured) =
         match super::calls::compare(suite, base, head, &flips, seed, resamples) {
             Ok(c) => (Some(c), None),
@@ -272,8 +265,8 @@ pub fn compare_sides(
         per_tool,
         base_confusions,
         head_confusions,
-        base_outcomes: count(base),
-        head_outcomes: count(head),
+        base_outcomes: label_counts(base, |s| s.outcome.label()),
+        head_outcomes: label_counts(head, |s| s.outcome.label()),
         cases_unchanged_question: unchanged_q,
         errors,
         min_detectable_drop: None,
@@ -283,6 +276,18 @@ pub fn compare_sides(
         base_stats: base.stats.clone(),
         head_stats: head.stats.clone(),
     }
+}
+
+/// How many samples of a side got each label ("wrong tool": 3, …).
+pub(super) fn label_counts(
+    run: &SideRun,
+    label: impl Fn(&super::runner::Sample) -> &'static str,
+) -> BTreeMap<String, u64> {
+    let mut m = BTreeMap::new();
+    for s in run.cases.iter().flat_map(|c| &c.samples) {
+        *m.entry(label(s).to_string()).or_insert(0) += 1;
+    }
+    m
 }
 
 /// One row per expected tool: its cases' paired summary (no interval: the report shows none per

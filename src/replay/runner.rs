@@ -257,8 +257,12 @@ fn judged(
     };
     let call = judge_call(case, &outcome, answer, checker);
     // Invented names are counted for the side's own tools only: they are the maintainer's wording.
-    let invented = match (name, &arguments) {
-        (Some(n), Some(a)) if own.contains(n) => invented(&check_schema(a, checker)),
+    // A judged call already carries its schema problems; only a wrongly routed one is checked here.
+    let invented = match (&call, name, &arguments) {
+        (_, Some(n), Some(_)) if !own.contains(n) => Vec::new(),
+        (CallOutcome::InvalidArguments { problems, .. }, _, _) => invented(problems),
+        (CallOutcome::Correct | CallOutcome::WrongArguments { .. }, _, _) => Vec::new(),
+        (_, Some(_), Some(a)) => invented(&check_schema(a, checker)),
         _ => Vec::new(),
     };
     Sample {

@@ -197,22 +197,13 @@ fn check_cases(cases: &[Case], tools: &ToolSet, findings: &mut Vec<Finding>) {
                 ),
             ));
         }
-        if let Some(want) = &c.args {
-            for t in tools
-                .tools
-                .iter()
-                .chain(&c.distractors)
-                .filter(|t| c.expect.names().contains(&t.name))
-            {
-                for p in suite::args_problems(want, t) {
-                    findings.push(finding(
-                        Level::Error,
-                        "impossible-args",
-                        Some(&c.id),
-                        format!("{p}: no call can meet it"),
-                    ));
-                }
-            }
+        for p in suite::case_args_problems(c, tools) {
+            findings.push(finding(
+                Level::Error,
+                "impossible-args",
+                Some(&c.id),
+                format!("{p}: no call can meet it"),
+            ));
         }
         let unknown_mnc: Vec<&str> = c
             .must_not_call

@@ -605,22 +605,28 @@ pub fn validate_against(suite: &Suite, tools: &ToolSet) -> Vec<String> {
                     .join(", ")
             ));
         }
-        if let Some(want) = &c.args {
-            for t in tools
-                .tools
-                .iter()
-                .chain(&c.distractors)
-                .filter(|t| c.expect.names().contains(&t.name))
-            {
-                out.extend(
-                    args_problems(want, t)
-                        .into_iter()
-                        .map(|p| format!("case {:?}: {p}", c.id)),
-                );
-            }
-        }
+        out.extend(
+            case_args_problems(c, tools)
+                .into_iter()
+                .map(|p| format!("case {:?}: {p}", c.id)),
+        );
     }
     out
+}
+
+/// A case's expected arguments read against each expected tool it is offered (the side's tools
+/// and its own distractors): [`args_problems`] of each.
+pub fn case_args_problems(c: &Case, tools: &ToolSet) -> Vec<String> {
+    let Some(want) = &c.args else {
+        return Vec::new();
+    };
+    tools
+        .tools
+        .iter()
+        .chain(&c.distractors)
+        .filter(|t| c.expect.names().contains(&t.name))
+        .flat_map(|t| args_problems(want, t))
+        .collect()
 }
 
 /// A case's expected arguments read against one expected tool: each expected parameter (but an

@@ -304,6 +304,14 @@ fn calls_summary(report: &Report) -> Option<String> {
     Some(out)
 }
 
+/// A flip's first cell.
+fn direction_cell(d: Direction) -> &'static str {
+    match d {
+        Direction::Regressed => "🔴 regressed",
+        Direction::Fixed => "🟢 fixed",
+    }
+}
+
 /// Cases whose call flipped while routing did not, with the arguments that moved.
 fn call_flips(report: &Report) -> Vec<String> {
     let Some(c) = report.routing.as_ref().and_then(|r| r.calls.as_ref()) else {
@@ -327,11 +335,7 @@ fn call_flips(report: &Report) -> Vec<String> {
             .collect();
         format!(
             "| {} | {} | {} | {} → {} | {} |\n",
-            if f.direction == Direction::Regressed {
-                "🔴 regressed"
-            } else {
-                "🟢 fixed"
-            },
+            direction_cell(f.direction),
             md_code(&f.id, 40, true),
             md_code(&f.prompt, 160, true),
             md_code(&f.base, 100, true),
@@ -478,11 +482,7 @@ fn flips(report: &Report) -> Vec<String> {
             .unwrap_or_default();
         format!(
             "| {} | {} | {} | {} | {} → {}{confirmed} |\n",
-            if f.direction == Direction::Regressed {
-                "🔴 regressed"
-            } else {
-                "🟢 fixed"
-            },
+            direction_cell(f.direction),
             md_code(&f.id, 40, true),
             md_code(&f.prompt, 160, true),
             md_code(&f.expect, 60, true),

@@ -308,27 +308,7 @@ fn routing(report: &Report, p: &Paint, out: &mut String) {
             cell(&s.unstable_cases.join(", "), 200)
         );
     }
-    let rows: Vec<Vec<String>> = r
-        .per_tool
-        .iter()
-        .filter(|t| t.delta != 0.0 || t.regressed + t.fixed > 0)
-        .map(|t| {
-            vec![
-                cell(&t.tool, 40),
-                t.cases.to_string(),
-                pct(t.base_accuracy),
-                pct(t.head_accuracy),
-                format!("{:+.1}", t.delta * 100.0),
-                format!("{:.4}", t.p_value_worse),
-            ]
-        })
-        .collect();
-    if !rows.is_empty() {
-        let _ = writeln!(out);
-        for l in table(&["TOOL", "CASES", "BASE", "HEAD", "Δ PTS", "P"], &rows) {
-            let _ = writeln!(out, "  {l}");
-        }
-    }
+    moved_tools(&r.per_tool, "TOOL", out);
     let new_confusions: Vec<_> = r
         .head_confusions
         .iter()
@@ -371,6 +351,30 @@ fn routing(report: &Report, p: &Paint, out: &mut String) {
             .map(|(c, [pi, po])| format!(" ≈ ${c:.4} at ${pi}/${po} per M tokens"))
             .unwrap_or_default();
         let _ = writeln!(out, "Tokens: {i} in, {o} out{cost}");
+    }
+}
+
+/// The per-tool rows that moved (a delta or a flip either way), under a `first` column title.
+fn moved_tools(rows: &[crate::replay::ToolRouting], first: &str, out: &mut String) {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .filter(|t| t.delta != 0.0 || t.regressed + t.fixed > 0)
+        .map(|t| {
+            vec![
+                cell(&t.tool, 40),
+                t.cases.to_string(),
+                pct(t.base_accuracy),
+                pct(t.head_accuracy),
+                format!("{:+.1}", t.delta * 100.0),
+                format!("{:.4}", t.p_value_worse),
+            ]
+        })
+        .collect();
+    if !rows.is_empty() {
+        let _ = writeln!(out);
+        for l in table(&[first, "CASES", "BASE", "HEAD", "Δ PTS", "P"], &rows) {
+            let _ = writeln!(out, "  {l}");
+        }
     }
 }
 
@@ -449,30 +453,7 @@ fn calls(report: &Report, p: &Paint, out: &mut String) {
             let _ = writeln!(out, "  {l}");
         }
     }
-    let rows: Vec<Vec<String>> = c
-        .per_tool
-        .iter()
-        .filter(|t| t.delta != 0.0 || t.regressed + t.fixed > 0)
-        .map(|t| {
-            vec![
-                cell(&t.tool, 40),
-                t.cases.to_string(),
-                pct(t.base_accuracy),
-                pct(t.head_accuracy),
-                format!("{:+.1}", t.delta * 100.0),
-                format!("{:.4}", t.p_value_worse),
-            ]
-        })
-        .collect();
-    if !rows.is_empty() {
-        let _ = writeln!(out);
-        for l in table(
-            &["TOOL (CALLS)", "CASES", "BASE", "HEAD", "Δ PTS", "P"],
-            &rows,
-        ) {
-            let _ = writeln!(out, "  {l}");
-        }
-    }
+    moved_tools(&c.per_tool, "TOOL (CALLS)", out);
     if !c.invented.is_empty() {
         let _ = writeln!(
             out,
