@@ -214,6 +214,16 @@ mod tests {
             e.contains("line 2") && e.contains("unknown field `cosine_flor`"),
             "{e}"
         );
+        std::fs::write(&p, "[gate]\nargs_tolerance = 0.05\n").unwrap();
+        assert_eq!(load(Some(&p)).unwrap().gate.args_tolerance, Some(0.05));
+        std::fs::write(&p, "[gate]\nargs_tolerance = -1\n").unwrap();
+        let e = load(Some(&p)).unwrap_err().to_string();
+        assert!(
+            e.ends_with(
+                "gate.args_tolerance: expected a fraction between 0 and 1 (0.02 = 2 points)"
+            ),
+            "{e}"
+        );
         std::fs::write(&p, "[gate]\ntolerance = 2\n").unwrap();
         let e = load(Some(&p)).unwrap_err().to_string();
         assert!(
