@@ -106,9 +106,10 @@ fn is_linkish(word: &str) -> bool {
         || word.contains('#')
         || lower.contains("://")
         || lower.contains("www.")
+        // Anywhere in the word: GitHub links `(GH-12)` as readily as `GH-12`.
         || lower
-            .strip_prefix("gh-")
-            .is_some_and(|r| r.starts_with(|c: char| c.is_ascii_digit()))
+            .match_indices("gh-")
+            .any(|(i, _)| lower[i + 3..].starts_with(|c: char| c.is_ascii_digit()))
 }
 
 /// Prose that may contain untrusted fragments (the verdict reason names tools): one line, every
@@ -226,6 +227,8 @@ mod tests {
             md_inline("see GH-7 and https://x.y"),
             "see `GH-7` and `https://x.y`"
         );
+        // GitHub links `GH-34` after punctuation too (the fuzzer found `(GH-34)`).
+        assert_eq!(md_inline("(GH-34) x-gh-5"), "`(GH-34)` `x-gh-5`");
     }
 
     #[test]
