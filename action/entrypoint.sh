@@ -73,6 +73,10 @@ fi
 if [ -n "${INPUT_FAIL_ON:-}" ]; then set -- "$@" --fail-on "$INPUT_FAIL_ON"; fi
 if [ -n "${INPUT_SCAN_FAIL_ON:-}" ]; then set -- "$@" --scan-fail-on "$INPUT_SCAN_FAIL_ON"; fi
 if [ -n "${INPUT_COMMENT:-}" ]; then set -- "$@" --comment "$INPUT_COMMENT"; fi
+# The next step uploads the reports under this name; the comment says where the charts are.
+if [ -n "${INPUT_REPORT_ARTIFACT:-}" ]; then
+  set -- "$@" --report-artifact "$INPUT_REPORT_ARTIFACT"
+fi
 
 replay="${INPUT_SUITE:-}${INPUT_ROUTER:-}${INPUT_MODEL:-}${INPUT_BASE_URL:-}${INPUT_REPEATS:-}"
 if [ "$cmd" = "check" ]; then

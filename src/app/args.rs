@@ -64,6 +64,9 @@ pub struct OutputArgs {
     /// Also write the JSON report to FILE.
     #[arg(long = "json-out", value_name = "FILE")]
     pub json_out: Option<PathBuf>,
+    /// Also write the self-contained HTML report (charts, no network) to FILE.
+    #[arg(long = "html-out", value_name = "FILE")]
+    pub html_out: Option<PathBuf>,
     /// Colour: auto honours NO_COLOR and colours only a terminal.
     #[arg(long, value_enum, default_value = "auto")]
     pub color: Color,
@@ -304,6 +307,10 @@ pub struct GithubArgs {
     /// artifact is listed].
     #[arg(long, value_name = "URL")]
     pub report_url: Option<String>,
+    /// The workflow artifact the JSON and HTML reports are uploaded in (the Action's
+    /// `actions/upload-artifact` step); the comment names it.
+    #[arg(long, value_name = "NAME")]
+    pub report_artifact: Option<String>,
     /// Print GitHub annotations (`::error file=…,line=…::…`) to stdout.
     #[arg(long)]
     pub annotations: bool,

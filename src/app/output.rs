@@ -46,7 +46,7 @@ pub fn deliver(path: Option<&Path>, text: &str, console: &dyn Console) -> Result
     }
 }
 
-/// The report in the chosen format (and the JSON beside it when asked).
+/// The report in the chosen format (and the JSON and HTML beside it when asked).
 pub fn emit(report: &Report, out: &OutputArgs, console: &dyn Console) -> Result<()> {
     let opts = Options {
         color: use_color(out.color, out.output.is_some()),
@@ -54,6 +54,9 @@ pub fn emit(report: &Report, out: &OutputArgs, console: &dyn Console) -> Result<
     let text = render::render(report, out.format, &opts);
     if let Some(path) = &out.json_out {
         write(path, &render::render(report, Format::Json, &opts))?;
+    }
+    if let Some(path) = &out.html_out {
+        write(path, &render::render(report, Format::Html, &opts))?;
     }
     deliver(out.output.as_deref(), &text, console)
 }

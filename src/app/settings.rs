@@ -464,6 +464,7 @@ pub fn publish(g: &GithubArgs, actions: &Actions) -> Publish {
         token_env: g.github_token_env.clone(),
         report_path: g.report_path.clone(),
         report_url: g.report_url.clone(),
+        report_artifact: g.report_artifact.clone(),
         annotations: g.annotations,
     }
 }

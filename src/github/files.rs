@@ -10,11 +10,11 @@ use rand::RngCore;
 use crate::error::{Error, Result};
 use crate::report::Report;
 
-pub fn append_summary(path: &Path, report: &Report, link: Option<String>) -> Result<()> {
+pub fn append_summary(path: &Path, report: &Report, links: &super::Links) -> Result<()> {
     let already = std::fs::metadata(path)
         .map(|m| m.len() as usize)
         .unwrap_or(0);
-    let md = super::summary_markdown(report, link, already);
+    let md = super::summary_markdown(report, links, already);
     append(path, &md)
 }
 
@@ -32,7 +32,11 @@ fn fraction(x: f64) -> String {
 }
 
 /// The step outputs the Action declares. Routing numbers are empty for `diff` (no replay).
-pub fn outputs(report: &Report, report_path: Option<&Path>) -> Vec<(&'static str, String)> {
+pub fn outputs(
+    report: &Report,
+    report_path: Option<&Path>,
+    html_path: Option<&Path>,
+) -> Vec<(&'static str, String)> {
     let s = report.routing.as_ref().map(|r| &r.summary);
     let names: Vec<&str> = report.diff.tools.iter().map(|t| t.name.as_str()).collect();
     vec![
@@ -63,6 +67,12 @@ pub fn outputs(report: &Report, report_path: Option<&Path>) -> Vec<(&'static str
         (
             "report-path",
             report_path
+                .map(|p| p.display().to_string())
+                .unwrap_or_default(),
+        ),
+        (
+            "html-path",
+            html_path
                 .map(|p| p.display().to_string())
                 .unwrap_or_default(),
         ),

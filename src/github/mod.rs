@@ -140,8 +140,23 @@ pub struct Publish {
     pub report_path: Option<PathBuf>,
     /// Link to the full report in the comment [default: this workflow run].
     pub report_url: Option<String>,
+    /// The artifact the Action uploads the reports in (named in the comment), if it does.
+    pub report_artifact: Option<String>,
     /// Print annotations to stdout.
     pub annotations: bool,
+}
+
+/// Where the comment and summary point for more: the full report's URL or path, and the artifact
+/// holding the HTML report.
+#[derive(Debug, Clone, Default)]
+pub struct Links {
+    pub report: Option<String>,
+    pub artifact: Option<String>,
+}
+
+/// The HTML report written beside the JSON one in GitHub mode (`driftgate-report.html`).
+pub fn html_path(json: &Path) -> PathBuf {
+    json.with_extension("html")
 }
 
 /// The default report file in GitHub mode: in the workspace, so `actions/upload-artifact` sees it
@@ -185,14 +200,29 @@ pub async fn publish(report: &Report, p: &Publish, actions: &Actions, console: &
     if !p.enabled {
         return;
     }
-    let link = p.report_url.clone().or_else(|| actions.run_url());
+    let mut html_written = None;
+    if let Some(json) = &report_path {
+        let path = html_path(json);
+        let page = crate::report::render::html::render(report);
+        match crate::fs::write_atomic(&path, page.as_bytes()) {
+            Ok(()) => html_written = Some(path),
+            Err(e) => console.note(&format!(
+                "driftgate: could not write the HTML report: {}: {e}",
+                path.display()
+            )),
+        }
+    }
+    let link = Links {
+        report: p.report_url.clone().or_else(|| actions.run_url()),
+        artifact: p.report_artifact.clone(),
+    };
     if let Some(path) = &actions.step_summary
-        && let Err(e) = files::append_summary(path, report, link.clone())
+        && let Err(e) = files::append_summary(path, report, &link)
     {
         console.note(&format!("driftgate: could not write the job summary: {e}"));
     }
     if let Some(path) = &actions.output {
-        let outputs = files::outputs(report, written.as_deref());
+        let outputs = files::outputs(report, written.as_deref(), html_written.as_deref());
         if let Err(e) = files::write_outputs(path, &outputs) {
             console.note(&format!("driftgate: could not write the step outputs: {e}"));
         }
@@ -204,7 +234,7 @@ async fn comment(
     report: &Report,
     p: &Publish,
     actions: &Actions,
-    link: Option<String>,
+    link: Links,
     written: Option<&Path>,
     console: &dyn Console,
 ) {
@@ -249,7 +279,7 @@ async fn comment(
         api::check_repo(&ctx.repository)
             .map_err(|message| api::ApiError::new("read GITHUB_REPOSITORY", None, message))?;
         let api = api::Api::new(actions.api_url(), token, actions.max_wait, console)?;
-        sticky::upsert(&api, &ctx.repository, pr, &marker, report, p.comment, link).await
+        sticky::upsert(&api, &ctx.repository, pr, &marker, report, p.comment, &link).await
     };
     match posted.await {
         Ok(outcome) => console.note(&format!("driftgate: PR #{pr}: {outcome}")),
@@ -351,12 +381,15 @@ pub async fn post_report(
     };
     let marker = markdown::marker(&workflow, &job);
     // The run page from GitHub's own event payload, not the report's (which a fork could write).
-    let link = a
-        .report_url
-        .clone()
-        .or(run_page)
-        .or_else(|| actions.run_url());
-    match sticky::upsert(&api, &repo, pr, &marker, report, a.mode, link).await {
+    let link = Links {
+        report: a
+            .report_url
+            .clone()
+            .or(run_page)
+            .or_else(|| actions.run_url()),
+        artifact: None,
+    };
+    match sticky::upsert(&api, &repo, pr, &marker, report, a.mode, &link).await {
         Ok(outcome) => {
             console.note(&format!("driftgate: PR #{pr}: {outcome}"));
             Ok(exit::PASS)
@@ -369,15 +402,16 @@ pub async fn post_report(
 }
 
 /// Markdown for the job summary, sized to what is left of GitHub's 1 MiB.
-pub fn summary_markdown(report: &Report, link: Option<String>, already: usize) -> String {
+pub fn summary_markdown(report: &Report, links: &Links, already: usize) -> String {
     markdown::render(
         report,
         &Options {
             marker: None,
-            link,
+            link: links.report.clone(),
             limit: markdown::SUMMARY_LIMIT.saturating_sub(already).max(4096),
             limit_name: "job summary",
             now_passes: false,
+            artifact: links.artifact.clone(),
         },
     )
 }

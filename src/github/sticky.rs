@@ -100,7 +100,7 @@ pub async fn upsert(
     marker: &str,
     report: &Report,
     mode: CommentMode,
-    link: Option<String>,
+    links: &super::Links,
 ) -> Result<Outcome, ApiError> {
     if mode == CommentMode::Never {
         return Ok(Outcome::Skipped("--comment never"));
@@ -116,7 +116,8 @@ pub async fn upsert(
             report,
             &Options {
                 marker: Some(marker.to_string()),
-                link: link.clone(),
+                link: links.report.clone(),
+                artifact: links.artifact.clone(),
                 now_passes,
                 ..Options::default()
             },

@@ -169,6 +169,27 @@ pub fn md_url(url: &str) -> Option<&str> {
     ok.then_some(url)
 }
 
+// ---- HTML (the self-contained report) -------------------------------------------------------
+
+/// Tool text as HTML character data or a quoted attribute value: hidden characters shown (as
+/// everywhere), then `&`, `<`, `>`, `"` and `'` written as entities, so nothing can open a tag,
+/// end an attribute or start an entity. Newlines survive only when `keep_newlines`.
+pub fn html(s: &str, keep_newlines: bool) -> String {
+    let shown = clean(s, keep_newlines);
+    let mut out = String::with_capacity(shown.len() + 8);
+    for c in shown.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            _ => out.push(c),
+        }
+    }
+    out
+}
+
 // ---- GitHub workflow commands (`::error file=…::message`) -----------------------------------
 
 /// Escape the message part of a workflow command: `%`, CR and LF (as the runner's toolkit does),
@@ -229,6 +250,15 @@ mod tests {
         );
         // GitHub links `GH-34` after punctuation too (the fuzzer found `(GH-34)`).
         assert_eq!(md_inline("(GH-34) x-gh-5"), "`(GH-34)` `x-gh-5`");
+    }
+
+    #[test]
+    fn html_text_opens_no_tag_and_hides_nothing() {
+        assert_eq!(
+            html("<img src=x onerror='a'>&amp;\u{202E}\n", false),
+            "&lt;img src=x onerror=&#39;a&#39;&gt;&amp;amp;⟨U+202E⟩ "
+        );
+        assert_eq!(html("a\nb\"", true), "a\nb&quot;");
     }
 
     #[test]

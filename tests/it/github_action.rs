@@ -80,6 +80,7 @@ fn every_input_is_wired_documented_and_no_secret_is_an_input() {
         "fail-on",
         "scan-fail-on",
         "comment",
+        "report-artifact",
         "github-token",
     ] {
         assert!(
@@ -182,7 +183,8 @@ fn every_input_is_wired_documented_and_no_secret_is_an_input() {
             "delta",
             "p-value",
             "changed-tools",
-            "report-path"
+            "report-path",
+            "html-path"
         ]
     );
     for o in &outputs {
@@ -226,15 +228,33 @@ fn every_input_is_wired_documented_and_no_secret_is_an_input() {
     }
     // A source build is restored before install and saved right after it (a failing gate must
     // not lose it); the response cache is restored before the run and saved after it, failed
-    // or not.
+    // or not; the reports are uploaded after the run, failed or not.
     let steps = a["runs"]["steps"].as_sequence().unwrap();
     let uses: Vec<&str> = steps.iter().filter_map(|s| s["uses"].as_str()).collect();
+    let upload = steps
+        .iter()
+        .find(|s| s["uses"].as_str() == Some("actions/upload-artifact@v4"))
+        .expect("an upload step");
+    assert!(
+        upload["if"]
+            .as_str()
+            .unwrap()
+            .starts_with("always() && inputs.report-artifact != ''"),
+        "uploads whatever the verdict, unless switched off"
+    );
+    let paths = upload["with"]["path"].as_str().unwrap();
+    assert!(
+        paths.contains("steps.run.outputs.report-path")
+            && paths.contains("steps.run.outputs.html-path"),
+        "{paths}"
+    );
     assert_eq!(
         uses,
         [
             "actions/cache/restore@v4",
             "actions/cache/save@v4",
             "actions/cache/restore@v4",
+            "actions/upload-artifact@v4",
             "actions/cache/save@v4"
         ]
     );
@@ -445,6 +465,7 @@ fn entrypoint_maps_each_input_to_one_argument() {
         ("fail-on", "breaking"),
         ("scan-fail-on", "medium"),
         ("comment", "on-failure"),
+        ("report-artifact", "reports-node20"),
         ("github-token", "ghs_fromInput"),
     ];
     let (code, _, err) = run_entrypoint(dir.path(), &bin, &all);
@@ -454,7 +475,7 @@ fn entrypoint_maps_each_input_to_one_argument() {
         "check\n--tools\nmcp/tools file.json\n--github\n--annotations\n--config\ncfg/driftgate.toml\n\
          --base-ref\norigin/main\n--head-server-cmd\nnpx -y @scope/server '*' $HOME\n\
          --server-env\nAPI_BASE=http://127.0.0.1:9 two words\n--server-env\nGLOB=*\n--server-env\nPASS_THROUGH\n--cosine-floor\n0.9\n\
-         --tolerance\n0.05\n--args-tolerance\n0.04\n--require-significance\n0.1\n--fail-on\nbreaking\n--scan-fail-on\nmedium\n--comment\non-failure\n\
+         --tolerance\n0.05\n--args-tolerance\n0.04\n--require-significance\n0.1\n--fail-on\nbreaking\n--scan-fail-on\nmedium\n--comment\non-failure\n--report-artifact\nreports-node20\n\
          --suite\nsuite.yaml\n--router\nopenai\n--model\ngpt-4o-mini\n--base-url\nhttp://127.0.0.1:11434/v1\n\
          --repeats\n3\ntoken=ghs_fromInput\n"
     );

@@ -333,6 +333,14 @@ fn fork_pr_gets_summary_notice_and_report_file_but_no_api_call() {
         r.output("report-path").as_deref(),
         Some("driftgate-report.json")
     );
+    // The HTML report beside it, for the Action to upload.
+    assert_eq!(
+        r.output("html-path").as_deref(),
+        Some("driftgate-report.html")
+    );
+    let page = r.read("driftgate-report.html");
+    crate::support::html::assert_inert(&page, "GitHub mode");
+    assert!(page.contains("<title>driftgate diff: FAIL</title>"));
 }
 
 #[test]
@@ -392,7 +400,8 @@ fn outputs_are_heredocs_and_the_summary_is_appended() {
             "delta",
             "p-value",
             "changed-tools",
-            "report-path"
+            "report-path",
+            "html-path"
         ]
     );
     assert_eq!(r.output("verdict").as_deref(), Some("fail"));
@@ -562,4 +571,25 @@ fn a_marker_comment_by_someone_else_is_never_adopted() {
     assert_eq!(comments.len(), 2, "{err}");
     assert_eq!(comments.iter().find(|c| c.id == bot).unwrap().updated, 0);
     assert_eq!(comments.iter().find(|c| c.id == own).unwrap().updated, 1);
+}
+
+/// The Action uploads the reports as an artifact; the comment and the summary say where the
+/// charts are, and the HTML file is there to upload.
+#[test]
+fn the_comment_names_the_artifact_with_the_html_report() {
+    let gh = FakeGithub::start();
+    let r = runner(&gh, "pull_request.synchronize.json");
+    let (code, _, err) = r.driftgate(&diff_args(&[
+        "--fail-on",
+        "unknown",
+        "--report-artifact",
+        "driftgate-report",
+    ]));
+    assert_eq!(code, 1, "{err}");
+    let c = gh.comments(7);
+    assert_eq!(c.len(), 1, "{err}");
+    let note = "charts: `driftgate-report.html` in the run's `driftgate-report` artifact";
+    assert!(c[0].body.contains(note), "{}", c[0].body);
+    assert!(r.read("summary.md").contains(note));
+    assert!(r.path("driftgate-report.html").exists());
 }

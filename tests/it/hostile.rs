@@ -212,6 +212,10 @@ fn check_all(r: &Report, case: &str, sarif: &jsonschema::Validator) {
     let errors: Vec<String> = sarif.iter_errors(&s).map(|e| e.to_string()).collect();
     assert!(errors.is_empty(), "{case}: SARIF invalid: {errors:?}");
     assert_clean_strings(&s, case);
+
+    let page = render::render(r, render::Format::Html, &render::Options { color: false });
+    support::html::assert_inert(&page, case);
+    assert_runner_inert(&page, "html", case);
 }
 
 #[test]
@@ -304,6 +308,31 @@ fn hostile_text_in_every_field_of_a_check_report() {
         v["router"]["model"] = text.clone().into();
         let r = Report::from_json(&v.to_string(), "hostile.json").unwrap();
         check_all(&r, &format!("check case {i}"), &sarif);
+    }
+}
+
+/// The HTML check is only worth something if it rejects what it guards against.
+#[test]
+fn the_html_check_rejects_unsafe_pages() {
+    let good = render::html::page("t", "<p>fine</p>");
+    support::html::assert_inert(&good, "good");
+    let bad = [
+        "<img src=x>",
+        "<script>alert(1)</script>",
+        "<p onclick=x>a</p>",
+        "<a href=\"https://evil.example\">a</a>",
+        "<iframe srcdoc=x></iframe>",
+        "<p style=\"display:none\">a</p>",
+        "<style>p{}</style>",
+        "<svg><a xlink:href=\"javascript:alert(1)\">x</a></svg>",
+        "<meta http-equiv=refresh content=0>",
+        "<p>\u{202e}rtl</p>",
+    ];
+    for body in bad {
+        let page = render::html::page("t", body);
+        let caught =
+            std::panic::catch_unwind(|| support::html::assert_inert(&page, "bad")).is_err();
+        assert!(caught, "not caught: {body}");
     }
 }
 

@@ -548,3 +548,39 @@ fn an_introduced_injection_leads_every_format() {
         "{md}"
     );
 }
+
+/// The HTML page of the calendar check: its structure pinned (verdict, routing, per-tool chart
+/// and table, both confusion matrices, flips with the filter box, drift, changed tools, diffs),
+/// charts that name the tools, the Mermaid chart in the comment.
+#[test]
+fn html_shows_the_check_with_charts_and_flips() {
+    let r = calendar();
+    let page = render::render(&r, render::Format::Html, &render::Options { color: false });
+    support::html::assert_inert(&page, "calendar");
+    insta::assert_snapshot!("html_calendar_outline", support::html::outline(&page));
+    assert!(page.contains("<title>driftgate check: FAIL</title>"));
+    // The per-tool bars and both matrices label the tool that regressed.
+    let svgs: Vec<&str> = page.split("<svg").skip(1).collect();
+    assert_eq!(svgs.len(), 4, "bars, base and head matrices, cosine strip");
+    for s in &svgs {
+        assert!(s.contains("schedule_appointment"), "{}", &s[..200]);
+    }
+    // Every flip is a row, with its prompt.
+    for f in &r.routing.as_ref().unwrap().flips {
+        assert!(page.contains(&f.id), "{}", f.id);
+    }
+    assert!(
+        page.contains("<ins>") && page.contains("<del>"),
+        "a word diff"
+    );
+
+    let md = markdown::render(&r, &Options::default());
+    let chart = md.split("```mermaid\n").nth(1).expect("a Mermaid chart");
+    let chart = chart.split("```").next().unwrap();
+    assert!(chart.starts_with("xychart-beta\n"), "{chart}");
+    assert!(
+        chart.contains("x-axis [\"reschedule_appointment\", \"schedule_appointment\"]"),
+        "{chart}"
+    );
+    assert!(chart.contains("bar [83.3, 87.5]") && chart.contains("line [100.0, 25.0]"));
+}

@@ -48,7 +48,7 @@ pub struct StressArgs {
     pub distractors: Vec<String>,
     #[command(flatten)]
     pub model: ModelArgs,
-    /// Output: terminal, json or markdown (a fragility table for docs and PR comments).
+    /// Output: terminal, json, markdown (a fragility table for docs and PR comments) or html.
     #[command(flatten)]
     pub out: OutputArgs,
     #[command(flatten)]
@@ -58,7 +58,7 @@ pub struct StressArgs {
 pub async fn run(a: StressArgs) -> Result<i32> {
     if !a.out.format.renderer().renders_stress() {
         return Err(Error::Usage(format!(
-            "--format {}: the stress report renders as terminal, json or markdown",
+            "--format {}: the stress report renders as terminal, json, markdown or html",
             a.out.format.name()
         )));
     }
@@ -154,6 +154,9 @@ pub async fn run(a: StressArgs) -> Result<i32> {
         .expect("checked before the run: this format renders the stress report");
     if let Some(p) = &a.out.json_out {
         output::write(p, &crate::report::render::json::stress(&report))?;
+    }
+    if let Some(p) = &a.out.html_out {
+        output::write(p, &crate::report::render::html::stress::render(&report))?;
     }
     output::deliver(a.out.output.as_deref(), &text, &console)?;
     Ok(if report.incomplete() {

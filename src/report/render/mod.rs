@@ -3,6 +3,7 @@
 //! render the other documents (the stress report, `suite check`'s findings).
 
 pub mod annotations;
+pub mod html;
 pub mod json;
 pub mod markdown;
 pub mod sarif;
@@ -48,6 +49,8 @@ pub enum Format {
     Sarif,
     /// GitHub workflow-command annotations (`::error file=…,line=…::…`).
     Annotations,
+    /// One self-contained HTML page with charts (no network, readable without JavaScript).
+    Html,
 }
 
 impl Format {
@@ -59,6 +62,7 @@ impl Format {
             Format::Markdown => &markdown::Markdown,
             Format::Sarif => &sarif::Sarif,
             Format::Annotations => &annotations::Annotations,
+            Format::Html => &html::Html,
         }
     }
 }
@@ -70,6 +74,7 @@ impl Choice for Format {
         Format::Markdown,
         Format::Sarif,
         Format::Annotations,
+        Format::Html,
     ];
     fn name(self) -> &'static str {
         match self {
@@ -78,6 +83,7 @@ impl Choice for Format {
             Format::Markdown => "markdown",
             Format::Sarif => "sarif",
             Format::Annotations => "annotations",
+            Format::Html => "html",
         }
     }
     fn help(self) -> &'static str {
@@ -89,6 +95,7 @@ impl Choice for Format {
             Format::Annotations => {
                 "GitHub workflow-command annotations (`::error file=…,line=…::…`)"
             }
+            Format::Html => "one self-contained HTML page with charts (no network)",
         }
     }
 }

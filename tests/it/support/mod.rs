@@ -6,6 +6,7 @@ pub mod anthropic;
 pub mod cli;
 pub mod fake;
 pub mod github;
+pub mod html;
 pub mod markdown;
 pub mod openai;
 pub mod reports;

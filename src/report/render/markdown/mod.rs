@@ -44,6 +44,8 @@ pub struct Options {
     pub limit_name: &'static str,
     /// An earlier comment said fail or incomplete and this run passes.
     pub now_passes: bool,
+    /// The workflow artifact the Action uploads the HTML report (with charts) in, if any.
+    pub artifact: Option<String>,
 }
 
 impl Default for Options {
@@ -54,6 +56,7 @@ impl Default for Options {
             limit: COMMENT_LIMIT,
             limit_name: "comment",
             now_passes: false,
+            artifact: None,
         }
     }
 }
@@ -116,6 +119,7 @@ pub fn render(report: &Report, opts: &Options) -> String {
         blocks.push(b);
     }
     blocks.extend(calls_summary(report));
+    blocks.extend(chart(report));
     blocks.extend(flips(report));
     blocks.extend(call_flips(report));
     let rows = view::tools(report);
@@ -462,6 +466,59 @@ fn lint(report: &Report) -> Vec<String> {
     .collect()
 }
 
+/// Tools in the comment's chart; more would make the bars unreadable.
+const CHART_TOOLS: usize = 12;
+
+/// A name as a Mermaid label: MCP tool names are `[A-Za-z0-9_.-]`; anything else (a quote, a
+/// bracket, a newline, a backtick that could end the fence) becomes `_`.
+fn mermaid_label(s: &str) -> String {
+    s.chars()
+        .take(32)
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// One chart GitHub draws natively: routing accuracy per changed or moved tool (Mermaid
+/// `xychart-beta`),
+/// base as bars and head as a line (the chart type has no legend, so the title says which).
+fn chart(report: &Report) -> Option<String> {
+    let r = report.routing.as_ref()?;
+    let changed: Vec<&crate::replay::ToolRouting> = r
+        .per_tool
+        .iter()
+        .filter(|t| {
+            t.cases > 0 && (t.delta != 0.0 || report.diff.tools.iter().any(|d| d.name == t.tool))
+        })
+        .take(CHART_TOOLS)
+        .collect();
+    if changed.is_empty() {
+        return None;
+    }
+    let labels: Vec<String> = changed
+        .iter()
+        .map(|t| format!("\"{}\"", mermaid_label(&t.tool)))
+        .collect();
+    let series = |f: fn(&crate::replay::ToolRouting) -> f64| {
+        changed
+            .iter()
+            .map(|t| format!("{:.1}", f(t) * 100.0))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    Some(format!(
+        "```mermaid\nxychart-beta\n    title \"Routing accuracy, changed or moved tools: bars base, line head\"\n    x-axis [{}]\n    y-axis \"accuracy %\" 0 --> 100\n    bar [{}]\n    line [{}]\n```\n",
+        labels.join(", "),
+        series(|t| t.base_accuracy),
+        series(|t| t.head_accuracy)
+    ))
+}
+
 fn flips(report: &Report) -> Vec<String> {
     let flips = view::flips(report);
     let unconfirmed = report
@@ -755,6 +812,13 @@ fn footer(report: &Report, opts: &Options) -> String {
             }
         }
     }
+    if let Some(a) = opts.artifact.as_deref() {
+        let _ = write!(
+            s,
+            " · charts: `driftgate-report.html` in the run's {} artifact",
+            md_code(a, 100, false)
+        );
+    }
     s.push_str("</sub>\n");
     s
 }
@@ -785,6 +849,13 @@ impl crate::report::render::Renderer for Markdown {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mermaid_labels_cannot_leave_their_quotes_or_the_fence() {
+        assert_eq!(mermaid_label("read_file-v2.x"), "read_file-v2.x");
+        assert_eq!(mermaid_label("a\"]\n```b"), "a______b");
+        assert_eq!(mermaid_label(&"n".repeat(50)).len(), 32);
+    }
 
     #[test]
     fn diffs_go_sentence_by_sentence() {
