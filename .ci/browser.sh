@@ -62,10 +62,11 @@ run() {
   "$bin" diff "$root/tests/fixtures/hostile/base.json" "$root/tests/fixtures/hostile/head.json" \
     --no-embed --format html -o "$out/hostile.html" >/dev/null || rc=$?
   [ "$rc" = 0 ] || [ "$rc" = 1 ] || die "diff on the hostile fixtures exited $rc"
+  "$bin" lint "$ex/tools.head.json" --no-cache --format html -o "$out/lint.html" >/dev/null
   # ES modules resolve packages from the script's own folder (NODE_PATH is ignored): run copies
   # of the scripts from beside the installed node_modules.
   cp "$spec/report.mjs" "$spec/mermaid.mjs" "$dir/"
-  node "$dir/report.mjs" "$out" check.html stress.html hostile.html
+  node "$dir/report.mjs" "$out" check.html stress.html hostile.html lint.html
   # The Mermaid block of the PR comment, rendered to SVG by mermaid-cli in the same Chromium.
   awk '/^```+mermaid$/{on=1; next} on && /^```+$/{exit} on' "$out/check.md" >"$out/chart.mmd"
   [ -s "$out/chart.mmd" ] || die "the PR comment of the calendar example has no Mermaid chart"

@@ -78,7 +78,7 @@ for (const name of pages) {
         if (!(visible >= 1 && visible < dom.flipRows)) fail(tag, `filter "${first}" left ${visible}/${dom.flipRows} rows`);
         await page.fill('#flip-filter', '');
       }
-    } else if (name !== 'hostile.html') {
+    } else if (name === 'check.html' || name === 'stress.html') {
       fail(tag, 'no flipped case listed');
     }
     const shot = join(dir, `${name.replace(/\.html$/, '')}${js ? '' : '.nojs'}.png`);

@@ -145,8 +145,8 @@ pub struct Grid {
 pub enum Scale {
     /// 0 ..= max, white to blue (counts).
     Count { max: f64 },
-    /// −1 ..= 1, red for negative, green for positive (deltas).
-    Signed,
+    /// −max ..= max, red for negative, green for positive (deltas).
+    Signed { max: f64 },
     /// 0 ..= 1 with a threshold: below it grey, at or above it red (pair scores).
     Threshold { at: f64 },
 }
@@ -160,8 +160,10 @@ fn mix(a: RGBColor, t: f64) -> RGBColor {
 fn colour(scale: Scale, v: f64) -> RGBColor {
     match scale {
         Scale::Count { max } => mix(HEAD, if max > 0.0 { v / max } else { 0.0 }),
-        Scale::Signed if v < 0.0 => mix(WORSE, -v),
-        Scale::Signed => mix(BETTER, v),
+        Scale::Signed { max } => {
+            let t = if max > 0.0 { v.abs() / max } else { 0.0 };
+            mix(if v < 0.0 { WORSE } else { BETTER }, t)
+        }
         Scale::Threshold { at } if v >= at => mix(WORSE, 0.35 + 0.65 * v),
         Scale::Threshold { .. } => mix(BASE, v),
     }
@@ -177,7 +179,7 @@ pub fn heatmap(g: &Grid) -> String {
         let Ok(mut c) = ChartBuilder::on(root)
             .caption(&g.title, (FONT, 17))
             .margin(10)
-            .x_label_area_size(200)
+            .x_label_area_size(170)
             .y_label_area_size(200)
             .build_cartesian_2d(0.0..nc as f64, 0.0..nr as f64)
         else {
@@ -328,8 +330,9 @@ mod tests {
     #[test]
     fn colours_follow_the_scale() {
         assert_eq!(colour(Scale::Count { max: 0.0 }, 3.0), WHITE_RGB);
-        assert_eq!(colour(Scale::Signed, -1.0), WORSE);
-        assert_eq!(colour(Scale::Signed, 1.0), BETTER);
+        assert_eq!(colour(Scale::Signed { max: 0.1 }, -0.1), WORSE);
+        assert_eq!(colour(Scale::Signed { max: 0.1 }, 0.1), BETTER);
+        assert_eq!(colour(Scale::Signed { max: 0.0 }, 0.0), WHITE_RGB);
         assert_ne!(
             colour(Scale::Threshold { at: 0.5 }, 0.6),
             colour(Scale::Threshold { at: 0.7 }, 0.6)

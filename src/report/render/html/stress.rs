@@ -63,7 +63,14 @@ pub fn render(report: &StressReport) -> String {
                     .map(move |(ci, _)| (ri, ci))
             })
             .collect(),
-        scale: chart::Scale::Signed,
+        // Coloured relative to the largest change, so a 3-point drop is visible next to an 8.
+        scale: chart::Scale::Signed {
+            max: report
+                .tools
+                .iter()
+                .flat_map(|t| t.results.iter().filter_map(|r| r.delta))
+                .fold(0.0, |m: f64, d| m.max(d.abs())),
+        },
         text: |v| format!("{:+.0}", v * 100.0),
     };
     b.push_str("<h2>Fragility</h2>\n<p>Empty cells: the edit does not apply to the tool. Outlined: some case flipped.</p>\n");
