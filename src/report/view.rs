@@ -229,3 +229,59 @@ pub fn arg_change(c: &crate::replay::ArgChange) -> String {
     };
     format!("{}: {} → {}", c.param, v(&c.base), v(&c.head))
 }
+
+/// One piece of a word-level diff: unchanged text, or a change (what went, what came).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Words {
+    Same(String),
+    Changed { del: String, ins: String },
+}
+
+/// A word-level diff of `old` → `new` in pieces. Whitespace between two changed words joins the
+/// change instead of splitting it, so a rewritten phrase is one deletion and one insertion.
+pub fn words(old: &str, new: &str) -> Vec<Words> {
+    use similar::{ChangeTag, TextDiff};
+    let mut out = Vec::new();
+    let (mut del, mut ins, mut gap) = (String::new(), String::new(), String::new());
+    let flush = |out: &mut Vec<Words>, del: &mut String, ins: &mut String| {
+        if !del.is_empty() || !ins.is_empty() {
+            out.push(Words::Changed {
+                del: std::mem::take(del),
+                ins: std::mem::take(ins),
+            });
+        }
+    };
+    for ch in TextDiff::from_words(old, new).iter_all_changes() {
+        let v = ch.value();
+        match ch.tag() {
+            ChangeTag::Equal if v.trim().is_empty() && !(del.is_empty() && ins.is_empty()) => {
+                gap.push_str(v);
+            }
+            ChangeTag::Equal => {
+                flush(&mut out, &mut del, &mut ins);
+                out.push(Words::Same(std::mem::take(&mut gap) + v));
+            }
+            tag => {
+                if !gap.is_empty() {
+                    if !del.is_empty() {
+                        del.push_str(&gap);
+                    }
+                    if !ins.is_empty() {
+                        ins.push_str(&gap);
+                    }
+                    gap.clear();
+                }
+                if tag == ChangeTag::Delete {
+                    del.push_str(v)
+                } else {
+                    ins.push_str(v)
+                }
+            }
+        }
+    }
+    flush(&mut out, &mut del, &mut ins);
+    if !gap.is_empty() {
+        out.push(Words::Same(gap));
+    }
+    out
+}

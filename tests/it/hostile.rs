@@ -393,3 +393,41 @@ fn hidden_text_is_shown_decoded_in_every_format() {
     let after = serde_json::to_value(&back.diff).unwrap().to_string();
     assert!(after.contains('\u{E0069}'), "the value is kept: {after}");
 }
+
+/// The hostile fixture pair (scripts, event handlers, `javascript:` links, a meta refresh, a
+/// `<base>`, our marker, bidi and ANSI in names and descriptions) through `--html-out`: the page
+/// is inert, its structure is the plain one, and the text is there, shown rather than obeyed.
+#[test]
+fn hostile_fixtures_make_an_inert_html_page() {
+    let dir = tempfile::tempdir().unwrap();
+    let page_path = dir.path().join("report.html");
+    let run = support::cli::driftgate([
+        "diff",
+        "tests/fixtures/hostile/base.json",
+        "tests/fixtures/hostile/head.json",
+        "--no-embed",
+        "--format",
+        "json",
+    ])
+    .args([std::ffi::OsStr::new("--html-out"), page_path.as_os_str()])
+    .dir(support::repo(""))
+    .run();
+    assert_eq!(run.code, 1, "{}", run.dump());
+    let report = run.json();
+    assert_eq!(report["verdict"]["status"], "fail");
+    let page = std::fs::read_to_string(&page_path).expect("--html-out wrote the page");
+    support::html::assert_inert(&page, "hostile fixtures");
+    assert_runner_inert(&page, "html", "hostile fixtures");
+    insta::assert_snapshot!("html_hostile_outline", support::html::outline(&page));
+    for shown in [
+        "&lt;script&gt;alert(1)&lt;/script&gt;",
+        "&lt;img src=x onerror=alert(8)&gt;",
+        "javascript:alert(4)",
+        "write⟨U+202E⟩file",
+        "&lt;!-- driftgate:ci:gate --&gt;",
+        "&lt;meta http-equiv=refresh",
+        "&#39; onmouseover=&#39;alert(6)&#39;",
+    ] {
+        assert!(page.contains(shown), "{shown} is shown as text");
+    }
+}

@@ -13,7 +13,6 @@ use std::fmt::Write;
 use base64::Engine;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
-use similar::{ChangeTag, TextDiff};
 
 use crate::diff::Kind;
 use crate::gate::Status;
@@ -176,18 +175,19 @@ fn figure(svg: String) -> String {
     format!("<div class=\"chart\">{svg}</div>\n")
 }
 
-/// Word by word: deleted words in `<del>`, inserted in `<ins>`, each escaped.
+/// Word by word ([`view::words`]): what went in `<del>`, what came in `<ins>`, all escaped.
 pub fn word_diff(old: &str, new: &str) -> String {
     let mut out = String::new();
-    for ch in TextDiff::from_words(old, new).iter_all_changes() {
-        let v = html(ch.value(), true);
-        match ch.tag() {
-            ChangeTag::Equal => out.push_str(&v),
-            ChangeTag::Delete => {
-                let _ = write!(out, "<del>{v}</del>");
-            }
-            ChangeTag::Insert => {
-                let _ = write!(out, "<ins>{v}</ins>");
+    for piece in view::words(old, new) {
+        match piece {
+            view::Words::Same(s) => out.push_str(&html(&s, true)),
+            view::Words::Changed { del, ins } => {
+                if !del.is_empty() {
+                    let _ = write!(out, "<del>{}</del>", html(&del, true));
+                }
+                if !ins.is_empty() {
+                    let _ = write!(out, "<ins>{}</ins>", html(&ins, true));
+                }
             }
         }
     }
@@ -730,6 +730,14 @@ mod tests {
         assert!(p.contains(&format!("<script>{SCRIPT}</script>")));
         assert!(p.contains(&csp_hash(STYLE)) && p.contains(&csp_hash(SCRIPT)));
         assert!(p.contains("default-src 'none'"));
+    }
+
+    #[test]
+    fn word_diff_joins_runs() {
+        assert_eq!(
+            word_diff("a b c d", "a x y d"),
+            "a <del>b c</del><ins>x y</ins> d"
+        );
     }
 
     #[test]

@@ -7,13 +7,13 @@ pub mod suite;
 use std::fmt::Write;
 
 use serde_json::Value;
-use similar::{ChangeTag, TextDiff};
 
 use crate::diff::{Kind, Severity};
 use crate::gate::Status;
 use crate::replay::Direction;
 use crate::report::Report;
 use crate::report::escape::{cell, clean};
+use crate::report::view;
 
 struct Paint {
     on: bool,
@@ -560,64 +560,31 @@ fn floor_source(s: crate::drift::FloorSource) -> &'static str {
 
 /// Word-level diff: deletions red and struck through, insertions green; without colour the
 /// markers `[-…-]` and `{+…+}` (git's word-diff convention) carry the same information.
-/// A rewritten phrase reads as one deletion and one insertion: whitespace between changed words
-/// joins the change instead of splitting it into many small edits.
+/// Pieces from [`view::words`], so a rewritten phrase reads as one deletion and one insertion.
 pub fn word_diff(old: &str, new: &str, color: bool) -> String {
     let p = Paint { on: color };
-    let diff = TextDiff::from_words(old, new);
-    let (mut out, mut del, mut ins, mut gap) =
-        (String::new(), String::new(), String::new(), String::new());
-    let flush = |out: &mut String, del: &mut String, ins: &mut String| {
-        if !del.is_empty() {
-            out.push_str(&if p.on {
-                p.wrap("9;31", del)
-            } else {
-                format!("[-{del}-]")
-            });
-        }
-        if !ins.is_empty() {
-            out.push_str(&if p.on {
-                p.wrap("32", ins)
-            } else {
-                format!("{{+{ins}+}}")
-            });
-        }
-        del.clear();
-        ins.clear();
-    };
-    for ch in diff.iter_all_changes() {
-        let v = ch.value();
-        match ch.tag() {
-            ChangeTag::Equal if v.trim().is_empty() && !(del.is_empty() && ins.is_empty()) => {
-                gap.push_str(v);
-            }
-            ChangeTag::Equal => {
-                flush(&mut out, &mut del, &mut ins);
-                out.push_str(&gap);
-                gap.clear();
-                out.push_str(v);
-            }
-            tag => {
-                // Whitespace seen between two changes belongs inside both sides of the change.
-                if !gap.is_empty() {
-                    if !del.is_empty() {
-                        del.push_str(&gap);
-                    }
-                    if !ins.is_empty() {
-                        ins.push_str(&gap);
-                    }
-                    gap.clear();
+    let mut out = String::new();
+    for piece in view::words(old, new) {
+        match piece {
+            view::Words::Same(s) => out.push_str(&s),
+            view::Words::Changed { del, ins } => {
+                if !del.is_empty() {
+                    out.push_str(&if p.on {
+                        p.wrap("9;31", &del)
+                    } else {
+                        format!("[-{del}-]")
+                    });
                 }
-                if tag == ChangeTag::Delete {
-                    del.push_str(v)
-                } else {
-                    ins.push_str(v)
+                if !ins.is_empty() {
+                    out.push_str(&if p.on {
+                        p.wrap("32", &ins)
+                    } else {
+                        format!("{{+{ins}+}}")
+                    });
                 }
             }
         }
     }
-    flush(&mut out, &mut del, &mut ins);
-    out.push_str(&gap);
     out
 }
 
