@@ -24,9 +24,14 @@ die() { echo "browser.sh: $*" >&2; exit 1; }
 install() {
   if ! command -v chromium >/dev/null; then
     command -v apt-get >/dev/null || die "chromium not found and no apt-get to install it"
+    local as_root=()
+    if [ "$(id -u)" != 0 ]; then
+      command -v sudo >/dev/null || die "chromium not found; installing it needs root or sudo"
+      as_root=(sudo)
+    fi
     echo "browser.sh: installing Debian's chromium" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium >&2 \
-      || { apt-get update >&2 && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium >&2; } \
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium >&2 \
+      || { "${as_root[@]}" apt-get update >&2 && "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium >&2; } \
       || die "apt-get install chromium failed"
   fi
   if [ ! -f "$dir/.complete" ]; then

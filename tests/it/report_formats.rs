@@ -584,3 +584,16 @@ fn html_shows_the_check_with_charts_and_flips() {
     );
     assert!(chart.contains("bar [83.3, 87.5]") && chart.contains("line [100.0, 25.0]"));
 }
+
+/// A PR that rewrites 600 long descriptions: the page keeps 500 word diffs and every table at
+/// 500 rows, says where the rest is, and stays a size a browser opens.
+#[test]
+fn html_stays_bounded_on_a_huge_change() {
+    let r = big_report(600, 0);
+    let page = render::render(&r, render::Format::Html, &render::Options { color: false });
+    support::html::assert_inert(&page, "huge");
+    assert_eq!(page.matches("<div class=\"diff\">").count(), 500);
+    assert!(page.contains("100 more text changes are in the JSON report."));
+    assert!(page.contains("100 more rows are in the JSON report."));
+    assert!(page.len() < 8_000_000, "{} bytes", page.len());
+}

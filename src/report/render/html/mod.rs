@@ -604,8 +604,11 @@ fn changed_tools(rows: &[ToolView], b: &mut String) {
     ));
 }
 
+/// One word diff per changed text, the first `MAX_ROWS` of them (each side cut to `MAX_TEXT`),
+/// so a PR that rewrites every description of a huge server still makes a page a browser opens.
 fn text_diffs(rows: &[ToolView], b: &mut String) {
-    let mut first = true;
+    let mut shown = 0usize;
+    let mut left_out = 0usize;
     for v in rows {
         let Some(d) = v.diff else { continue };
         for c in &d.changes {
@@ -615,10 +618,14 @@ fn text_diffs(rows: &[ToolView], b: &mut String) {
             ) {
                 continue;
             }
-            if first {
-                b.push_str("<h2>Text an agent reads, changed</h2>\n");
-                first = false;
+            if shown == MAX_ROWS {
+                left_out += 1;
+                continue;
             }
+            if shown == 0 {
+                b.push_str("<h2>Text an agent reads, changed</h2>\n");
+            }
+            shown += 1;
             let text = |x: &Option<Value>| {
                 let s = x.as_ref().and_then(Value::as_str).unwrap_or_default();
                 crate::report::escape::truncate(s, MAX_TEXT)
@@ -631,6 +638,12 @@ fn text_diffs(rows: &[ToolView], b: &mut String) {
                 word_diff(&text(&c.before), &text(&c.after))
             );
         }
+    }
+    if left_out > 0 {
+        let _ = writeln!(
+            b,
+            "<p class=\"muted\">{left_out} more text changes are in the JSON report.</p>"
+        );
     }
 }
 
