@@ -23,14 +23,16 @@ pub fn use_color(c: Color, to_file: bool) -> bool {
     }
 }
 
-/// `text` to the file at `path` (`-` is stdout), atomically where the file is a regular one.
+/// `text` to the file at `path` (`-` is stdout, where a closed pipe is not an error), atomically
+/// where the file is a regular one.
 pub fn write(path: &Path, text: &str) -> Result<()> {
     if path == Path::new("-") {
         let mut out = std::io::stdout().lock();
-        return out
-            .write_all(text.as_bytes())
-            .and_then(|()| out.flush())
-            .map_err(|e| Error::io("<stdout>", e));
+        return match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+            // A reader that has gone (`| head`) took what it wanted; the exit code stays ours.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Ok(()),
+            r => r.map_err(|e| Error::io("<stdout>", e)),
+        };
     }
     crate::fs::write_atomic(path, text.as_bytes()).map_err(|e| Error::io(path, e))
 }

@@ -60,3 +60,25 @@ fn openai_without_model_is_a_usage_error() {
     assert_eq!(out.code, 2);
     assert!(out.stderr.contains("--embed-model"));
 }
+
+/// A reader that has gone (`driftgate embed | head -c1` after head exits) ends the run quietly
+/// with its own exit code, as ripgrep does, rather than with Rust's broken-pipe panic (101).
+#[test]
+fn a_closed_stdout_is_not_a_panic() {
+    let mut cmd = cli::driftgate(["embed"]).command();
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    // The read end is closed before driftgate writes anything.
+    drop(child.stdout.take());
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"read a file\n").unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
+}

@@ -15,9 +15,7 @@ pub async fn run(a: EmbedArgs) -> Result<i32> {
     let embedder = settings::embedder_kind(&a)?.build()?;
     let vectors = embedder.embed(&texts).await?;
     let rows: Vec<Vec<f32>> = vectors.outer_iter().map(|r| r.to_vec()).collect();
-    println!(
-        "{}",
-        serde_json::to_string(&rows).expect("f32 vectors always serialise")
-    );
+    let json = serde_json::to_string(&rows).expect("f32 vectors always serialise");
+    crate::app::output::write(std::path::Path::new("-"), &(json + "\n"))?;
     Ok(exit::PASS)
 }
