@@ -221,6 +221,51 @@ pub fn flips(report: &Report) -> Vec<&Flip> {
     f
 }
 
+/// One text an agent reads that the PR changed: a description, a parameter's description or a
+/// title, with both sides cut to `max_chars` (the renderers' size bound).
+pub struct TextChange<'a> {
+    pub tool: &'a str,
+    pub pointer: &'a str,
+    pub before: String,
+    pub after: String,
+}
+
+/// Every changed text of `rows`, in row order, each side cut to `max_chars`. Lazy, so a renderer
+/// that shows the first N pays for N.
+pub fn text_changes<'a, 'r>(
+    rows: &'r [ToolView<'a>],
+    max_chars: usize,
+) -> impl Iterator<Item = TextChange<'a>> + 'r {
+    let text = move |x: &Option<serde_json::Value>| {
+        let s = x
+            .as_ref()
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or_default();
+        super::escape::truncate(s, max_chars)
+    };
+    rows.iter()
+        .filter_map(|v| Some((v.name, v.diff?)))
+        .flat_map(|(tool, d)| {
+            d.changes
+                .iter()
+                .filter(|c| {
+                    matches!(
+                        c.kind,
+                        crate::diff::Kind::Description
+                            | crate::diff::Kind::ParamDescription
+                            | crate::diff::Kind::Title
+                    )
+                })
+                .map(move |c| (tool, c))
+        })
+        .map(move |(tool, c)| TextChange {
+            tool,
+            pointer: &c.pointer,
+            before: text(&c.before),
+            after: text(&c.after),
+        })
+}
+
 /// One argument change of a call flip: `path: "a.txt" → "/a.txt"` (values as JSON).
 pub fn arg_change(c: &crate::replay::ArgChange) -> String {
     let v = |x: &Option<serde_json::Value>| {

@@ -11,10 +11,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
 use base64::Engine;
-use serde_json::Value;
 use sha2::{Digest, Sha256};
 
-use crate::diff::Kind;
 use crate::gate::Status;
 use crate::replay::{Direction, Flip, Routing, ToolRouting};
 use crate::report::escape::html;
@@ -607,38 +605,22 @@ fn changed_tools(rows: &[ToolView], b: &mut String) {
 /// One word diff per changed text, the first `MAX_ROWS` of them (each side cut to `MAX_TEXT`),
 /// so a PR that rewrites every description of a huge server still makes a page a browser opens.
 fn text_diffs(rows: &[ToolView], b: &mut String) {
-    let mut shown = 0usize;
-    let mut left_out = 0usize;
-    for v in rows {
-        let Some(d) = v.diff else { continue };
-        for c in &d.changes {
-            if !matches!(
-                c.kind,
-                Kind::Description | Kind::ParamDescription | Kind::Title
-            ) {
-                continue;
-            }
-            if shown == MAX_ROWS {
-                left_out += 1;
-                continue;
-            }
-            if shown == 0 {
-                b.push_str("<h2>Text an agent reads, changed</h2>\n");
-            }
-            shown += 1;
-            let text = |x: &Option<Value>| {
-                let s = x.as_ref().and_then(Value::as_str).unwrap_or_default();
-                crate::report::escape::truncate(s, MAX_TEXT)
-            };
-            let _ = writeln!(
-                b,
-                "<h3>{} <span class=\"muted mono\">{}</span></h3>\n<div class=\"diff\">{}</div>",
-                code(v.name),
-                html(&c.pointer, false),
-                word_diff(&text(&c.before), &text(&c.after))
-            );
-        }
+    let mut all = crate::report::view::text_changes(rows, MAX_TEXT).peekable();
+    if all.peek().is_none() {
+        return;
     }
+    b.push_str("<h2>Text an agent reads, changed</h2>\n");
+    for c in all.by_ref().take(MAX_ROWS) {
+        let _ = writeln!(
+            b,
+            "<h3>{} <span class=\"muted mono\">{}</span></h3>\n<div class=\"diff\">{}</div>",
+            code(c.tool),
+            html(c.pointer, false),
+            word_diff(&c.before, &c.after)
+        );
+    }
+    // Counted without cutting or copying the texts left out.
+    let left_out = all.count();
     if left_out > 0 {
         let _ = writeln!(
             b,

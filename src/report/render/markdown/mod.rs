@@ -8,10 +8,8 @@ pub mod stress;
 
 use std::fmt::Write;
 
-use serde_json::Value;
 use similar::{ChangeTag, TextDiff};
 
-use crate::diff::Kind;
 use crate::gate::Status;
 use crate::replay::Direction;
 use crate::report::escape::{md_code, md_fence, md_inline, md_url};
@@ -707,21 +705,10 @@ fn drift(report: &Report) -> Option<String> {
 /// the old sentences as `-` and the new as `+`. Inside a fence GitHub renders nothing, so the text
 /// shows exactly as written and cannot mention, link or inject markup.
 fn text_diffs(rows: &[ToolView]) -> Vec<String> {
-    let mut blocks = Vec::new();
-    for v in rows {
-        let Some(d) = v.diff else { continue };
-        for c in &d.changes {
-            if !matches!(
-                c.kind,
-                Kind::Description | Kind::ParamDescription | Kind::Title
-            ) {
-                continue;
-            }
-            let text = |x: &Option<Value>| {
-                let s = x.as_ref().and_then(Value::as_str).unwrap_or_default();
-                crate::report::escape::truncate(s, MAX_TEXT)
-            };
-            let mut b = if blocks.is_empty() {
+    crate::report::view::text_changes(rows, MAX_TEXT)
+        .enumerate()
+        .map(|(i, c)| {
+            let mut b = if i == 0 {
                 "#### Text an agent reads, changed\n\n".to_string()
             } else {
                 String::new()
@@ -729,17 +716,13 @@ fn text_diffs(rows: &[ToolView]) -> Vec<String> {
             let _ = writeln!(
                 b,
                 "{} {}\n",
-                md_code(v.name, 80, false),
-                md_code(&c.pointer, 80, false)
+                md_code(c.tool, 80, false),
+                md_code(c.pointer, 80, false)
             );
-            b.push_str(&md_fence(
-                "diff",
-                &line_diff(&text(&c.before), &text(&c.after)),
-            ));
-            blocks.push(b);
-        }
-    }
-    blocks
+            b.push_str(&md_fence("diff", &line_diff(&c.before, &c.after)));
+            b
+        })
+        .collect()
 }
 
 /// One sentence per line, so an edit to one sentence of a long paragraph shows as that sentence
