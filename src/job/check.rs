@@ -122,7 +122,7 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
                 r.config.seed,
                 crate::stats::DEFAULT_RESAMPLES,
             );
-            if r.confirm > 0 && !routing.flips.is_empty() {
+            if r.confirm > 0 && replay::confirm::has_flips(&routing) {
                 let cfg = ReplayConfig {
                     repeats: r.confirm,
                     first_repeat: r.config.repeats,
@@ -145,7 +145,7 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
                         &r.packs,
                     )
                     .await;
-                let before = routing.flips.clone();
+                let before = replay::confirm::Before::of(&routing);
                 routing = replay::compare_sides(
                     &r.suite.suite,
                     &head_suite,

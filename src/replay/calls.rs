@@ -27,6 +27,9 @@ pub struct Calls {
     pub cases_with_args: usize,
     /// Parameter names the model invented for a tool, counted per side.
     pub invented: Vec<Invented>,
+    /// Call flips of the first run that did not hold under `--confirm` (no longer counted).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_reproduced: Vec<Flip>,
 }
 
 /// One argument that differs between the typical base and head call of a flipped case.
@@ -114,6 +117,7 @@ pub fn compare(
         head_outcomes: label_counts(head, |s| s.call.label()),
         cases_with_args: suite.cases.iter().filter(|c| c.args.is_some()).count(),
         invented: invented(base, head),
+        not_reproduced: Vec::new(),
     })
 }
 

@@ -2,16 +2,29 @@
 //! both sides (flips are few, so this is cheap), the answers join the first run's, and a flip
 //! counts only if it holds in the majority of all of a case's answers. Each flip says in how many
 //! of the K re-asks it happened again; a flip that did not hold is listed as not reproduced.
+//! Call flips (the arguments moved, routing did not) are re-asked and judged the same way, on
+//! call correctness.
 
 use std::collections::BTreeSet;
 
 use super::compare::{Confirmation, Direction, Flip, Routing};
-use super::runner::SideRun;
+use super::runner::{Sample, SideRun};
 use crate::suite::Suite;
 
-/// The cases of `suite` that flipped in `routing`.
+/// Whether `routing` has a flip of either metric to confirm.
+pub fn has_flips(routing: &Routing) -> bool {
+    !routing.flips.is_empty() || routing.calls.as_ref().is_some_and(|c| !c.flips.is_empty())
+}
+
+/// The cases of `suite` that flipped in `routing`, routing or call.
 pub fn flipped_cases(suite: &Suite, routing: &Routing) -> Suite {
-    let ids: BTreeSet<&str> = routing.flips.iter().map(|f| f.id.as_str()).collect();
+    let call_flips = routing.calls.iter().flat_map(|c| &c.flips);
+    let ids: BTreeSet<&str> = routing
+        .flips
+        .iter()
+        .chain(call_flips)
+        .map(|f| f.id.as_str())
+        .collect();
     Suite {
         cases: suite
             .cases
@@ -45,18 +58,18 @@ pub fn merge(run: &SideRun, extra: &SideRun) -> SideRun {
 }
 
 /// In how many re-asks (paired by repeat) did the flip happen again: base right and head wrong
-/// for a regression, the other way for a fix.
-fn reproduced(flip: &Flip, base: &SideRun, head: &SideRun) -> Confirmation {
+/// for a regression, the other way for a fix, "right" as `correct` judges a sample.
+fn reproduced(
+    flip: &Flip,
+    base: &SideRun,
+    head: &SideRun,
+    correct: fn(&Sample) -> bool,
+) -> Confirmation {
     let samples = |run: &SideRun| {
         run.cases
             .iter()
             .find(|c| c.id == flip.id)
-            .map(|c| {
-                c.samples
-                    .iter()
-                    .map(|s| s.outcome.is_correct())
-                    .collect::<Vec<_>>()
-            })
+            .map(|c| c.samples.iter().map(correct).collect::<Vec<_>>())
             .unwrap_or_default()
     };
     let (b, h) = (samples(base), samples(head));
@@ -74,18 +87,62 @@ fn reproduced(flip: &Flip, base: &SideRun, head: &SideRun) -> Confirmation {
     }
 }
 
+/// The flips of both metrics before a confirmation, to annotate the pairing after it.
+pub struct Before {
+    routing: Vec<Flip>,
+    calls: Vec<Flip>,
+}
+
+impl Before {
+    pub fn of(routing: &Routing) -> Before {
+        Before {
+            routing: routing.flips.clone(),
+            calls: routing
+                .calls
+                .as_ref()
+                .map(|c| c.flips.clone())
+                .unwrap_or_default(),
+        }
+    }
+}
+
 /// Mark `after` (the pairing of the merged runs) with the confirmation of every flip of `before`
-/// (the first run's flips): kept flips say how often they reproduced, dropped ones move to
-/// `not_reproduced`.
-pub fn annotate(after: &mut Routing, before: &[Flip], base_extra: &SideRun, head_extra: &SideRun) {
+/// (the first run's flips, both metrics): kept flips say how often they reproduced, dropped ones
+/// move to their metric's `not_reproduced`.
+pub fn annotate(after: &mut Routing, before: &Before, base_extra: &SideRun, head_extra: &SideRun) {
+    mark(
+        &mut after.flips,
+        &mut after.not_reproduced,
+        &before.routing,
+        (base_extra, head_extra),
+        |s| s.outcome.is_correct(),
+    );
+    if let Some(calls) = after.calls.as_mut() {
+        mark(
+            &mut calls.flips,
+            &mut calls.not_reproduced,
+            &before.calls,
+            (base_extra, head_extra),
+            |s| s.call.is_correct(),
+        );
+    }
+}
+
+fn mark(
+    flips: &mut [Flip],
+    not_reproduced: &mut Vec<Flip>,
+    before: &[Flip],
+    (base, head): (&SideRun, &SideRun),
+    correct: fn(&Sample) -> bool,
+) {
     for old in before {
-        let c = reproduced(old, base_extra, head_extra);
-        match after.flips.iter_mut().find(|f| f.id == old.id) {
+        let c = reproduced(old, base, head, correct);
+        match flips.iter_mut().find(|f| f.id == old.id) {
             Some(f) => f.confirmed = Some(c),
             None => {
                 let mut gone = old.clone();
                 gone.confirmed = Some(c);
-                after.not_reproduced.push(gone);
+                not_reproduced.push(gone);
             }
         }
     }

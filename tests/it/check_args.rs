@@ -94,10 +94,19 @@ fn answer(req: &Request, anthropic_wire: bool) -> Step {
 
 fn check(router: &str) -> (Run, Value, String) {
     let wire = router == "anthropic";
+    check_with(router, &[], move |req| answer(req, wire))
+}
+
+fn check_with(
+    router: &str,
+    extra: &[&str],
+    answer: impl Fn(&Request) -> Step + Send + Sync + 'static,
+) -> (Run, Value, String) {
+    let wire = router == "anthropic";
     let fake = if wire {
-        Fake::handler(move |req| answer(req, true))
+        Fake::handler(answer)
     } else {
-        chat_server(move |req| answer(req, false))
+        chat_server(answer)
     };
     let dir = tempfile::tempdir().unwrap();
     let json_out = dir.path().join("report.json");
@@ -123,6 +132,7 @@ fn check(router: &str) -> (Run, Value, String) {
         "--json-out",
         json_out.to_str().unwrap(),
     ])
+    .args(extra)
     .envs([("OPENAI_API_KEY", KEY), ("ANTHROPIC_API_KEY", KEY)])
     .run();
     let text = std::fs::read_to_string(&json_out)
@@ -304,4 +314,56 @@ fn anthropic_tool_use_blocks_are_judged_the_same_way() {
     assert_eq!(r["router"]["kind"], "anthropic");
     assert_every_kind_is_named(&r);
     assert!(!on_disk.contains(KEY) && !run.stdout.contains(KEY));
+}
+
+/// `--confirm 2` re-asks call flips too, judged on the call: a bad head call that happens on
+/// every re-ask is "confirmed 2/2"; one that happened on the first ask only (seed 0) and was right
+/// on both re-asks did not reproduce and no longer counts, in JSON and on the terminal.
+#[test]
+fn confirm_reasks_call_flips_and_drops_the_ones_that_do_not_reproduce() {
+    let (run, r, _) = check_with("openai", &["--confirm", "2"], |req| {
+        let last = req.body["messages"].as_array().and_then(|m| m.last());
+        let prompt = last.and_then(|m| m["content"].as_str()).unwrap_or_default();
+        if is_head(req)
+            && prompt == "Email a reminder for appointment 5521"
+            && req.body["seed"] != 0
+        {
+            let ok = json!({"appointment_id": "5521", "channel": "email"});
+            return tool_call("send_reminder", &ok.to_string());
+        }
+        answer(req, false)
+    });
+    // Six confirmed flips are p = 1/64 = 0.0156, not below require_significance 0.015.
+    assert_eq!(run.code, 0, "{}", run.dump());
+    let calls = &r["routing"]["calls"];
+    let flips = calls["flips"].as_array().unwrap();
+    assert_eq!(flips.len(), 6, "{flips:?}");
+    for f in flips {
+        assert_eq!(f["confirmed"], json!({"reproduced": 2, "asked": 2}), "{f}");
+    }
+    let gone = calls["not_reproduced"].as_array().unwrap();
+    assert_eq!(gone.len(), 1, "{gone:?}");
+    assert_eq!(gone[0]["id"], "enum");
+    assert_eq!(gone[0]["confirmed"], json!({"reproduced": 0, "asked": 2}));
+    assert_eq!(calls["summary"]["discordant_right_to_wrong"], 6);
+    assert!(run.stdout.contains("(confirmed 2/2)"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains(
+            "Call flips that did not reproduce under --confirm (no longer counted): enum regressed did not reproduce (0/2)"
+        ),
+        "{}",
+        run.stdout
+    );
+    let report =
+        driftgate::report::Report::from_json(&r.to_string(), "report.json").expect("reads back");
+    let md = driftgate::report::render::markdown::render(&report, &Default::default());
+    assert!(
+        md.contains("Call flips that did not reproduce under `--confirm` (no longer counted): `enum` regressed did not reproduce (0/2)"),
+        "{md}"
+    );
+    let page = driftgate::report::render::html::render(&report);
+    assert!(
+        page.contains("(arguments): did not reproduce (0/2)"),
+        "{page}"
+    );
 }

@@ -472,22 +472,71 @@ fn confusions(r: &Routing, b: &mut String) {
     b.push_str(&figure(chart::heatmap(&grid("head", &head))));
 }
 
+/// Routing flips, then call flips (arguments moved, routing unchanged), in one filterable table;
+/// then the flips `--confirm` did not reproduce.
 fn flips(report: &Report, b: &mut String) {
     let flips = view::flips(report);
-    let _ = writeln!(b, "<h2>Flipped cases ({})</h2>", flips.len());
-    if flips.is_empty() {
-        b.push_str("<p>No case changed its outcome.</p>\n");
-        return;
-    }
-    b.push_str(
-        "<input id=\"flip-filter\" type=\"search\" placeholder=\"filter flips\" aria-label=\"filter flips\" hidden>\n",
+    let calls = report
+        .routing
+        .as_ref()
+        .and_then(|r| r.calls.as_ref())
+        .map_or(&[][..], |c| &c.flips[..]);
+    let _ = writeln!(
+        b,
+        "<h2>Flipped cases ({})</h2>",
+        if calls.is_empty() {
+            flips.len().to_string()
+        } else {
+            format!("{} routing, {} arguments only", flips.len(), calls.len())
+        }
     );
-    let rows: Vec<Vec<String>> = flips.iter().map(|f| flip_row(f)).collect();
-    b.push_str(&table(
-        Some("flips"),
-        &["case", "", "expected", "base", "head", "prompt"],
-        &rows,
-    ));
+    if flips.is_empty() && calls.is_empty() {
+        b.push_str("<p>No case changed its outcome.</p>\n");
+    } else {
+        b.push_str(
+            "<input id=\"flip-filter\" type=\"search\" placeholder=\"filter flips\" aria-label=\"filter flips\" hidden>\n",
+        );
+        let rows: Vec<Vec<String>> = flips
+            .iter()
+            .map(|f| (*f, "routing"))
+            .chain(calls.iter().map(|f| (f, "arguments")))
+            .map(|(f, metric)| {
+                let mut row = flip_row(f);
+                row.insert(2, metric.to_string());
+                row
+            })
+            .collect();
+        b.push_str(&table(
+            Some("flips"),
+            &["case", "", "metric", "expected", "base", "head", "prompt"],
+            &rows,
+        ));
+    }
+    if let Some(r) = &report.routing {
+        let calls_gone = r.calls.iter().flat_map(|c| &c.not_reproduced);
+        let gone: Vec<String> = r
+            .not_reproduced
+            .iter()
+            .map(|f| (f, "routing"))
+            .chain(calls_gone.map(|f| (f, "arguments")))
+            .map(|(f, metric)| {
+                let c = view::confirmation(f, false).unwrap_or_default();
+                format!(
+                    "<li>{} {} ({metric}): {}</li>",
+                    code(&f.id),
+                    f.direction,
+                    html(&c, false)
+                )
+            })
+            .collect();
+        if !gone.is_empty() {
+            let _ = writeln!(
+                b,
+                "<p>Flips that did not reproduce under <code>--confirm</code> (no longer counted):</p>\n<ul class=\"notes\">\n{}\n</ul>",
+                gone.join("\n")
+            );
+        }
+    }
 }
 
 fn flip_row(f: &Flip) -> Vec<String> {
@@ -503,12 +552,20 @@ fn flip_row(f: &Flip) -> Vec<String> {
             html(&view::arg_change(a), false)
         );
     }
+    let confirmed = view::confirmation(f, true)
+        .map(|c| format!(" <span class=\"muted\">{c}</span>"))
+        .unwrap_or_default();
     vec![
         code(&f.id),
         dir.to_string(),
         code(&f.expect),
         format!("{} ({}/{})", code(&f.base), f.base_correct, f.repeats),
-        format!("{} ({}/{})", code(&f.head), f.head_correct, f.repeats),
+        format!(
+            "{} ({}/{}){confirmed}",
+            code(&f.head),
+            f.head_correct,
+            f.repeats
+        ),
         prompt,
     ]
 }

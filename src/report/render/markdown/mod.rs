@@ -320,7 +320,9 @@ fn call_flips(report: &Report) -> Vec<String> {
         return Vec::new();
     };
     if c.flips.is_empty() {
-        return Vec::new();
+        return not_reproduced(&c.not_reproduced, "Call flips")
+            .into_iter()
+            .collect();
     }
     let regressed = c
         .flips
@@ -335,8 +337,11 @@ fn call_flips(report: &Report) -> Vec<String> {
             .iter()
             .map(|a| md_code(&view::arg_change(a), 120, true))
             .collect();
+        let confirmed = view::confirmation(f, true)
+            .map(|c| format!(" ({c})"))
+            .unwrap_or_default();
         format!(
-            "| {} | {} | {} | {} → {} | {} |\n",
+            "| {} | {} | {} | {} → {}{confirmed} | {} |\n",
             direction_cell(f.direction),
             md_code(&f.id, 40, true),
             md_code(&f.prompt, 160, true),
@@ -353,7 +358,9 @@ fn call_flips(report: &Report) -> Vec<String> {
         "#### Arguments moved, routing unchanged: {regressed} regressed, {} fixed\n\n{header}",
         c.flips.len() - regressed
     );
-    folded(title, header, &c.flips, OPEN_FLIPS, "call flip(s)", row)
+    let mut blocks = folded(title, header, &c.flips, OPEN_FLIPS, "call flip(s)", row);
+    blocks.extend(not_reproduced(&c.not_reproduced, "Call flips"));
+    blocks
 }
 
 /// Injection-scan findings: what the PR introduced (for `lint`: all), then what base already
@@ -556,23 +563,28 @@ fn flips(report: &Report) -> Vec<String> {
             row(f)
         })
     };
-    if let Some(r) = &report.routing
-        && !r.not_reproduced.is_empty()
-    {
-        let list: Vec<String> = r
-            .not_reproduced
-            .iter()
-            .map(|f| {
-                let c = view::confirmation(f, false).unwrap_or_default();
-                format!("{} {} {c}", md_code(&f.id, 40, false), f.direction)
-            })
-            .collect();
-        blocks.push(format!(
-            "Flips that did not reproduce under `--confirm` (no longer counted): {}\n",
-            list.join(", ")
-        ));
+    if let Some(r) = &report.routing {
+        blocks.extend(not_reproduced(&r.not_reproduced, "Flips"));
     }
     blocks
+}
+
+/// The flips of one metric that did not hold under `--confirm`, as one paragraph.
+fn not_reproduced(flips: &[crate::replay::Flip], what: &str) -> Option<String> {
+    if flips.is_empty() {
+        return None;
+    }
+    let list: Vec<String> = flips
+        .iter()
+        .map(|f| {
+            let c = view::confirmation(f, false).unwrap_or_default();
+            format!("{} {} {c}", md_code(&f.id, 40, false), f.direction)
+        })
+        .collect();
+    Some(format!(
+        "{what} that did not reproduce under `--confirm` (no longer counted): {}\n",
+        list.join(", ")
+    ))
 }
 
 /// A table block with the first `open` rows visible and the rest (capped at `MAX_ROWS`) folded

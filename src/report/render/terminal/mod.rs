@@ -256,21 +256,7 @@ fn routing(report: &Report, p: &Paint, out: &mut String) {
             let _ = writeln!(out, "  {l}");
         }
     }
-    if !r.not_reproduced.is_empty() {
-        let list: Vec<String> = r
-            .not_reproduced
-            .iter()
-            .map(|f| {
-                let c = crate::report::view::confirmation(f, false).unwrap_or_default();
-                format!("{} {} {c}", cell(&f.id, 24), f.direction)
-            })
-            .collect();
-        let _ = writeln!(
-            out,
-            "\nFlips that did not reproduce under --confirm (no longer counted): {}",
-            list.join(", ")
-        );
-    }
+    not_reproduced(&r.not_reproduced, "Flips", out);
     let _ = writeln!(
         out,
         "\nRouting accuracy: base {} [{}, {}] → head {} [{}, {}] (Wilson 95%), {} cases",
@@ -438,9 +424,12 @@ fn calls(report: &Report, p: &Paint, out: &mut String) {
                     .iter()
                     .map(crate::report::view::arg_change)
                     .collect();
+                let confirmed = crate::report::view::confirmation(f, true)
+                    .map(|c| format!(" ({c})"))
+                    .unwrap_or_default();
                 vec![
                     cell(&f.id, 24),
-                    format!("{} → {}", cell(&f.base, 64), cell(&f.head, 64)),
+                    format!("{} → {}{confirmed}", cell(&f.base, 64), cell(&f.head, 64)),
                     cell(&moved.join("; "), 100),
                     cell(&f.prompt, 60),
                 ]
@@ -453,6 +442,7 @@ fn calls(report: &Report, p: &Paint, out: &mut String) {
             let _ = writeln!(out, "  {l}");
         }
     }
+    not_reproduced(&c.not_reproduced, "Call flips", out);
     moved_tools(&c.per_tool, "TOOL (CALLS)", out);
     if !c.invented.is_empty() {
         let _ = writeln!(
@@ -938,4 +928,23 @@ impl crate::report::render::Renderer for Terminal {
     ) -> Option<String> {
         Some(runner_safe(&suite::render(check)).into_owned())
     }
+}
+
+/// The flips of one metric that did not hold under `--confirm`, on one line.
+fn not_reproduced(flips: &[crate::replay::Flip], what: &str, out: &mut String) {
+    if flips.is_empty() {
+        return;
+    }
+    let list: Vec<String> = flips
+        .iter()
+        .map(|f| {
+            let c = crate::report::view::confirmation(f, false).unwrap_or_default();
+            format!("{} {} {c}", cell(&f.id, 24), f.direction)
+        })
+        .collect();
+    let _ = writeln!(
+        out,
+        "\n{what} that did not reproduce under --confirm (no longer counted): {}",
+        list.join(", ")
+    );
 }
