@@ -144,7 +144,7 @@ async fn transport_errors_are_retried_and_bad_answers_give_up_incomplete() {
     assert_eq!(e.exit_code(), 3);
     assert_eq!(
         e.to_string(),
-        "incomplete: prompts: model qwen gave no valid answer in 4 attempt(s); last problem: /prompts: 1 item(s), expected at least 2"
+        "incomplete: prompts: model qwen gave no valid answer in 4 attempt(s); last problem: /prompts: [\"only one\"] has less than 2 items"
     );
     assert_eq!(fake.bodies().len(), 4);
 
