@@ -74,8 +74,21 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
             if let Some(n) = &r.suite.note {
                 notes.push(n.clone());
             }
-            for problem in suite::validate_against(&r.suite.suite, &base.tools) {
+            // A rename the diff found carries the suite's expectations to the new name at head
+            // (it is still a breaking change under the law): the frozen suite names base's tools.
+            let (head_suite, carried) = renamed_suite(&r.suite.suite, &d);
+            let at_base = suite::validate_against(&r.suite.suite, &base.tools);
+            // What head's tools make impossible that base's did not (a parameter the suite's
+            // args expect removed or narrowed): it explains a call drop before anyone reads one.
+            let at_head: Vec<String> = suite::validate_against(&head_suite, &head.tools)
+                .into_iter()
+                .filter(|p| !at_base.contains(p))
+                .collect();
+            for problem in at_base {
                 notes.push(format!("suite vs base tools: {problem}"));
+            }
+            for problem in at_head {
+                notes.push(format!("suite vs head tools: {problem}"));
             }
             // One note per clash when both sides have it, else one per side.
             let clash_b = replay::clashes(&r.suite.suite, &base.tools, &r.packs, "server");
@@ -101,9 +114,6 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
             let base_run = replayer
                 .run_side("base", &r.suite.suite, &base.tools, &r.packs)
                 .await;
-            // A rename the diff found carries the suite's expectations to the new name at head
-            // (it is still a breaking change under the law): the frozen suite names base's tools.
-            let (head_suite, carried) = renamed_suite(&r.suite.suite, &d);
             notes.extend(carried);
             let head_run = replayer
                 .run_side("head", &head_suite, &head.tools, &r.packs)

@@ -94,11 +94,12 @@ fn answer(req: &Request, anthropic_wire: bool) -> Step {
 
 fn check(router: &str) -> (Run, Value, String) {
     let wire = router == "anthropic";
-    check_with(router, &[], move |req| answer(req, wire))
+    check_with(router, HEAD, &[], move |req| answer(req, wire))
 }
 
 fn check_with(
     router: &str,
+    head: &str,
     extra: &[&str],
     answer: impl Fn(&Request) -> Step + Send + Sync + 'static,
 ) -> (Run, Value, String) {
@@ -117,7 +118,7 @@ fn check_with(
         "--base",
         BASE,
         "--head",
-        HEAD,
+        head,
         "--suite",
         SUITE,
         "--router",
@@ -321,7 +322,7 @@ fn anthropic_tool_use_blocks_are_judged_the_same_way() {
 /// on both re-asks did not reproduce and no longer counts, in JSON and on the terminal.
 #[test]
 fn confirm_reasks_call_flips_and_drops_the_ones_that_do_not_reproduce() {
-    let (run, r, _) = check_with("openai", &["--confirm", "2"], |req| {
+    let (run, r, _) = check_with("openai", HEAD, &["--confirm", "2"], |req| {
         let last = req.body["messages"].as_array().and_then(|m| m.last());
         let prompt = last.and_then(|m| m["content"].as_str()).unwrap_or_default();
         if is_head(req)
@@ -365,5 +366,46 @@ fn confirm_reasks_call_flips_and_drops_the_ones_that_do_not_reproduce() {
     assert!(
         page.contains("(arguments): did not reproduce (0/2)"),
         "{page}"
+    );
+}
+
+/// The suite's expected arguments are read against head's tools too: a head that narrows
+/// `send_reminder`'s channel to `sms` makes case `enum` (which expects `email`) impossible, and the
+/// report says so before anyone reads the call drop; base had no such problem.
+#[test]
+fn expected_args_head_makes_impossible_are_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut tools: Value = serde_json::from_str(&std::fs::read_to_string(HEAD).unwrap()).unwrap();
+    let reminder = tools["tools"]
+        .as_array_mut()
+        .unwrap()
+        .iter_mut()
+        .find(|t| t["name"] == "send_reminder")
+        .unwrap();
+    reminder["inputSchema"]["properties"]["channel"]["enum"] = json!(["sms"]);
+    let head = dir.path().join("head.json");
+    std::fs::write(&head, tools.to_string()).unwrap();
+    let (run, r, _) = check_with("openai", head.to_str().unwrap(), &[], |req| {
+        answer(req, false)
+    });
+    assert_eq!(run.code, 1, "{}", run.dump());
+    let notes: Vec<&str> = r["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    let at_head: Vec<&&str> = notes
+        .iter()
+        .filter(|n| n.starts_with("suite vs head tools: "))
+        .collect();
+    assert_eq!(at_head.len(), 1, "{notes:#?}");
+    assert!(
+        at_head[0].starts_with("suite vs head tools: case \"enum\": `args/channel`"),
+        "{notes:#?}"
+    );
+    assert!(
+        !notes.iter().any(|n| n.starts_with("suite vs base tools")),
+        "{notes:#?}"
     );
 }
