@@ -8,7 +8,7 @@ use crate::error::exit;
 use crate::lint::{Level, LintSection};
 use crate::scan::{FailOn, ScanSection};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Pass,
@@ -16,7 +16,7 @@ pub enum Status {
     Incomplete,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Verdict {
     pub status: Status,
     /// The one sentence (with the number) that decided it.
@@ -69,7 +69,9 @@ pub fn diff_verdict(diff: &Diff, fail_on: Severity) -> Verdict {
 }
 
 /// What a description below the cosine floor does to the verdict.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum CosinePolicy {
     /// Always fails (the proxy decides).
@@ -102,7 +104,7 @@ fn default_min_cases() -> usize {
 }
 
 /// The thresholds `check` applies; from flags, `driftgate.toml`, or these defaults.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CheckThresholds {
     pub fail_on: Severity,
     /// `None`: the embedding model's calibrated floor (`drift::floors`); the report's

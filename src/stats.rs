@@ -105,7 +105,7 @@ pub fn majority_right(correct: u32, repeats: u32) -> bool {
 }
 
 /// A closed interval `[lo, hi]`.
-#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Interval {
     pub lo: f64,
     pub hi: f64,
@@ -325,7 +325,7 @@ fn percentile_sorted(sorted: &[f64], q: f64) -> f64 {
 }
 
 /// Everything the gate and the report need about one paired replay.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct PairedSummary {
     pub n_cases: usize,
     /// Mean over cases of per-case accuracy (correct / repeats); 0.0 with no cases.
@@ -403,7 +403,7 @@ pub fn paired_summary_with(cases: &[CaseOutcome], seed: u64, resamples: u32) -> 
 /// Per-tool routing metrics.
 ///
 /// An observation may accept several tools; it counts toward the `support` of each of them.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct ToolMetrics {
     pub tool: String,
     /// Observations that list this tool as acceptable.
@@ -424,7 +424,7 @@ pub struct ToolMetrics {
 }
 
 /// One kind of misroute and how often it happened.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, schemars::JsonSchema)]
 pub struct Confusion {
     /// The acceptable tool; several are joined with `|` in name order; [`NO_CALL`] when the
     /// prompt expected no call.

@@ -14,7 +14,7 @@ use crate::text::tokens::name_tokens;
 use crate::tools::{Tool, ToolSet};
 
 /// One classified change of one tool.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Change {
     #[serde(deserialize_with = "law::rule_id")]
     pub rule: law::RuleId,
@@ -50,7 +50,7 @@ impl Change {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Status {
     Added,
@@ -60,7 +60,7 @@ pub enum Status {
 }
 
 /// Everything that changed about one tool (paired by name or by rename detection).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolDiff {
     /// The name at head, or at base for a removed tool.
     pub name: String,
@@ -104,7 +104,7 @@ impl ToolDiff {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Diff {
     pub tools: Vec<ToolDiff>,
     pub unchanged: usize,

@@ -26,7 +26,7 @@ use crate::tools::ToolSet;
 /// text-embedding-3-small; cosine scales differ per model, so it is a guess for any other.
 pub const DEFAULT_COSINE_FLOOR: f64 = 0.92;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolDrift {
     pub tool: String,
     /// The base name when it differs (renames).
@@ -50,7 +50,7 @@ pub struct ToolDrift {
 }
 
 /// One changed parameter description: its cosine to the old one, held to the same floor.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ParamDrift {
     /// The parameter (a top-level property of the input schema).
     pub name: String,
@@ -62,7 +62,7 @@ pub struct ParamDrift {
 }
 
 /// The window-by-window comparison of a long description.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Windows {
     /// Words of the base and head descriptions.
     pub words: [usize; 2],
@@ -99,7 +99,9 @@ pub fn windows(text: &str) -> Vec<String> {
 }
 
 /// Where a floor came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "kebab-case")]
 pub enum FloorSource {
     /// `--cosine-floor` or `[gate] cosine_floor` (and every report written before floors were
@@ -145,7 +147,7 @@ impl FloorSetting {
     }
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Drift {
     pub model: String,
     pub floor: f64,

@@ -60,7 +60,7 @@ pub fn tier(score: f64) -> &'static str {
 
 /// A validated answer: the six grades (1–5, in [`DIMENSIONS`] order), and a rationale when the
 /// model adds one (not asked for: small models let it run past the token limit).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Grades {
     pub purpose_clarity: u8,
     pub usage_guidelines: u8,
@@ -196,7 +196,7 @@ fn prompt_file<'de, D: serde::Deserializer<'de>>(d: D) -> Result<PromptFile, D::
     crate::choice::known(d, "prompt", [PROMPT_FILE])
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolScore {
     pub name: String,
     pub input_hash: String,
@@ -219,7 +219,7 @@ pub struct ToolScore {
     pub answers: usize,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LlmReport {
     pub router: String,
     pub model: String,

@@ -25,7 +25,9 @@ pub use pairs::{Pair, PairAnalysis, ScopeNote, Weights};
 pub use quality::{Shadow, ToolQuality};
 
 /// How much a finding matters. Notes are for the reader; `--strict` fails on warnings and errors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     Note,
@@ -89,7 +91,7 @@ fn rule_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RuleId, D::Error> {
     crate::choice::known(d, "lint rule", RULES.iter().map(|r| r.id))
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Finding {
     #[serde(deserialize_with = "rule_id")]
     pub rule: RuleId,
@@ -282,7 +284,7 @@ fn affinity_text(p: &Pair) -> String {
 
 /// What lint contributes to a [`crate::report::Report`]: the full analysis for `lint`, only what
 /// the PR introduced or fixed for `check`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LintSection {
     pub embedding_model: Option<String>,
     pub weights: Weights,

@@ -27,7 +27,7 @@ use crate::tools::{Tool, ToolSet};
 /// How the affinity parts are mixed, and where flagging starts. Tuned on the corpus: on every
 /// 14-tool server-filesystem release the four known confusable pairs score above the threshold
 /// and every other pair below it, with the gap pinned in `tests/lint.rs`.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Weights {
     pub name: f64,
     pub description: f64,
@@ -77,14 +77,14 @@ pub const NAMESPACE_SHARE: f64 = 0.8;
 pub const NAMESPACE_MIN_TOOLS: usize = 3;
 
 /// Why a pair passed or failed the schema gate.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Gate {
     pub substitutable: bool,
     /// Required parameters of both, when substitutable; else the first reason it is not.
     pub detail: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Affinity {
     /// Combined name affinity in [0, 1] and its parts: edit similarity, shared leading and
     /// trailing tokens (each over the shorter name), rare shared terms.
@@ -101,7 +101,7 @@ pub struct Affinity {
 }
 
 /// Why a pair can never be confusable, however alike it looks.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum Veto {
     /// Opposite actions from [`verbs::OPPOSING_VERBS`] (`read` / `write`).
@@ -127,7 +127,7 @@ impl Veto {
 }
 
 /// Everything known about one pair that passed the gate.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Pair {
     pub a: String,
     pub b: String,
@@ -140,7 +140,7 @@ pub struct Pair {
 }
 
 /// A pair the gate dropped whose names read as the same action at another scope.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScopeNote {
     pub a: String,
     pub b: String,
@@ -149,7 +149,7 @@ pub struct ScopeNote {
     pub gate: Gate,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PairAnalysis {
     pub weights: Weights,
     /// The namespace token set aside before comparing names, if any.

@@ -30,7 +30,7 @@ pub const HINTS: [&str; 4] = [
 ];
 
 /// Field names follow the published rubric, so numbers can be compared with it directly.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolQuality {
     pub name: String,
@@ -59,7 +59,7 @@ pub struct ToolQuality {
 }
 
 /// A cheap sibling an agent may reach for instead of a costly tool.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Shadow {
     pub dearer: String,
     pub dearer_cost: u32,

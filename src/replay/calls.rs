@@ -14,7 +14,7 @@ use super::runner::{Sample, SideRun};
 use crate::stats::{self, CaseOutcome, PairedSummary};
 use crate::suite::Suite;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Calls {
     pub summary: PairedSummary,
     /// Cases whose call flipped while their routing did not: the arguments moved.
@@ -33,7 +33,7 @@ pub struct Calls {
 }
 
 /// One argument that differs between the typical base and head call of a flipped case.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ArgChange {
     pub param: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -43,7 +43,7 @@ pub struct ArgChange {
 }
 
 /// A parameter name a tool does not declare that calls to it used.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Invented {
     pub tool: String,
     pub name: String,

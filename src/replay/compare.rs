@@ -12,7 +12,9 @@ use crate::stats::{self, CaseOutcome, Confusion, PairedSummary, ToolMetrics};
 use crate::suite::Suite;
 
 /// Which way a case flipped. Regressions sort first: they are what the reader must see.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Direction {
     /// Right at base, wrong at head.
@@ -37,7 +39,7 @@ impl std::fmt::Display for Direction {
 }
 
 /// A case whose (majority) outcome differs between base and head.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Flip {
     pub id: String,
     pub prompt: String,
@@ -62,14 +64,14 @@ pub struct Flip {
 }
 
 /// A flip re-asked K more times at both sides (`--confirm K`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Confirmation {
     /// Re-asks in which base and head answered as in the flip (paired by repeat).
     pub reproduced: u32,
     pub asked: u32,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolRouting {
     pub tool: String,
     pub cases: usize,
@@ -84,7 +86,7 @@ pub struct ToolRouting {
     pub head_metrics: Option<ToolMetrics>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Routing {
     pub summary: PairedSummary,
     pub flips: Vec<Flip>,

@@ -86,7 +86,7 @@ impl Outcome {
 
 /// How one call is judged once its routing is known: the call is correct when the right tool
 /// (or rightly none) was called with arguments its schema accepts and the case expects.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum CallOutcome {
     Correct,

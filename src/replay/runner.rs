@@ -123,7 +123,7 @@ impl CaseRun {
 }
 
 /// Counters for the report: what the run cost.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RunStats {
     pub requests_sent: u64,
     pub cache_hits: u64,

@@ -9,6 +9,7 @@ pub mod view;
 
 use std::collections::BTreeMap;
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::diff::Diff;
@@ -22,7 +23,7 @@ use crate::suite::SuiteInfo;
 /// Bumped only on incompatible changes; additions keep the version.
 pub const SCHEMA_VERSION: u32 = 1;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Side {
     pub source: String,
     pub format: Format,
@@ -56,7 +57,7 @@ impl Side {
 }
 
 /// The subcommand that made a report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Command {
     Diff,
@@ -85,7 +86,7 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 
 /// Where the report was made, when it was made in GitHub Actions. The fork-PR commenter reads
 /// it back to find the pull request and the sticky comment's marker.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct GithubContext {
     /// "owner/name" of the base repository.
     pub repository: String,
@@ -103,7 +104,7 @@ pub struct GithubContext {
     pub run_url: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Report {
     pub schema_version: u32,
     /// The driftgate version that wrote the report.
@@ -191,6 +192,38 @@ impl Report {
         }
         Ok(report)
     }
+}
+
+/// The JSON Schema (draft 2020-12) of the JSON report, derived from the report types as they
+/// serialise: published as `docs/report.schema.json`, which a test keeps equal to this and
+/// checks real reports against.
+pub fn json_schema() -> serde_json::Value {
+    use schemars::transform::Transform;
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .for_serialize()
+        .into_generator();
+    let mut schema = generator.into_root_schema_for::<Report>();
+    // schemars names Rust's number types as formats ("uint64", "double"), which no JSON Schema
+    // draft defines and strict validators (ajv) refuse; `minimum: 0` already says unsigned.
+    schemars::transform::RecursiveTransform(|s: &mut schemars::Schema| {
+        if s.get("format")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|f| {
+                f.starts_with("uint") || f.starts_with("int") || f == "double" || f == "float"
+            })
+        {
+            s.remove("format");
+        }
+    })
+    .transform(&mut schema);
+    schema.insert(
+        "description".into(),
+        format!(
+            "A driftgate report (check, diff, lint) as `--format json` writes it, schema_version {SCHEMA_VERSION}: additions keep the version, an incompatible change bumps it."
+        )
+        .into(),
+    );
+    schema.to_value()
 }
 
 #[cfg(test)]

@@ -41,7 +41,7 @@ pub struct RouteResponse {
 }
 
 /// Which router measured, with what: part of the report, so a reader can reproduce the run.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RouterInfo {
     pub kind: String,
     pub model: String,

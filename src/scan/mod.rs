@@ -11,6 +11,7 @@ pub mod rules;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use unicode_security::{MixedScript, skeleton};
@@ -20,7 +21,9 @@ use crate::tools::{Tool, ToolSet};
 
 pub use rules::{RULES, Rule, rule};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     /// Worth a reviewer's look; legitimate uses exist (a zero-width joiner in an emoji).
@@ -46,7 +49,7 @@ impl crate::choice::Choice for Level {
 }
 
 /// The level at which an introduced finding fails the gate (`--scan-fail-on`).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum FailOn {
     Medium,
@@ -84,7 +87,7 @@ fn rule_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RuleId, D::Error> {
 }
 
 /// One rule matched in one string of one tool.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Finding {
     #[serde(deserialize_with = "rule_id")]
     pub rule: RuleId,
@@ -116,7 +119,7 @@ pub struct Allow {
     pub reason: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Allowed {
     pub finding: Finding,
     pub reason: String,
@@ -124,7 +127,7 @@ pub struct Allowed {
 
 /// What the report carries: for `check`/`diff`, what head introduced over base, what base
 /// already had, and what the allowlist accepted; for `lint`, everything as `introduced`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct ScanSection {
     pub introduced: Vec<Finding>,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

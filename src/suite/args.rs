@@ -172,7 +172,7 @@ pub fn type_is(v: &Value, t: &str) -> bool {
 pub struct ArgExpect(pub BTreeMap<String, Matcher>);
 
 /// One expected argument the call did not satisfy.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ArgMismatch {
     pub param: String,
     /// What the suite expected (`Matcher::describe`).

@@ -15,14 +15,14 @@ use serde_json::Value;
 use crate::suite::{self, Case, Expect};
 use crate::tools::ToolSet;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Level {
     Error,
     Warning,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Finding {
     pub level: Level,
     /// Stable machine-readable kind: `invalid-suite`, `invalid-case`, `duplicate-id`,

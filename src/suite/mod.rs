@@ -681,7 +681,7 @@ pub fn args_problems(want: &args::ArgExpect, tool: &Tool) -> Vec<String> {
 }
 
 /// Which version of the suite measured both sides of a check.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum SuiteVersion {
     Base,
@@ -698,7 +698,7 @@ impl std::fmt::Display for SuiteVersion {
 }
 
 /// Where the suite came from and whether the PR changed it.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SuiteInfo {
     pub source: String,
     pub sha256: String,

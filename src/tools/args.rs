@@ -13,7 +13,7 @@ use serde_json::{Map, Value};
 use jsonschema::error::ValidationErrorKind as K;
 
 /// What is wrong with one argument (or the whole arguments object).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "kebab-case", tag = "kind")]
 pub enum ArgProblemKind {
     MissingRequired,
@@ -33,7 +33,7 @@ pub enum ArgProblemKind {
     Invalid,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ArgProblem {
     #[serde(flatten)]
     pub kind: ArgProblemKind,

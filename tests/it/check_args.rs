@@ -171,6 +171,7 @@ fn kinds(call: &Value) -> Vec<(String, String)> {
 }
 
 fn assert_every_kind_is_named(r: &Value) {
+    crate::support::reports::assert_matches_schema(r, "the call-accuracy report");
     let routing = &r["routing"];
     assert_eq!(
         routing["summary"]["base_accuracy"], 1.0,
@@ -346,6 +347,7 @@ fn confirm_reasks_call_flips_and_drops_the_ones_that_do_not_reproduce() {
     assert_eq!(gone.len(), 1, "{gone:?}");
     assert_eq!(gone[0]["id"], "enum");
     assert_eq!(gone[0]["confirmed"], json!({"reproduced": 0, "asked": 2}));
+    crate::support::reports::assert_matches_schema(&r, "the confirmed report");
     assert_eq!(calls["summary"]["discordant_right_to_wrong"], 6);
     assert!(run.stdout.contains("(confirmed 2/2)"), "{}", run.stdout);
     assert!(

@@ -703,6 +703,7 @@ fn the_action_gates_a_pull_request_end_to_end() {
         "base read from the PR's base commit"
     );
     assert_eq!(report["github"]["pull_request"], 7);
+    crate::support::reports::assert_matches_schema(&report, "the Action's report");
 
     // The next push fixes it: the same comment now passes (the base file at head again).
     std::fs::copy(

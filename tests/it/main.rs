@@ -29,6 +29,7 @@ mod lint_rules;
 mod llm_draft;
 mod renderers;
 mod report_formats;
+mod report_schema;
 mod router_faults;
 mod scan;
 mod stress_cli;

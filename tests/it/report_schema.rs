@@ -1,0 +1,134 @@
+//! The JSON report's published schema: `docs/report.schema.json` is the one derived from the
+//! report types (run with `DRIFTGATE_BLESS=1` to rewrite it after a change), and real reports of
+//! every command match it. Other tests check their own reports against it too (calls, GitHub).
+
+use serde_json::{Value, json};
+
+use crate::support::cli;
+use crate::support::reports::{assert_matches_schema, calendar_check_json};
+
+const PUBLISHED: &str = "docs/report.schema.json";
+
+#[test]
+fn the_published_schema_is_the_derived_one() {
+    let derived = serde_json::to_string_pretty(&driftgate::report::json_schema()).unwrap() + "\n";
+    if std::env::var_os("DRIFTGATE_BLESS").is_some() {
+        std::fs::write(PUBLISHED, &derived).unwrap();
+    }
+    let published = std::fs::read_to_string(PUBLISHED).unwrap_or_default();
+    assert!(
+        published == derived,
+        "{PUBLISHED} is stale: the report types changed. Rewrite it with `DRIFTGATE_BLESS=1 cargo test --test it report_schema` and review the diff (a removed or retyped field needs a schema_version bump)"
+    );
+    let schema: Value = serde_json::from_str(&published).unwrap();
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    // What every report has is required; what only some have is not.
+    let required = schema["required"].as_array().unwrap();
+    for field in [
+        "schema_version",
+        "command",
+        "verdict",
+        "base",
+        "head",
+        "diff",
+    ] {
+        assert!(required.contains(&json!(field)), "{field} is not required");
+    }
+    for field in ["routing", "drift", "lint", "scan", "github"] {
+        assert!(!required.contains(&json!(field)), "{field} is required");
+    }
+}
+
+fn json_of(args: &[&str], code: i32) -> Value {
+    let cache = tempfile::tempdir().unwrap();
+    let run = cli::driftgate(args).cache(cache.path()).run();
+    assert_eq!(run.code, code, "{}", run.dump());
+    serde_json::from_str(&run.stdout).unwrap()
+}
+
+#[test]
+fn reports_of_every_command_match_it() {
+    let check: Value = serde_json::from_str(calendar_check_json()).unwrap();
+    assert!(check["routing"].is_object() && check["drift"].is_object());
+    assert_matches_schema(&check, "the calendar check");
+    let diff = json_of(
+        &[
+            "diff",
+            "tests/fixtures/hostile/base.json",
+            "tests/fixtures/hostile/head.json",
+            "--no-embed",
+            "--format",
+            "json",
+        ],
+        1,
+    );
+    assert!(diff["scan"].is_object());
+    assert_matches_schema(&diff, "the hostile diff");
+    let lint = json_of(
+        &[
+            "lint",
+            "examples/calendar/tools.head.json",
+            "--format",
+            "json",
+        ],
+        0,
+    );
+    assert!(lint["lint"].is_object());
+    assert_matches_schema(&lint, "the calendar lint");
+}
+
+/// The schema is not a rubber stamp: a wrong type, an unknown enum value or a missing field at
+/// any depth is refused, with its pointer (an optional section, being "this or absent", is
+/// refused as a whole: the pointer names the section).
+#[test]
+fn it_refuses_a_broken_report() {
+    let good: Value = serde_json::from_str(calendar_check_json()).unwrap();
+    let broken = |pointer: &str, value: Option<Value>| {
+        let mut r = good.clone();
+        match value {
+            Some(v) => *r.pointer_mut(pointer).unwrap() = v,
+            None => {
+                let (parent, key) = pointer.rsplit_once('/').unwrap();
+                r.pointer_mut(parent)
+                    .unwrap()
+                    .as_object_mut()
+                    .unwrap()
+                    .remove(key)
+                    .unwrap();
+            }
+        }
+        let text = std::fs::read_to_string(PUBLISHED).unwrap();
+        let v = jsonschema::validator_for(&serde_json::from_str(&text).unwrap()).unwrap();
+        let errors: Vec<String> = v
+            .iter_errors(&r)
+            .map(|e| e.instance_path().to_string())
+            .collect();
+        assert!(!errors.is_empty(), "{pointer} broken and still valid");
+        errors
+    };
+    assert_eq!(
+        broken("/verdict/status", Some(json!("maybe"))),
+        ["/verdict/status"]
+    );
+    assert_eq!(
+        broken("/routing/summary/base_accuracy", Some(json!("high"))),
+        ["/routing"]
+    );
+    assert_eq!(broken("/routing/flips/0/prompt", None), ["/routing"]);
+    assert_eq!(
+        broken(
+            "/diff/tools/0/changes/0/severity",
+            Some(json!("catastrophic"))
+        ),
+        ["/diff/tools/0/changes/0/severity"]
+    );
+    assert_eq!(
+        broken("/base/tool_count", Some(json!(-1))),
+        ["/base/tool_count"]
+    );
+    assert_eq!(broken("/command", Some(json!("deploy"))), ["/command"]);
+    assert_eq!(broken("/verdict", None), [""]);
+}
