@@ -29,6 +29,26 @@ if [ -n "${INPUT_REPORT:-}" ]; then
   exec driftgate comment --report "$INPUT_REPORT"
 fi
 
+# The job after a matrix of shard jobs: merge their parts into one report, and gate on it.
+if [ -n "${INPUT_MERGE:-}" ]; then
+  set -- merge --github --annotations
+  if [ -n "${INPUT_COMMENT:-}" ]; then set -- "$@" --comment "$INPUT_COMMENT"; fi
+  if [ -n "${INPUT_REPORT_ARTIFACT:-}" ]; then
+    set -- "$@" --report-artifact "$INPUT_REPORT_ARTIFACT"
+  fi
+  newline='
+'
+  old_ifs=$IFS
+  IFS=$newline
+  # One pattern per line, globbed (a path with spaces stays one); a glob that matches nothing
+  # stays as written, and driftgate then names the missing file.
+  for pattern in $INPUT_MERGE; do
+    for part in $pattern; do set -- "$@" "$part"; done
+  done
+  IFS=$old_ifs
+  exec driftgate "$@"
+fi
+
 tools="${INPUT_TOOLS:?the tools input is required}"
 config="${INPUT_CONFIG:-}"
 if [ -z "$config" ] && [ -f driftgate.toml ]; then
@@ -78,15 +98,16 @@ if [ -n "${INPUT_REPORT_ARTIFACT:-}" ]; then
   set -- "$@" --report-artifact "$INPUT_REPORT_ARTIFACT"
 fi
 
-replay="${INPUT_SUITE:-}${INPUT_ROUTER:-}${INPUT_MODEL:-}${INPUT_BASE_URL:-}${INPUT_REPEATS:-}"
+replay="${INPUT_SUITE:-}${INPUT_ROUTER:-}${INPUT_MODEL:-}${INPUT_BASE_URL:-}${INPUT_REPEATS:-}${INPUT_SHARD:-}"
 if [ "$cmd" = "check" ]; then
   if [ -n "${INPUT_SUITE:-}" ]; then set -- "$@" --suite "$INPUT_SUITE"; fi
   if [ -n "${INPUT_ROUTER:-}" ]; then set -- "$@" --router "$INPUT_ROUTER"; fi
   if [ -n "${INPUT_MODEL:-}" ]; then set -- "$@" --model "$INPUT_MODEL"; fi
   if [ -n "${INPUT_BASE_URL:-}" ]; then set -- "$@" --base-url "$INPUT_BASE_URL"; fi
   if [ -n "${INPUT_REPEATS:-}" ]; then set -- "$@" --repeats "$INPUT_REPEATS"; fi
+  if [ -n "${INPUT_SHARD:-}" ]; then set -- "$@" --shard "$INPUT_SHARD"; fi
 elif [ -n "$replay" ]; then
-  echo "::warning::driftgate: router, model, base-url and repeats need a suite; running diff without a routing replay"
+  echo "::warning::driftgate: router, model, base-url, repeats and shard need a suite; running diff without a routing replay"
 fi
 
 exec driftgate "$@"

@@ -49,6 +49,9 @@ pub enum Command {
     Lint(Box<cmd::lint::LintArgs>),
     /// Post a JSON report as the sticky PR comment (the `workflow_run` job for fork PRs).
     Comment(cmd::comment::CommentArgs),
+    /// One report from the partial reports of `check --shard I/N`, statistics over all cases.
+    #[command(after_help = EXIT_CODES)]
+    Merge(Box<cmd::merge::MergeArgs>),
     /// Perturb each tool with harmless-looking edits and replay the suite: which descriptions sit
     /// on a knife-edge?
     Stress(Box<cmd::stress::StressArgs>),
@@ -64,6 +67,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Embed(a) => cmd::embed::run(a).await,
         Command::Lint(a) => cmd::lint::run(*a).await,
         Command::Comment(a) => cmd::comment::run(a).await,
+        Command::Merge(a) => cmd::merge::run(*a).await,
         Command::Stress(a) => cmd::stress::run(*a).await,
         Command::Suite(a) => cmd::suite::run(a).await,
     }

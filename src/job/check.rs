@@ -10,7 +10,8 @@ use crate::drift::{self, Drift};
 use crate::embed::Embedder;
 use crate::error::Result;
 use crate::gate::{self, CheckThresholds};
-use crate::replay::{self, ReplayConfig, Replayer};
+use crate::replay::shard::{Shard, ShardPart};
+use crate::replay::{self, ReplayConfig, Replayer, Routing, SideRun};
 use crate::report::{self, Command, Report, Side};
 use crate::route::{Router, RouterInfo, SYSTEM_PROMPT_FILE};
 use crate::scan::ScanSection;
@@ -40,6 +41,8 @@ pub struct ReplayInputs {
     pub price_per_mtok: Option<[f64; 2]>,
     /// `--confirm K`: re-ask the flipped cases K more times at both sides (0: off).
     pub confirm: u32,
+    /// `--shard i/n`: replay only this shard's cases and carry the runs for `merge`.
+    pub shard: Option<Shard>,
 }
 
 /// Run `diff` (no replay) or `check`; progress goes to `console`.
@@ -68,6 +71,9 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
         ),
         None => None,
     };
+    // Notes that depend on the answers, after the ones that do not (a shard part carries those).
+    let mut data_notes = Vec::new();
+    let mut part: Option<ShardPart> = None;
     let (routing, suite_info, router_info) = match replay {
         None => (None, None, None),
         Some(r) => {
@@ -76,11 +82,11 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
             }
             // A rename the diff found carries the suite's expectations to the new name at head
             // (it is still a breaking change under the law): the frozen suite names base's tools.
-            let (head_suite, carried) = renamed_suite(&r.suite.suite, &d);
+            let (full_head_suite, carried) = renamed_suite(&r.suite.suite, &d);
             let at_base = suite::validate_against(&r.suite.suite, &base.tools);
             // What head's tools make impossible that base's did not (a parameter the suite's
             // args expect removed or narrowed): it explains a call drop before anyone reads one.
-            let at_head: Vec<String> = suite::validate_against(&head_suite, &head.tools)
+            let at_head: Vec<String> = suite::validate_against(&full_head_suite, &head.tools)
                 .into_iter()
                 .filter(|p| !at_base.contains(p))
                 .collect();
@@ -109,23 +115,32 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
                     "head",
                 ));
             }
+            notes.extend(carried);
+            // The cases this process replays: the whole suite, or its shard's.
+            let (run_suite, positions) = match r.shard {
+                Some(s) => s.select(&r.suite.suite),
+                None => (
+                    r.suite.suite.clone(),
+                    (0..r.suite.suite.cases.len()).collect(),
+                ),
+            };
+            let (head_suite, _) = renamed_suite(&run_suite, &d);
             let replayer =
                 Replayer::new(r.router.as_ref(), &r.cache, &r.config).with_console(console);
-            let base_run = replayer
-                .run_side("base", &r.suite.suite, &base.tools, &r.packs)
+            let mut base_run = replayer
+                .run_side("base", &run_suite, &base.tools, &r.packs)
                 .await;
-            notes.extend(carried);
-            let head_run = replayer
+            let mut head_run = replayer
                 .run_side("head", &head_suite, &head.tools, &r.packs)
                 .await;
-            if r.config.repeats > 1 && replay::repeats_identical(&base_run, &head_run) {
-                notes.push(format!(
-                    "every one of the {} repeats of every case came back identical at both sides (temperature {}, seed + repeat): the provider is deterministic at these settings, so the repeats measured nothing and cost {}× the requests; use --repeats 1, or a temperature above 0",
-                    r.config.repeats, r.config.sampling.temperature, r.config.repeats
-                ));
-            }
+            data_notes.extend(repeats_note(
+                &base_run,
+                &head_run,
+                r.config.repeats,
+                r.config.sampling.temperature,
+            ));
             let mut routing = replay::compare_sides(
-                &r.suite.suite,
+                &run_suite,
                 &head_suite,
                 &base_run,
                 &head_run,
@@ -142,7 +157,7 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
                 let base_extra = again
                     .run_side(
                         "base (confirm)",
-                        &replay::confirm::flipped_cases(&r.suite.suite, &routing),
+                        &replay::confirm::flipped_cases(&run_suite, &routing),
                         &base.tools,
                         &r.packs,
                     )
@@ -156,26 +171,21 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
                     )
                     .await;
                 let before = replay::confirm::Before::of(&routing);
+                base_run = replay::confirm::merge(&base_run, &base_extra);
+                head_run = replay::confirm::merge(&head_run, &head_extra);
                 routing = replay::compare_sides(
-                    &r.suite.suite,
+                    &run_suite,
                     &head_suite,
-                    &replay::confirm::merge(&base_run, &base_extra),
-                    &replay::confirm::merge(&head_run, &head_extra),
+                    &base_run,
+                    &head_run,
                     r.config.seed,
                     crate::stats::DEFAULT_RESAMPLES,
                 );
                 replay::confirm::annotate(&mut routing, &before, &base_extra, &head_extra);
             }
-            if !r.router.fills_arguments() {
-                routing.calls_not_measured = Some(format!("{} router", r.router.kind()));
-            }
-            routing.min_detectable_drop = crate::stats::min_detectable_drop(
-                routing.summary.n_cases,
-                routing.summary.base_accuracy,
-                thresholds.tolerance,
-                thresholds.require_significance,
-                0.8,
-            );
+            let not_measured =
+                (!r.router.fills_arguments()).then(|| format!("{} router", r.router.kind()));
+            finish_routing(&mut routing, not_measured, &thresholds);
             let info = RouterInfo {
                 kind: r.router.kind().to_string(),
                 model: r.router.model().to_string(),
@@ -192,11 +202,26 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
                 seed: r.config.sampling.seed,
                 distractor_tools: r.packs.len(),
                 price_per_mtok: r.price_per_mtok,
-                estimated_cost_usd: r.price_per_mtok.map(|[i, o]| {
-                    let u = replay::total_usage(&routing);
-                    (u.input_tokens as f64 * i + u.output_tokens as f64 * o) / 1e6
-                }),
+                estimated_cost_usd: None,
             };
+            let info = priced(info, &routing);
+            if let Some(s) = r.shard {
+                part = Some(ShardPart {
+                    shard: s,
+                    suite_cases: r.suite.suite.cases.len(),
+                    tools_sha256: [
+                        tools_sha256(&base.tools.tools),
+                        tools_sha256(&head.tools.tools),
+                        tools_sha256(&r.packs),
+                    ],
+                    confirm: r.confirm,
+                    seed: r.config.seed,
+                    notes: Vec::new(),
+                    cases: ShardPart::cases_of(&run_suite, &head_suite, &positions),
+                    base_run,
+                    head_run,
+                });
+            }
             (Some(routing), Some(r.suite.info.clone()), Some(info))
         }
     };
@@ -223,6 +248,17 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
             d.floor, d.model
         ));
     }
+    if let Some(p) = part.as_mut() {
+        p.notes = notes.clone();
+        data_notes.push(format!(
+            "shard {}: replayed {} of the suite's {} case(s); this partial report's routing covers those only — `driftgate merge` of all {} parts gives the verdict",
+            p.shard,
+            p.cases.len(),
+            p.suite_cases,
+            p.shard.count
+        ));
+    }
+    notes.extend(data_notes);
     notes.extend(gate::review_notes(
         drift.as_ref(),
         routing.as_ref(),
@@ -252,7 +288,53 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
         lint,
         scan: Some(scan),
         github: None,
+        shard: part,
     })
+}
+
+/// What a routing pairing is told after it is made, the same for one run and a merge: why call
+/// accuracy was not measured, and the smallest drop the suite can detect.
+pub(super) fn finish_routing(
+    routing: &mut Routing,
+    not_measured: Option<String>,
+    t: &CheckThresholds,
+) {
+    routing.calls_not_measured = not_measured;
+    routing.min_detectable_drop = crate::stats::min_detectable_drop(
+        routing.summary.n_cases,
+        routing.summary.base_accuracy,
+        t.tolerance,
+        t.require_significance,
+        0.8,
+    );
+}
+
+/// The router's description with the cost of `routing`'s tokens at its prices, if it has them.
+pub(super) fn priced(mut info: RouterInfo, routing: &Routing) -> RouterInfo {
+    info.estimated_cost_usd = info.price_per_mtok.map(|[i, o]| {
+        let u = replay::total_usage(routing);
+        (u.input_tokens as f64 * i + u.output_tokens as f64 * o) / 1e6
+    });
+    info
+}
+
+/// The note for repeats that measured nothing: every repeat of every case identical at both sides.
+pub(super) fn repeats_note(
+    base: &SideRun,
+    head: &SideRun,
+    repeats: u32,
+    temperature: f32,
+) -> Option<String> {
+    (repeats > 1 && replay::repeats_identical(base, head)).then(|| format!(
+        "every one of the {repeats} repeats of every case came back identical at both sides (temperature {temperature}, seed + repeat): the provider is deterministic at these settings, so the repeats measured nothing and cost {repeats}× the requests; use --repeats 1, or a temperature above 0"
+    ))
+}
+
+/// sha256 of tools as offered (canonical JSON, in order).
+fn tools_sha256(tools: &[Tool]) -> String {
+    crate::canon::hash(&serde_json::Value::Array(
+        tools.iter().map(Tool::to_value).collect(),
+    ))
 }
 
 /// The suite as head reads it: every expected and forbidden name of a renamed tool replaced by
@@ -322,5 +404,6 @@ pub fn diff_report(base: &Loaded, head: &Loaded, fail_on: Severity) -> Report {
         lint: None,
         scan: Some(scan),
         github: None,
+        shard: None,
     }
 }

@@ -1,4 +1,5 @@
 //! Jobs: whole commands as library functions, from loaded inputs to one report.
 
 pub mod check;
+pub mod merge;
 pub mod stress;

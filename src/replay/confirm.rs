@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use super::compare::{Confirmation, Direction, Flip, Routing};
-use super::runner::{Sample, SideRun};
+use super::runner::{RunStats, Sample, SideRun};
 use crate::suite::Suite;
 
 /// Whether `routing` has a flip of either metric to confirm.
@@ -44,7 +44,12 @@ pub fn merge(run: &SideRun, extra: &SideRun) -> SideRun {
             c.samples.extend(e.samples.iter().cloned());
         }
     }
-    let (s, x) = (&mut out.stats, &extra.stats);
+    add_stats(&mut out.stats, &extra.stats);
+    out
+}
+
+/// Add the counters of `x` to `s` (wall time too: the sum is what the runs took one after another).
+pub fn add_stats(s: &mut RunStats, x: &RunStats) {
     s.requests_sent += x.requests_sent;
     s.cache_hits += x.cache_hits;
     s.reused += x.reused;
@@ -54,7 +59,6 @@ pub fn merge(run: &SideRun, extra: &SideRun) -> SideRun {
     s.output_tokens += x.output_tokens;
     s.request_latency_ms_sum += x.request_latency_ms_sum;
     s.wall_ms += x.wall_ms;
-    out
 }
 
 /// In how many re-asks (paired by repeat) did the flip happen again: base right and head wrong

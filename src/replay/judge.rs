@@ -11,7 +11,7 @@ use crate::suite::{Case, Expect};
 use crate::tools::args::{ArgProblem, ArgProblemKind, ArgsChecker};
 
 /// How one answer is judged.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Outcome {
     Correct {

@@ -13,6 +13,7 @@ pub mod compare;
 pub mod confirm;
 pub mod judge;
 pub mod runner;
+pub mod shard;
 
 pub use calls::{ArgChange, Calls, Invented};
 pub use compare::{

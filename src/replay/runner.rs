@@ -37,19 +37,19 @@ pub struct ReplayConfig {
     pub retry: RetryPolicy,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Sample {
     pub outcome: Outcome,
     /// The call judged with its arguments (`NotMeasured` for a router without arguments).
     pub call: CallOutcome,
     /// The arguments of the call, when a tool was called with an object.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub arguments: Option<serde_json::Value>,
     /// Parameter names the call invented for the side's tool it called (whatever the routing),
     /// each with the nearest declared name.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub invented: Vec<(String, Option<String>)>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cached: bool,
 }
 
@@ -71,7 +71,7 @@ impl Sample {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CaseRun {
     pub id: String,
     /// The exact offered tool list's hash: equal at base and head means the question was the same.
@@ -141,7 +141,7 @@ pub struct RunStats {
     latency: std::time::Duration,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct SideRun {
     pub cases: Vec<CaseRun>,
     pub stats: RunStats,

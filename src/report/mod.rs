@@ -137,6 +137,9 @@ pub struct Report {
     /// Set when the report was made in GitHub Actions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub github: Option<GithubContext>,
+    /// A partial report of `check --shard i/n`: its raw runs, for `driftgate merge`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shard: Option<crate::replay::shard::ShardPart>,
 }
 
 impl Report {
@@ -173,6 +176,7 @@ impl Report {
             lint: Some(section),
             scan: Some(scan),
             github: None,
+            shard: None,
         }
     }
 

@@ -20,7 +20,7 @@ use crate::llm::Message;
 use crate::tools::{Tool, ToolSet, json_kind};
 
 /// What a case expects the router to do.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Expect {
     /// Call one of these tools (any of them is correct).

@@ -467,6 +467,7 @@ fn entrypoint_maps_each_input_to_one_argument() {
         ("comment", "on-failure"),
         ("report-artifact", "reports-node20"),
         ("github-token", "ghs_fromInput"),
+        ("shard", "2/4"),
     ];
     let (code, _, err) = run_entrypoint(dir.path(), &bin, &all);
     assert_eq!(code, 0, "{err}");
@@ -477,12 +478,12 @@ fn entrypoint_maps_each_input_to_one_argument() {
          --server-env\nAPI_BASE=http://127.0.0.1:9 two words\n--server-env\nGLOB=*\n--server-env\nPASS_THROUGH\n--cosine-floor\n0.9\n\
          --tolerance\n0.05\n--args-tolerance\n0.04\n--require-significance\n0.1\n--fail-on\nbreaking\n--scan-fail-on\nmedium\n--comment\non-failure\n--report-artifact\nreports-node20\n\
          --suite\nsuite.yaml\n--router\nopenai\n--model\ngpt-4o-mini\n--base-url\nhttp://127.0.0.1:11434/v1\n\
-         --repeats\n3\ntoken=ghs_fromInput\n"
+         --repeats\n3\n--shard\n2/4\ntoken=ghs_fromInput\n"
     );
     assert_eq!(
         inputs().len(),
-        all.len() + 1 + STEP_INPUTS.len(),
-        "this test sets every input but `report` (tested below) and the steps' own"
+        all.len() + 2 + STEP_INPUTS.len(),
+        "this test sets every input but `report` and `merge` (tested below) and the steps' own"
     );
 
     // No suite: diff, and replay-only inputs are reported as ignored rather than passed.
@@ -497,7 +498,9 @@ fn entrypoint_maps_each_input_to_one_argument() {
         "diff\n--tools\nt.json\n--github\n--annotations\ntoken=\n"
     );
     assert!(
-        out.contains("::warning::driftgate: router, model, base-url and repeats need a suite"),
+        out.contains(
+            "::warning::driftgate: router, model, base-url, repeats and shard need a suite"
+        ),
         "{out}"
     );
 
@@ -522,6 +525,26 @@ fn entrypoint_maps_each_input_to_one_argument() {
     assert_eq!(
         argv(dir.path()),
         "comment\n--report\ndriftgate-report.json\ntoken=t\n"
+    );
+
+    // merge: the job after the shard matrix; one glob per line, expanded, a path with spaces kept.
+    for d in ["parts/a", "parts/b c"] {
+        std::fs::create_dir_all(dir.path().join(d)).unwrap();
+        std::fs::write(dir.path().join(d).join("driftgate-report.json"), "{}").unwrap();
+    }
+    run_entrypoint(
+        dir.path(),
+        &bin,
+        &[
+            ("merge", "parts/*/driftgate-report.json\nmissing/*.json"),
+            ("comment", "always"),
+            ("report-artifact", "merged"),
+        ],
+    );
+    assert_eq!(
+        argv(dir.path()),
+        "merge\n--github\n--annotations\n--comment\nalways\n--report-artifact\nmerged\n\
+         parts/a/driftgate-report.json\nparts/b c/driftgate-report.json\nmissing/*.json\ntoken=\n"
     );
 
     // `uses: docker://…` names inputs with their hyphens (INPUT_BASE-REF): read as well.

@@ -32,5 +32,6 @@ mod report_formats;
 mod report_schema;
 mod router_faults;
 mod scan;
+mod shard;
 mod stress_cli;
 mod suite_schema;

@@ -35,6 +35,11 @@ pub struct CheckArgs {
     /// reproduce" (cheap: flips are few). Use with a temperature above 0.
     #[arg(long, value_name = "K", default_value_t = 0)]
     pub confirm: u32,
+    /// Replay only shard I of N (a stable split of the cases by id) and write a partial report
+    /// carrying the raw runs; `driftgate merge` of all N parts gives the verdict. A part exits 0
+    /// unless its measurement is incomplete (3), and posts no comment.
+    #[arg(long, value_name = "I/N")]
+    pub shard: Option<crate::replay::shard::Shard>,
     #[command(flatten)]
     pub router: RouterArgs,
     #[command(flatten)]
@@ -86,6 +91,7 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
             packs,
             price_per_mtok: r.prices,
             confirm: k.confirm,
+            shard: k.shard,
         }),
         notes: Vec::new(),
         scan_allow: cfg.scan.allow.clone(),

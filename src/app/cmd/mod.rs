@@ -6,6 +6,7 @@ pub mod diff;
 pub mod embed;
 pub mod lint;
 pub mod lock;
+pub mod merge;
 pub mod stress;
 pub mod suite;
 
@@ -16,7 +17,9 @@ use crate::error::Result;
 use crate::report::Report;
 
 /// After `check` or `diff`: the runner's context into the report, the report out, then the PR
-/// comment, summary and step outputs. The exit code is the verdict's.
+/// comment, summary and step outputs. The exit code is the verdict's — but for a shard's partial
+/// report, which posts no comment and no annotations (the merge does, once) and exits 0 unless
+/// its measurement is incomplete: its verdict covers some cases only.
 async fn deliver(
     mut report: Report,
     out: &OutputArgs,
@@ -24,9 +27,18 @@ async fn deliver(
     console: &dyn Console,
 ) -> Result<i32> {
     let actions = settings::actions();
-    let publish = settings::publish(github, &actions);
+    let mut publish = settings::publish(github, &actions);
+    let part = report.shard.is_some();
+    if part {
+        publish.comment = crate::github::CommentMode::Never;
+        publish.annotations = false;
+    }
     crate::github::attach(&mut report, &publish, &actions);
     output::emit(&report, out, console)?;
     crate::github::publish(&report, &publish, &actions, console).await;
-    Ok(report.verdict.exit_code())
+    Ok(match report.verdict.status {
+        crate::gate::Status::Incomplete => crate::error::exit::INCOMPLETE,
+        _ if part => crate::error::exit::PASS,
+        _ => report.verdict.exit_code(),
+    })
 }

@@ -1,0 +1,188 @@
+//! `driftgate merge`: the partial reports of `check --shard i/n` as one report. The parts' runs
+//! are put back in suite order and paired again, so every statistic (McNemar p, bootstrap
+//! interval, Holm across tools) is computed over all cases, exactly as one run would have; parts
+//! of different suites, routers, tool sets or settings are refused.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::check::{finish_routing, priced, repeats_note};
+use crate::error::{Error, Result};
+use crate::gate;
+use crate::replay::shard::{self, ShardPart};
+use crate::replay::{self, Routing};
+use crate::report::{Command, Report};
+
+/// One part as read: where it came from and the report.
+pub struct Part {
+    pub source: String,
+    pub report: Report,
+}
+
+/// Merge `parts` (any order) into the report of the whole suite.
+pub fn merge(parts: Vec<Part>) -> Result<Report> {
+    let Some(first) = parts.first() else {
+        return Err(Error::Usage("merge needs the parts' JSON reports".into()));
+    };
+    let mut shards: Vec<(&str, &ShardPart, &Routing)> = Vec::new();
+    for p in &parts {
+        let not_part = |why: &str| {
+            Error::Usage(format!(
+                "{}: {why}; write the parts with `driftgate check --shard I/N --format json`",
+                p.source
+            ))
+        };
+        let (Some(s), Some(r)) = (&p.report.shard, &p.report.routing) else {
+            return Err(not_part(
+                "not a shard's partial report (it has no `shard` section)",
+            ));
+        };
+        if p.report.command != Command::Check {
+            return Err(not_part("not a check report"));
+        }
+        shards.push((&p.source, s, r));
+    }
+    same_measurement(&parts)?;
+    coverage(&shards)?;
+    let (f, fp) = (&first.report, shards[0].1);
+    let part_shards: Vec<&ShardPart> = shards.iter().map(|(_, s, _)| *s).collect();
+    let (cases, base_run, head_run) = shard::join(&part_shards).map_err(Error::Usage)?;
+    if cases.len() != fp.suite_cases {
+        return Err(Error::Usage(format!(
+            "the parts hold {} case(s) but the suite has {}",
+            cases.len(),
+            fp.suite_cases
+        )));
+    }
+    let info = f.suite.as_ref().expect("a check report has its suite");
+    let (suite, head_suite) = ShardPart::suites(&cases, &info.sha256, &info.source);
+    let mut routing = replay::compare_sides(
+        &suite,
+        &head_suite,
+        &base_run,
+        &head_run,
+        fp.seed,
+        crate::stats::DEFAULT_RESAMPLES,
+    );
+    let part_routings: Vec<&Routing> = shards.iter().map(|(_, _, r)| *r).collect();
+    shard::carry_confirmations(&mut routing, &part_routings);
+    let not_measured = part_routings[0].calls_not_measured.clone();
+    finish_routing(&mut routing, not_measured, &f.thresholds);
+
+    let router = f.router.clone().expect("a check report has its router");
+    let mut notes = fp.notes.clone();
+    notes.extend(repeats_note(
+        &base_run,
+        &head_run,
+        router.repeats,
+        router.temperature,
+    ));
+    notes.push(format!(
+        "merged from {} shard parts ({} cases; each part's requests and wall time summed)",
+        shards.len(),
+        cases.len()
+    ));
+    notes.extend(gate::review_notes(
+        f.drift.as_ref(),
+        Some(&routing),
+        &f.thresholds,
+    ));
+    let verdict = gate::check_verdict(
+        &f.diff,
+        f.drift.as_ref(),
+        Some(&routing),
+        f.scan.as_ref(),
+        &f.thresholds,
+    );
+    Ok(Report {
+        verdict,
+        router: Some(priced(router, &routing)),
+        routing: Some(routing),
+        notes,
+        github: None,
+        shard: None,
+        ..f.clone()
+    })
+}
+
+/// Every part measured the same thing: the same suite, router, settings, tool sets and static
+/// results (diff, drift, lint, scan are computed whole by every part).
+fn same_measurement(parts: &[Part]) -> Result<()> {
+    fn v<T: Serialize>(x: &T) -> serde_json::Value {
+        serde_json::to_value(x).expect("report values serialise")
+    }
+    let key = |r: &Report| -> Vec<(&'static str, serde_json::Value)> {
+        let s = r.shard.as_ref().expect("checked");
+        let mut router = r.router.clone();
+        if let Some(x) = router.as_mut() {
+            x.estimated_cost_usd = None;
+        }
+        vec![
+            ("driftgate version", v(&r.driftgate_version)),
+            ("suite", v(&r.suite)),
+            ("suite size", v(&s.suite_cases)),
+            ("router", v(&router)),
+            ("base tools", v(&s.tools_sha256[0])),
+            ("head tools", v(&s.tools_sha256[1])),
+            ("distractor tools", v(&s.tools_sha256[2])),
+            ("shard count", v(&s.shard.count)),
+            ("--confirm", v(&s.confirm)),
+            ("replay seed", v(&s.seed)),
+            ("thresholds", v(&r.thresholds)),
+            ("diff", v(&r.diff)),
+            ("meaning drift", v(&r.drift)),
+            ("lint", v(&r.lint)),
+            ("scan", v(&r.scan)),
+            ("notes", v(&s.notes)),
+        ]
+    };
+    let want = key(&parts[0].report);
+    for p in &parts[1..] {
+        for ((what, a), (_, b)) in want.iter().zip(key(&p.report)) {
+            if *a != b {
+                return Err(Error::Usage(format!(
+                    "refusing to merge: {} and {} differ in their {what} ({} vs {}); every part must come from the same check with only --shard changed",
+                    parts[0].source,
+                    p.source,
+                    short(a),
+                    short(&b)
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn short(v: &serde_json::Value) -> String {
+    let s = v.to_string();
+    match s.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", &s[..i]),
+        None => s,
+    }
+}
+
+/// Shards 1..=N each exactly once.
+fn coverage(shards: &[(&str, &ShardPart, &Routing)]) -> Result<()> {
+    let n = shards[0].1.shard.count;
+    let mut seen: BTreeMap<u32, &str> = BTreeMap::new();
+    for (source, s, _) in shards {
+        if let Some(other) = seen.insert(s.shard.index, source) {
+            return Err(Error::Usage(format!(
+                "shard {} is given twice ({other} and {source})",
+                s.shard
+            )));
+        }
+    }
+    let missing: Vec<String> = (1..=n)
+        .filter(|i| !seen.contains_key(i))
+        .map(|i| format!("{i}/{n}"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(Error::Usage(format!(
+            "missing shard(s) {} of {n}: a merge needs every part",
+            missing.join(", ")
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,201 @@
+//! Sharding past one machine: `check --shard i/n` on each of four "machines" (separate
+//! processes and caches) and `driftgate merge` of the parts gives the report one unsharded run
+//! gives — statistics recomputed over every case, not averaged — and parts that do not belong
+//! together are refused.
+
+use serde_json::Value;
+
+use crate::support::cli::{self, Run};
+use crate::support::reports::{assert_matches_schema, calendar_check_json};
+
+const BASE: &str = "examples/calendar/tools.base.json";
+const HEAD: &str = "examples/calendar/tools.head.json";
+const SUITE: &str = "examples/calendar/suite.yaml";
+
+/// `check --shard I/N` of the calendar example into `dir/part-I.json`.
+fn part(dir: &std::path::Path, shard: &str, head: &str, suite: &str) -> (Run, std::path::PathBuf) {
+    let file = dir.join(format!("part-{}.json", shard.replace('/', "-of-")));
+    let cache = tempfile::tempdir().unwrap();
+    let run = cli::driftgate([
+        "check",
+        "--base",
+        BASE,
+        "--head",
+        head,
+        "--suite",
+        suite,
+        "--shard",
+        shard,
+        "--json-out",
+        file.to_str().unwrap(),
+    ])
+    .cache(cache.path())
+    .run();
+    (run, file)
+}
+
+fn merge(parts: &[&std::path::Path]) -> Run {
+    cli::driftgate(["merge", "--format", "json"])
+        .args(parts.iter().map(|p| p.as_os_str()))
+        .run()
+}
+
+/// Routing without the per-side run counters (timing differs run to run).
+fn routing_without_timing(r: &Value) -> Value {
+    let mut routing = r["routing"].clone();
+    let o = routing.as_object_mut().unwrap();
+    o.remove("base_stats");
+    o.remove("head_stats");
+    routing
+}
+
+fn four_parts(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    (1..=4)
+        .map(|i| {
+            let (run, file) = part(dir, &format!("{i}/4"), HEAD, SUITE);
+            // A part of a failing gate exits 0: its verdict covers its cases only.
+            assert_eq!(run.code, 0, "{}", run.dump());
+            assert!(
+                run.stdout.contains(&format!("shard {i}/4: replayed ")),
+                "{}",
+                run.stdout
+            );
+            file
+        })
+        .collect()
+}
+
+#[test]
+fn four_shards_merge_into_the_unsharded_report() {
+    let whole: Value = serde_json::from_str(calendar_check_json()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let files = four_parts(dir.path());
+    let parts: Vec<Value> = files
+        .iter()
+        .map(|f| serde_json::from_str(&std::fs::read_to_string(f).unwrap()).unwrap())
+        .collect();
+    let sizes: Vec<u64> = parts
+        .iter()
+        .map(|p| p["routing"]["summary"]["n_cases"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sizes.iter().sum::<u64>(), 36, "{sizes:?}");
+    assert!(sizes.iter().all(|&n| n > 0 && n < 36), "{sizes:?}");
+    for p in &parts {
+        assert_matches_schema(p, "a shard part");
+    }
+
+    // Any order.
+    let mut order: Vec<&std::path::Path> = files.iter().map(|f| f.as_path()).collect();
+    order.reverse();
+    let run = merge(&order);
+    assert_eq!(
+        run.code,
+        1,
+        "the merged gate fails like the whole one: {}",
+        run.dump()
+    );
+    let merged: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_matches_schema(&merged, "the merged report");
+    assert!(merged.get("shard").is_none());
+    assert_eq!(merged["verdict"], whole["verdict"]);
+    assert_eq!(
+        routing_without_timing(&merged),
+        routing_without_timing(&whole)
+    );
+    for key in [
+        "diff",
+        "drift",
+        "lint",
+        "scan",
+        "suite",
+        "router",
+        "thresholds",
+    ] {
+        assert_eq!(merged[key], whole[key], "{key}");
+    }
+    for counter in ["requests_sent", "cache_hits"] {
+        for side in ["base_stats", "head_stats"] {
+            assert_eq!(
+                merged["routing"][side][counter], whole["routing"][side][counter],
+                "{side}.{counter}"
+            );
+        }
+    }
+    let notes = |r: &Value| -> Vec<String> {
+        r["notes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|n| n.as_str().unwrap().to_string())
+            .filter(|n| !n.starts_with("merged from "))
+            .collect()
+    };
+    assert_eq!(notes(&merged), notes(&whole));
+    assert!(
+        merged["notes"].as_array().unwrap().iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .starts_with("merged from 4 shard parts (36 cases")),
+        "{}",
+        merged["notes"]
+    );
+}
+
+#[test]
+fn parts_that_do_not_belong_together_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = four_parts(dir.path());
+    let refused = |parts: &[&std::path::Path], want: &str| {
+        let run = merge(parts);
+        assert_eq!(run.code, 2, "{}", run.dump());
+        assert!(
+            run.stderr.contains(want),
+            "wanted {want:?}:\n{}",
+            run.dump()
+        );
+        assert!(
+            run.stdout.is_empty(),
+            "nothing half-written: {}",
+            run.stdout
+        );
+    };
+    let p: Vec<&std::path::Path> = files.iter().map(|f| f.as_path()).collect();
+    refused(&p[..3], "missing shard(s) 4/4 of 4");
+    refused(&[p[0], p[1], p[2], p[2], p[3]], "shard 3/4 is given twice");
+
+    // Another suite (one case reworded) and another head: same file names, other content.
+    let other = tempfile::tempdir().unwrap();
+    let suite = other.path().join("suite.yaml");
+    let text = std::fs::read_to_string(SUITE).unwrap();
+    let reworded = text.replacen("next Tuesday", "next Wednesday", 1);
+    assert_ne!(text, reworded);
+    std::fs::write(&suite, reworded).unwrap();
+    let (_, other_suite) = part(other.path(), "4/4", HEAD, suite.to_str().unwrap());
+    refused(&[p[0], p[1], p[2], &other_suite], "differ in their suite");
+    let head = other.path().join("head.json");
+    let mut tools: Value = serde_json::from_str(&std::fs::read_to_string(HEAD).unwrap()).unwrap();
+    tools["tools"][0]["description"] = Value::from("Another description.");
+    std::fs::write(&head, tools.to_string()).unwrap();
+    let (_, other_head) = part(other.path(), "4/4", head.to_str().unwrap(), SUITE);
+    refused(&[p[0], p[1], p[2], &other_head], "differ in their");
+
+    // A whole report is not a part; neither is a file that is not a report.
+    let whole = dir.path().join("whole.json");
+    std::fs::write(&whole, calendar_check_json()).unwrap();
+    refused(&[p[0], &whole], "not a shard's partial report");
+    let junk = dir.path().join("junk.json");
+    std::fs::write(&junk, "{\"tools\": []}").unwrap();
+    refused(&[p[0], &junk], "junk.json");
+}
+
+#[test]
+fn a_bad_shard_is_a_usage_error() {
+    for bad in ["0/4", "5/4", "2", "1/0"] {
+        let run = cli::driftgate([
+            "check", "--base", BASE, "--head", HEAD, "--suite", SUITE, "--shard", bad,
+        ])
+        .run();
+        assert_eq!(run.code, 2, "{bad}: {}", run.dump());
+        assert!(run.stderr.contains("expected I/N"), "{}", run.dump());
+    }
+}
