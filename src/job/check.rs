@@ -264,13 +264,22 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
         routing.as_ref(),
         &thresholds,
     ));
-    let verdict = gate::check_verdict(
+    let mut verdict = gate::check_verdict(
         &d,
         drift.as_ref(),
         routing.as_ref(),
         Some(&scan),
         &thresholds,
     );
+    if let Some(p) = &part {
+        verdict.reason = format!(
+            "partial, shard {} ({} of {} cases; merge the parts for the verdict): {}",
+            p.shard,
+            p.cases.len(),
+            p.suite_cases,
+            verdict.reason
+        );
+    }
     Ok(Report {
         schema_version: report::SCHEMA_VERSION,
         driftgate_version: report::VERSION.to_string(),
