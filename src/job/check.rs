@@ -8,7 +8,7 @@ use crate::console::Console;
 use crate::diff::{self, Severity};
 use crate::drift::{self, Drift};
 use crate::embed::Embedder;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::gate::{self, CheckThresholds};
 use crate::replay::shard::{Shard, ShardPart};
 use crate::replay::{self, ReplayConfig, Replayer, Routing, SideRun};
@@ -43,6 +43,8 @@ pub struct ReplayInputs {
     pub confirm: u32,
     /// `--shard i/n`: replay only this shard's cases and carry the runs for `merge`.
     pub shard: Option<Shard>,
+    /// `--replay targeted`: ask head only the cases a change can reach.
+    pub targeted: bool,
 }
 
 /// Run `diff` (no replay) or `check`; progress goes to `console`.
@@ -130,9 +132,49 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
             let mut base_run = replayer
                 .run_side("base", &run_suite, &base.tools, &r.packs)
                 .await;
-            let mut head_run = replayer
-                .run_side("head", &head_suite, &head.tools, &r.packs)
-                .await;
+            let mut carried = None;
+            let mut head_run = if r.targeted {
+                let emb = embedder.as_deref().ok_or_else(|| {
+                    Error::Usage("--replay targeted ranks each prompt's nearest tools with the embedder, so it cannot run with --no-embed".into())
+                })?;
+                let changed = replay::target::changed_tools(&base.tools, &head.tools);
+                let risky = replay::target::at_risk(
+                    &run_suite,
+                    &head_suite,
+                    &base_run,
+                    &changed,
+                    [&base.tools, &head.tools],
+                    &r.packs,
+                    emb,
+                )
+                .await?;
+                let asked_suite = suite::Suite {
+                    cases: head_suite
+                        .cases
+                        .iter()
+                        .zip(&risky)
+                        .filter(|(_, r)| **r)
+                        .map(|(c, _)| c.clone())
+                        .collect(),
+                    ..head_suite.clone()
+                };
+                let asked = replayer
+                    .run_side("head", &asked_suite, &head.tools, &r.packs)
+                    .await;
+                let n = risky.iter().filter(|r| !**r).count();
+                carried = Some(replay::target::Carried {
+                    asked: risky.len() - n,
+                    carried: n,
+                    top_k: replay::target::TOP_K,
+                    requests_saved: n as u64 * u64::from(r.config.repeats.max(1)),
+                });
+                replay::target::assemble(&risky, &base_run, asked)
+            } else {
+                replayer
+                    .run_side("head", &head_suite, &head.tools, &r.packs)
+                    .await
+            };
+            data_notes.extend(carried.as_ref().map(carried_note));
             data_notes.extend(repeats_note(
                 &base_run,
                 &head_run,
@@ -185,6 +227,7 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
             }
             let not_measured =
                 (!r.router.fills_arguments()).then(|| format!("{} router", r.router.kind()));
+            routing.carried = carried;
             finish_routing(&mut routing, not_measured, &thresholds);
             let info = RouterInfo {
                 kind: r.router.kind().to_string(),
@@ -337,6 +380,18 @@ pub(super) fn repeats_note(
     (repeats > 1 && replay::repeats_identical(base, head)).then(|| format!(
         "every one of the {repeats} repeats of every case came back identical at both sides (temperature {temperature}, seed + repeat): the provider is deterministic at these settings, so the repeats measured nothing and cost {repeats}× the requests; use --repeats 1, or a temperature above 0"
     ))
+}
+
+/// The loud note of a targeted replay: how much of head was carried, and why that is safe.
+pub(super) fn carried_note(c: &replay::target::Carried) -> String {
+    format!(
+        "targeted replay: {} of {} case(s) asked at head; {} carried base's answers (their expected, forbidden and base-answered tools and their {} nearest tools at either side are unchanged): {} head request(s) not sent",
+        c.asked,
+        c.asked + c.carried,
+        c.carried,
+        c.top_k,
+        c.requests_saved
+    )
 }
 
 /// sha256 of tools as offered (canonical JSON, in order).

@@ -7,10 +7,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::check::{finish_routing, priced, repeats_note};
+use super::check::{carried_note, finish_routing, priced, repeats_note};
 use crate::error::{Error, Result};
 use crate::gate;
 use crate::replay::shard::{self, ShardPart};
+use crate::replay::target::Carried;
 use crate::replay::{self, Routing};
 use crate::report::{Command, Report};
 
@@ -67,6 +68,15 @@ pub fn merge(parts: Vec<Part>) -> Result<Report> {
     );
     let part_routings: Vec<&Routing> = shards.iter().map(|(_, _, r)| *r).collect();
     shard::carry_confirmations(&mut routing, &part_routings);
+    routing.carried = part_routings
+        .iter()
+        .filter_map(|r| r.carried.clone())
+        .reduce(|a, b| Carried {
+            asked: a.asked + b.asked,
+            carried: a.carried + b.carried,
+            top_k: a.top_k,
+            requests_saved: a.requests_saved + b.requests_saved,
+        });
     let not_measured = part_routings[0].calls_not_measured.clone();
     finish_routing(&mut routing, not_measured, &f.thresholds);
 
@@ -78,6 +88,7 @@ pub fn merge(parts: Vec<Part>) -> Result<Report> {
         router.repeats,
         router.temperature,
     ));
+    notes.extend(routing.carried.as_ref().map(carried_note));
     notes.push(format!(
         "merged from {} shard parts ({} cases; each part's requests and wall time summed)",
         shards.len(),
@@ -129,6 +140,12 @@ fn same_measurement(parts: &[Part]) -> Result<()> {
             ("shard count", v(&s.shard.count)),
             ("--confirm", v(&s.confirm)),
             ("replay seed", v(&s.seed)),
+            (
+                "--replay",
+                v(&r.routing
+                    .as_ref()
+                    .map(|x| x.carried.as_ref().map(|c| c.top_k))),
+            ),
             ("thresholds", v(&r.thresholds)),
             ("diff", v(&r.diff)),
             ("meaning drift", v(&r.drift)),

@@ -113,6 +113,9 @@ pub struct Routing {
     /// Why call accuracy was not measured (the router fills no arguments): never a pass.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calls_not_measured: Option<String>,
+    /// `--replay targeted`: how many cases head was asked and how many carried base's answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub carried: Option<super::target::Carried>,
     pub base_stats: RunStats,
     pub head_stats: RunStats,
 }
@@ -275,6 +278,7 @@ pub fn compare_sides(
         not_reproduced: Vec::new(),
         calls,
         calls_not_measured,
+        carried: None,
         base_stats: base.stats.clone(),
         head_stats: head.stats.clone(),
     }

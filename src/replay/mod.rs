@@ -6,7 +6,8 @@
 //! identical requests within a run are sent once.
 
 //! `judge` decides one answer, `runner` replays a side, `compare` pairs the two sides, `confirm`
-//! re-asks the flipped cases.
+//! re-asks the flipped cases, `shard` splits a suite over machines and joins the parts, `target`
+//! picks the cases a change can reach.
 
 pub mod calls;
 pub mod compare;
@@ -14,6 +15,7 @@ pub mod confirm;
 pub mod judge;
 pub mod runner;
 pub mod shard;
+pub mod target;
 
 pub use calls::{ArgChange, Calls, Invented};
 pub use compare::{

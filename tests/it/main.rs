@@ -35,3 +35,4 @@ mod scan;
 mod shard;
 mod stress_cli;
 mod suite_schema;
+mod targeted;

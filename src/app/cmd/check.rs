@@ -13,6 +13,13 @@ use crate::job::check::{self, CheckInputs, ReplayInputs};
 use crate::report::Command;
 use crate::source::{self, Spec};
 
+/// `--replay`: which cases head is asked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Replay {
+    Full,
+    Targeted,
+}
+
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// Base tool set (file, REV:PATH, lockfile).
@@ -40,6 +47,12 @@ pub struct CheckArgs {
     /// unless its measurement is incomplete (3), and posts no comment.
     #[arg(long, value_name = "I/N")]
     pub shard: Option<crate::replay::shard::Shard>,
+    /// Which cases head is asked: `full` (every case) or `targeted` (only those a change can
+    /// reach: expected, forbidden or base-answered tool changed, or a changed tool among the 3
+    /// nearest to the prompt; the rest carry base's answers, counted in the report). Exact for the
+    /// semantic router, a bet for an LLM.
+    #[arg(long, value_enum, default_value_t = Replay::Full)]
+    pub replay: Replay,
     #[command(flatten)]
     pub router: RouterArgs,
     #[command(flatten)]
@@ -92,6 +105,7 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
             price_per_mtok: r.prices,
             confirm: k.confirm,
             shard: k.shard,
+            targeted: k.replay == Replay::Targeted,
         }),
         notes: Vec::new(),
         scan_allow: cfg.scan.allow.clone(),
