@@ -344,6 +344,52 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
     })
 }
 
+/// `check --plan`: the requests each side would send (after the cache, the in-run reuse of
+/// identical questions and `--shard`), their input tokens and cost; nothing is sent.
+pub fn plan(inputs: &CheckInputs) -> Result<replay::plan::Plan> {
+    let r = inputs
+        .replay
+        .as_ref()
+        .ok_or_else(|| Error::Usage("--plan needs a suite".into()))?;
+    let d = diff::diff(&inputs.base.tools, &inputs.head.tools);
+    let suite = match r.shard {
+        Some(s) => s.select(&r.suite.suite).0,
+        None => r.suite.suite.clone(),
+    };
+    let (head_suite, _) = renamed_suite(&suite, &d);
+    let counter = crate::llm::tokens::Counter::for_model(r.router.model());
+    let replayer = Replayer::new(r.router.as_ref(), &r.cache, &r.config);
+    let mut seen = std::collections::HashSet::new();
+    let base = replayer.plan_side(&suite, &inputs.base.tools, &r.packs, &mut seen, &counter);
+    let head = replayer.plan_side(
+        &head_suite,
+        &inputs.head.tools,
+        &r.packs,
+        &mut seen,
+        &counter,
+    );
+    Ok(replay::plan::Plan {
+        router: r.router.kind().to_string(),
+        model: r.router.model().to_string(),
+        cases: suite.cases.len(),
+        repeats: r.config.repeats,
+        base,
+        head,
+        tokens_counted_with: if r.router.kind() == "semantic" {
+            "none: the semantic router runs locally, nothing is billed".into()
+        } else {
+            counter.describe()
+        },
+        targeted: r.targeted,
+        shard: r.shard.map(|s| s.to_string()),
+        input_cost_usd: None,
+        output_cost_usd_at_most: None,
+        price_per_mtok: r.price_per_mtok,
+        max_tokens: r.config.sampling.max_tokens,
+    }
+    .priced())
+}
+
 /// What a routing pairing is told after it is made, the same for one run and a merge: why call
 /// accuracy was not measured, and the smallest drop the suite can detect.
 pub(super) fn finish_routing(

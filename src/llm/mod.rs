@@ -10,6 +10,7 @@
 pub mod anthropic;
 pub mod json;
 pub mod openai;
+pub mod tokens;
 
 use std::time::Duration;
 

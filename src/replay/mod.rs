@@ -13,6 +13,7 @@ pub mod calls;
 pub mod compare;
 pub mod confirm;
 pub mod judge;
+pub mod plan;
 pub mod runner;
 pub mod shard;
 pub mod target;

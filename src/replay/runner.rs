@@ -356,6 +356,63 @@ impl<'a> Replayer<'a> {
         (result, !first || from_disk)
     }
 
+    /// The request of one case's repeat, offering `tools`.
+    fn request(&self, case: &Case, tools: Vec<Tool>, repeat: u32) -> RouteRequest {
+        let mut messages: Vec<Message> = case.history.clone();
+        messages.push(Message {
+            role: "user".into(),
+            content: case.prompt.clone(),
+        });
+        RouteRequest {
+            system: self.cfg.system_prompt.clone(),
+            messages,
+            tools,
+            tool_choice: self.cfg.tool_choice,
+            // Repeat k asks with seed + k: K copies of one seeded request would measure nothing
+            // on a provider that honours the seed.
+            sampling: Sampling {
+                seed: self
+                    .cfg
+                    .sampling
+                    .seed
+                    .map(|s| s.wrapping_add(u64::from(repeat))),
+                ..self.cfg.sampling.clone()
+            },
+            repeat,
+        }
+    }
+
+    /// What `run_side` would send, without sending anything: every request of the side, which
+    /// the disk cache answers, which an earlier side's identical request answers (`seen`, shared
+    /// across sides as the in-run memo is), and the input tokens of the ones left to send.
+    pub fn plan_side(
+        &self,
+        suite: &Suite,
+        tools: &ToolSet,
+        packs: &[Tool],
+        seen: &mut std::collections::HashSet<String>,
+        counter: &crate::llm::tokens::Counter,
+    ) -> super::plan::SidePlan {
+        let mut p = super::plan::SidePlan::default();
+        for case in &suite.cases {
+            let offered = offered_tools(case, tools, packs, self.cfg.seed);
+            for repeat in self.cfg.first_repeat..self.cfg.first_repeat + self.cfg.repeats {
+                let req = self.request(case, offered.clone(), repeat);
+                let key = cache::key(self.router, &req);
+                p.requests += 1;
+                if !seen.insert(key.clone()) {
+                    p.reused += 1;
+                } else if self.cache.get::<RouteResponse>(&key).is_some() {
+                    p.cached += 1;
+                } else {
+                    p.to_send += 1;
+                    p.input_tokens += counter.count(&super::plan::request_text(&req));
+                }
+            }
+        }
+        p
+    }
+
     /// Run every case of the suite against one side's tools.
     pub async fn run_side(
         &self,
@@ -396,28 +453,7 @@ impl<'a> Replayer<'a> {
                     let offered_hash = crate::canon::hash(&serde_json::Value::Array(
                         tools.iter().map(Tool::to_value).collect(),
                     ));
-                    let mut messages: Vec<Message> = case.history.clone();
-                    messages.push(Message {
-                        role: "user".into(),
-                        content: case.prompt.clone(),
-                    });
-                    let req = RouteRequest {
-                        system: self.cfg.system_prompt.clone(),
-                        messages,
-                        tools: tools.clone(),
-                        tool_choice: self.cfg.tool_choice,
-                        // Repeat k asks with seed + k: K copies of one seeded request would
-                        // measure nothing on a provider that honours the seed.
-                        sampling: Sampling {
-                            seed: self
-                                .cfg
-                                .sampling
-                                .seed
-                                .map(|s| s.wrapping_add(u64::from(repeat))),
-                            ..self.cfg.sampling.clone()
-                        },
-                        repeat,
-                    };
+                    let req = self.request(case, tools.clone(), repeat);
                     let (result, cached) = self.ask(&req, stats).await;
                     let outcome = match &result {
                         Ok(resp) => classify(case, &names, &resp.answer),

@@ -735,3 +735,106 @@ fn confirm_reasks_only_flips_and_drops_the_ones_that_do_not_reproduce() {
         "an unflipped case is asked once per side"
     );
 }
+
+/// `check --plan` sends nothing: it counts each side's requests, the input tokens of those left to
+/// send with the model family's tokenizer (o200k for gpt-4o-mini), and their cost at the given
+/// prices; after a real run has filled the cache, the plan finds nothing left to send.
+#[test]
+fn plan_counts_requests_tokens_and_cost_without_sending() {
+    let fake = chat_server(right_answer);
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let url = fake.base_url();
+    let args = |plan: bool| {
+        let mut a = vec![
+            "check",
+            "--base",
+            BASE,
+            "--head",
+            HEAD,
+            "--suite",
+            SUITE,
+            "--router",
+            "openai",
+            "--base-url",
+            &url,
+            "--model",
+            "gpt-4o-mini",
+            "--no-embed",
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--price-input",
+            "0.15",
+            "--price-output",
+            "0.60",
+        ];
+        if plan {
+            a.extend(["--plan", "--format", "json"]);
+        }
+        a.iter().map(|s| s.to_string()).collect::<Vec<_>>()
+    };
+    let plan = |sent_before: usize| {
+        let run = cli::driftgate(args(true))
+            .envs([("OPENAI_API_KEY", "k")])
+            .run();
+        assert_eq!(run.code, 0, "{}", run.dump());
+        assert_eq!(fake.requests().len(), sent_before, "a plan sent a request");
+        serde_json::from_str::<Value>(&run.stdout).unwrap()
+    };
+    let p = plan(0);
+    assert_eq!(p["cases"], 6);
+    assert_eq!(p["tokens_counted_with"], "o200k_base");
+    for side in ["base", "head"] {
+        // head rewrote a description: every head question is new.
+        assert_eq!(p[side]["requests"], 6, "{p}");
+        assert_eq!(p[side]["to_send"], 6, "{p}");
+        assert!(p[side]["input_tokens"].as_u64().unwrap() > 6 * 300, "{p}");
+    }
+    let tokens =
+        p["base"]["input_tokens"].as_u64().unwrap() + p["head"]["input_tokens"].as_u64().unwrap();
+    let cost = p["input_cost_usd"].as_f64().unwrap();
+    assert!((cost - tokens as f64 * 0.15 / 1e6).abs() < 1e-12, "{p}");
+    assert_eq!(
+        p["output_cost_usd_at_most"].as_f64().unwrap(),
+        12.0 * 256.0 * 0.60 / 1e6
+    );
+
+    // The real run fills the cache; the next plan has nothing left to send.
+    let run = cli::driftgate(args(false))
+        .envs([("OPENAI_API_KEY", "k")])
+        .run();
+    assert!(run.code == 0 || run.code == 1, "{}", run.dump());
+    assert_eq!(fake.requests().len(), 12);
+    let p = plan(12);
+    for side in ["base", "head"] {
+        assert_eq!(p[side]["cached"], 6, "{p}");
+        assert_eq!(p[side]["to_send"], 0, "{p}");
+    }
+    // The base side asked against the same tools is reused at head when nothing changed.
+    let same = cli::driftgate(
+        args(true)
+            .into_iter()
+            .map(|a| if a == HEAD { BASE.to_string() } else { a })
+            .collect::<Vec<_>>(),
+    )
+    .envs([("OPENAI_API_KEY", "k")])
+    .run();
+    let p: Value = serde_json::from_str(&same.stdout).unwrap();
+    assert_eq!(p["head"]["reused"], 6, "{p}");
+    // The terminal form says nothing was sent.
+    let text = cli::driftgate(
+        args(true)
+            .into_iter()
+            .filter(|a| a != "--format" && a != "json")
+            .collect::<Vec<_>>(),
+    )
+    .envs([("OPENAI_API_KEY", "k")])
+    .run();
+    assert!(
+        text.stdout
+            .starts_with("driftgate check --plan: nothing was sent."),
+        "{}",
+        text.stdout
+    );
+    assert_eq!(fake.requests().len(), 12, "no plan sent a request");
+}

@@ -53,6 +53,11 @@ pub struct CheckArgs {
     /// semantic router, a bet for an LLM.
     #[arg(long, value_enum, default_value_t = Replay::Full)]
     pub replay: Replay,
+    /// Print what the check would send — requests per side after the cache, input tokens (the
+    /// model family's tokenizer where public, else estimated), cost at --price-input/--price-output
+    /// — and exit 0 without sending anything (`--format json` for a JSON plan).
+    #[arg(long)]
+    pub plan: bool,
     #[command(flatten)]
     pub router: RouterArgs,
     #[command(flatten)]
@@ -110,6 +115,17 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
         notes: Vec::new(),
         scan_allow: cfg.scan.allow.clone(),
     };
+    if k.plan {
+        let plan = check::plan(&inputs)?;
+        let text = match a.out.format {
+            crate::report::render::Format::Json => {
+                serde_json::to_string_pretty(&plan).expect("a plan serialises") + "\n"
+            }
+            _ => plan.to_string(),
+        };
+        crate::app::output::deliver(a.out.output.as_deref(), &text, &console)?;
+        return Ok(crate::error::exit::PASS);
+    }
     let report = check::run(Command::Check, inputs, &console).await?;
     super::deliver(report, &a.out, &a.github, &console).await
 }

@@ -1,0 +1,122 @@
+//! `check --plan`: what a check would send, before anything is sent — requests per side after
+//! the disk cache and the in-run reuse of identical questions, the input tokens of those left to
+//! send, and what they cost at the user's prices.
+
+use serde::Serialize;
+
+use crate::route::RouteRequest;
+
+/// One side's requests.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SidePlan {
+    /// Every request of the side (cases × repeats).
+    pub requests: u64,
+    /// Answered by the disk cache.
+    pub cached: u64,
+    /// Identical to an earlier request of this run (head questions equal to base's).
+    pub reused: u64,
+    /// Left to send.
+    pub to_send: u64,
+    /// Input tokens of the requests left to send.
+    pub input_tokens: u64,
+}
+
+/// The plan of a check.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub router: String,
+    pub model: String,
+    pub cases: usize,
+    pub repeats: u32,
+    pub base: SidePlan,
+    pub head: SidePlan,
+    /// How tokens were counted ("o200k_base", or an estimate said as such).
+    pub tokens_counted_with: String,
+    /// `--replay targeted`: head sends at most `head.to_send`; which cases is decided by base's
+    /// answers, so the plan cannot know it yet.
+    pub targeted: bool,
+    /// `--shard i/n` the plan covers, if any.
+    pub shard: Option<String>,
+    /// Input cost of the requests left to send, at `price_per_mtok`.
+    pub input_cost_usd: Option<f64>,
+    /// Output cost if every answer used all of `max_tokens`: an upper bound.
+    pub output_cost_usd_at_most: Option<f64>,
+    pub price_per_mtok: Option<[f64; 2]>,
+    pub max_tokens: u32,
+}
+
+impl Plan {
+    /// The cost lines, from the token counts and the prices.
+    pub fn priced(mut self) -> Plan {
+        let tokens = self.base.input_tokens + self.head.input_tokens;
+        let sent = self.base.to_send + self.head.to_send;
+        self.input_cost_usd = self.price_per_mtok.map(|[i, _]| tokens as f64 * i / 1e6);
+        self.output_cost_usd_at_most = self
+            .price_per_mtok
+            .map(|[_, o]| (sent * u64::from(self.max_tokens)) as f64 * o / 1e6);
+        self
+    }
+}
+
+/// The text a request's input tokens are counted over: system prompt, messages and the offered
+/// tools' definitions as JSON (how the providers receive them, give or take their framing).
+pub fn request_text(req: &RouteRequest) -> String {
+    let mut t = req.system.clone();
+    for m in &req.messages {
+        t.push('\n');
+        t.push_str(&m.content);
+    }
+    for tool in &req.tools {
+        t.push('\n');
+        t.push_str(&tool.to_value().to_string());
+    }
+    t
+}
+
+impl std::fmt::Display for Plan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        writeln!(
+            f,
+            "driftgate check --plan: nothing was sent. {} {} · {} case(s) × {} repeat(s){}",
+            self.router,
+            self.model,
+            self.cases,
+            self.repeats,
+            self.shard
+                .as_ref()
+                .map(|s| format!(" · shard {s}"))
+                .unwrap_or_default()
+        )?;
+        writeln!(
+            f,
+            "{:<6} {:>9} {:>9} {:>9} {:>9} {:>14}",
+            "side", "requests", "cached", "reused", "to send", "input tokens"
+        )?;
+        for (side, p) in [("base", &self.base), ("head", &self.head)] {
+            writeln!(
+                f,
+                "{side:<6} {:>9} {:>9} {:>9} {:>9} {:>14}",
+                p.requests, p.cached, p.reused, p.to_send, p.input_tokens
+            )?;
+        }
+        writeln!(f, "tokens: {}", self.tokens_counted_with)?;
+        if self.targeted {
+            writeln!(
+                f,
+                "--replay targeted: head sends at most {} (the cases a change can reach are known once base has answered)",
+                self.head.to_send
+            )?;
+        }
+        match (self.input_cost_usd, self.output_cost_usd_at_most) {
+            (Some(i), Some(o)) => writeln!(
+                f,
+                "cost: ${i:.4} input, at most ${o:.4} output ({} token(s) per answer at most)",
+                self.max_tokens
+            ),
+            _ => writeln!(
+                f,
+                "cost: not estimated (no prices: --price-input and --price-output, or [router] price_input_per_mtok and price_output_per_mtok)"
+            ),
+        }
+    }
+}
