@@ -269,17 +269,17 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
         }
     };
     // Lint is a heuristic: reported (what the PR introduced or fixed), never part of the verdict.
-    let too_many = base.tools.len().max(head.tools.len()) > crate::lint::MAX_PAIR_TOOLS;
     let lint = match command {
-        Command::Check if too_many => {
-            notes.push(format!(
-                "lint skipped: it compares tools pairwise and takes at most {} per side",
-                crate::lint::MAX_PAIR_TOOLS
-            ));
-            None
-        }
         Command::Check => {
-            Some(crate::lint::check_delta(&d, &base.tools, &head.tools, embedder.as_deref()).await?)
+            match crate::lint::check_delta(&d, &base.tools, &head.tools, embedder.as_deref())
+                .await?
+            {
+                Ok(section) => Some(section),
+                Err(too_many) => {
+                    notes.push(format!("lint skipped: {too_many}"));
+                    None
+                }
+            }
         }
         Command::Diff | Command::Lint => None,
     };

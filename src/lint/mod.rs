@@ -21,7 +21,7 @@ use crate::embed::Embedder;
 use crate::error::Result;
 use crate::tools::ToolSet;
 
-pub use pairs::{Pair, PairAnalysis, ScopeNote, Weights};
+pub use pairs::{Pair, PairAnalysis, ScopeNote, TooManyPairs, Weights};
 pub use quality::{Shadow, ToolQuality};
 
 /// How much a finding matters. Notes are for the reader; `--strict` fails on warnings and errors.
@@ -151,44 +151,40 @@ impl Lint {
 }
 
 /// Analyse `tools`. With an embedder, descriptions are embedded once (one batch) for the pair
-/// scores; without one the word-only weights apply.
-/// Tools lint compares pairwise at most: pair scoring is quadratic in time and memory (5,000 tools
-/// took more than 2.9 GB), so a larger set is refused with this number rather than run out.
-pub const MAX_PAIR_TOOLS: usize = 2_000;
-
+/// scores; without one the word-only weights apply. A set with too many compatible pairs to score
+/// ([`pairs::MAX_PAIR_WORK`]) is a usage error.
 pub async fn analyse(
     tools: &ToolSet,
     embedder: Option<&dyn Embedder>,
     opts: &LintOptions,
 ) -> Result<Lint> {
-    if tools.len() > MAX_PAIR_TOOLS {
-        return Err(crate::Error::Usage(format!(
-            "lint compares tools pairwise and takes at most {MAX_PAIR_TOOLS}; this set has {}",
-            tools.len()
-        )));
-    }
+    // Refused before the embedding is spent.
+    let candidates =
+        pairs::Candidates::find(tools).map_err(|e| crate::Error::Usage(e.to_string()))?;
     let embeddings = match embedder {
-        Some(e) if tools.len() >= 2 => {
-            // A missing description has no meaning to embed; its cosine is set to 0 anyway,
-            // so embed the name to keep the batch well-formed.
-            let texts: Vec<String> = tools
-                .tools
-                .iter()
-                .map(|t| match t.description_text().trim() {
-                    "" => t.name.clone(),
-                    d => d.to_string(),
-                })
-                .collect();
-            Some(e.embed(&texts).await?)
-        }
+        Some(e) if tools.len() >= 2 => Some(e.embed(&description_texts(tools)).await?),
         _ => None,
     };
-    Ok(analyse_with(
+    Ok(lint_with(
         tools,
+        &candidates,
         embeddings.as_ref(),
         embedder.map(|e| e.id().to_string()),
         opts,
     ))
+}
+
+/// What lint embeds per tool: its description. A missing description has no meaning to embed;
+/// its cosine is set to 0 anyway, so the name keeps the batch well-formed.
+fn description_texts(tools: &ToolSet) -> Vec<String> {
+    tools
+        .tools
+        .iter()
+        .map(|t| match t.description_text().trim() {
+            "" => t.name.clone(),
+            d => d.to_string(),
+        })
+        .collect()
 }
 
 /// [`analyse`] with the description embeddings already computed (one row per tool).
@@ -197,8 +193,25 @@ pub fn analyse_with(
     embeddings: Option<&ndarray::Array2<f32>>,
     embedding_model: Option<String>,
     opts: &LintOptions,
+) -> Result<Lint, TooManyPairs> {
+    let candidates = pairs::Candidates::find(tools)?;
+    Ok(lint_with(
+        tools,
+        &candidates,
+        embeddings,
+        embedding_model,
+        opts,
+    ))
+}
+
+fn lint_with(
+    tools: &ToolSet,
+    candidates: &pairs::Candidates,
+    embeddings: Option<&ndarray::Array2<f32>>,
+    embedding_model: Option<String>,
+    opts: &LintOptions,
 ) -> Lint {
-    let pairs = pairs::analyse(tools, embeddings, opts.threshold);
+    let pairs = pairs::analyse(tools, candidates, embeddings, opts.threshold);
     let (quality, shadows) = quality::assess_all(tools);
     let mut findings = Vec::new();
     for q in &quality {
@@ -418,22 +431,54 @@ fn pr_message(f: &Finding, introduced: bool, threshold: f64) -> String {
 }
 
 /// `check`: lint base and head, and keep what the PR introduced or fixed. Renamed tools (from
-/// the diff) are followed, so a finding that only moved with its tool is neither.
+/// the diff) are followed, so a finding that only moved with its tool is neither. A side too
+/// large to pair is the inner error: lint is then skipped, the check goes on.
 pub async fn check_delta(
     diff: &crate::diff::Diff,
     base: &ToolSet,
     head: &ToolSet,
     embedder: Option<&dyn Embedder>,
-) -> Result<LintSection> {
+) -> Result<Result<LintSection, TooManyPairs>> {
     let opts = LintOptions::default();
-    let b = analyse(base, embedder, &opts).await?;
-    let h = analyse(head, embedder, &opts).await?;
+    let (cb, ch) = match (pairs::Candidates::find(base), pairs::Candidates::find(head)) {
+        (Ok(b), Ok(h)) => (b, h),
+        (Err(e), _) | (_, Err(e)) => return Ok(Err(e)),
+    };
+    // Head mostly repeats base's descriptions: each distinct text is embedded once for both.
+    let (eb, eh) = match embedder {
+        Some(e) => {
+            let side = |t: &ToolSet| (t.len() >= 2).then(|| description_texts(t));
+            let (tb, th) = (side(base), side(head));
+            let mut all: Vec<String> = tb.iter().chain(&th).flatten().cloned().collect();
+            all.sort();
+            all.dedup();
+            let rows = if all.is_empty() {
+                ndarray::Array2::zeros((0, 0))
+            } else {
+                e.embed(&all).await?
+            };
+            let pick = |texts: Option<Vec<String>>| {
+                texts.map(|ts| {
+                    let at: Vec<usize> = ts
+                        .iter()
+                        .map(|t| all.binary_search(t).expect("embedded above"))
+                        .collect();
+                    rows.select(ndarray::Axis(0), &at)
+                })
+            };
+            (pick(tb), pick(th))
+        }
+        None => (None, None),
+    };
+    let model = embedder.map(|e| e.id().to_string());
+    let b = lint_with(base, &cb, eb.as_ref(), model.clone(), &opts);
+    let h = lint_with(head, &ch, eh.as_ref(), model, &opts);
     let renames: BTreeMap<String, String> = diff
         .tools
         .iter()
         .filter_map(|t| Some((t.base_name.clone()?, t.head_name.clone()?)))
         .collect();
-    Ok(LintSection::delta(&b, &h, &renames))
+    Ok(Ok(LintSection::delta(&b, &h, &renames)))
 }
 
 /// Tool sets the tests of lint and of its verdict (`gate`) share.
@@ -454,7 +499,7 @@ pub(crate) mod fixtures {
     /// The lint of a tool array.
     pub fn lint(v: serde_json::Value) -> super::Lint {
         let set = crate::tools::ToolSet::from_array(v.as_array().unwrap(), "t", "").unwrap();
-        super::analyse_with(&set, None, None, &super::LintOptions::default())
+        super::analyse_with(&set, None, None, &super::LintOptions::default()).unwrap()
     }
 }
 
@@ -468,7 +513,7 @@ mod tests {
     }
 
     fn lint(v: serde_json::Value) -> Lint {
-        analyse_with(&set(v), None, None, &LintOptions::default())
+        analyse_with(&set(v), None, None, &LintOptions::default()).unwrap()
     }
 
     use super::fixtures::pair_tools;

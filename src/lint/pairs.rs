@@ -169,22 +169,83 @@ impl PairAnalysis {
     }
 }
 
+/// Index entries and pairs lint examines at most in a set of more than [`ALWAYS_PAIRED_TOOLS`]:
+/// the candidate index makes the work follow the pairs that can pass the schema gate, and those
+/// are the output, so a set where almost every pair passes (thousands of tools that require
+/// nothing) is refused with this number instead of running out of memory: at most twice the pairs
+/// the old limit allowed (all 2,000 × 1,999 / 2 of 2,000 tools that require nothing).
+pub const MAX_PAIR_WORK: usize = 4_000_000;
+
+/// Sets this small are always analysed, whatever their pairs cost (the limit lint had when it
+/// scored every pair).
+pub const ALWAYS_PAIRED_TOOLS: usize = 2_000;
+
+/// A tool set whose candidate pairs exceed [`MAX_PAIR_WORK`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct TooManyPairs {
+    pub tools: usize,
+}
+
+impl std::fmt::Display for TooManyPairs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "lint scores the pairs of tools whose arguments are compatible and examines at most \
+             {MAX_PAIR_WORK}; these {} tools have more (most of them take the same arguments, or \
+             none)",
+            self.tools
+        )
+    }
+}
+
+/// The pairs of a tool set worth visiting, from [`candidates`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Candidates(Vec<(usize, usize)>);
+
+impl Candidates {
+    /// Index `tools`; a set of more than [`ALWAYS_PAIRED_TOOLS`] whose candidates cost more than
+    /// [`MAX_PAIR_WORK`] is refused.
+    pub fn find(tools: &ToolSet) -> Result<Candidates, TooManyPairs> {
+        let budget = if tools.len() <= ALWAYS_PAIRED_TOOLS {
+            usize::MAX
+        } else {
+            MAX_PAIR_WORK
+        };
+        let (names, _) = server_names(&tools.tools);
+        candidates(&tools.tools, &names, budget)
+            .map(Candidates)
+            .ok_or(TooManyPairs { tools: tools.len() })
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// Analyse every pair of `tools`. `embeddings` holds one row per tool (its description), in
-/// `tools` order; `threshold` overrides the weights' own.
+/// `tools` order; `threshold` overrides the weights' own. Only the `candidates` of `tools` are
+/// visited: every other pair is one the schema gate drops without a scope note, so it is only
+/// counted.
 pub fn analyse(
     tools: &ToolSet,
+    candidates: &Candidates,
     embeddings: Option<&Array2<f32>>,
     threshold: Option<f64>,
 ) -> PairAnalysis {
-    let mut weights = if embeddings.is_some() {
-        WITH_EMBEDDING
-    } else {
-        WITHOUT_EMBEDDING
-    };
-    if let Some(t) = threshold {
-        weights.threshold = t;
+    let mut scan = Scan::new(tools, embeddings, threshold);
+    let mut passed = 0;
+    for &(i, j) in &candidates.0 {
+        passed += usize::from(scan.visit(i, j));
     }
-    let ts = &tools.tools;
+    scan.finish(passed)
+}
+
+/// Each tool's name terms, the server's namespace set aside (see [`namespace`]).
+fn server_names(ts: &[Tool]) -> (Vec<Vec<String>>, Option<String>) {
     let mut names: Vec<Vec<String>> = ts.iter().map(|t| name_terms(&t.name)).collect();
     let namespace = namespace(&names);
     if let Some(ns) = &namespace {
@@ -192,86 +253,212 @@ pub fn analyse(
             n.remove(0);
         }
     }
-    let descs: Vec<Vec<String>> = ts
-        .iter()
-        .map(|t| text_terms(t.description_text()))
-        .collect();
-    let name_w = terms::idf(&names);
-    let desc_w = terms::idf(&descs);
-    let mut out = PairAnalysis {
-        weights,
-        namespace,
-        total_pairs: ts.len() * ts.len().saturating_sub(1) / 2,
-        dropped_by_gate: 0,
-        vetoed: 0,
-        scored: Vec::new(),
-        scope_notes: Vec::new(),
-    };
-    for i in 0..ts.len() {
-        for j in i + 1..ts.len() {
-            let (a, b) = (&ts[i], &ts[j]);
-            let gate = gate(a, b);
-            if !gate.substitutable {
-                out.dropped_by_gate += 1;
-                if let Some(extra) = scope_extra(&names[i], &names[j])
-                    && veto(a, b, &names[i], &names[j]).is_none()
-                {
-                    out.scope_notes.push(ScopeNote {
-                        a: a.name.clone(),
-                        b: b.name.clone(),
-                        extra_terms: extra,
-                        gate,
-                    });
-                }
-                continue;
-            }
-            let edit = edit_similarity(&names[i], &names[j]);
-            let (prefix, suffix) = affixes(&names[i], &names[j]);
-            let terms = terms::weighted_jaccard(&names[i], &names[j], &name_w);
-            let name = NAME_PARTS.edit * edit
-                + NAME_PARTS.ends * (prefix + suffix).min(1.0)
-                + NAME_PARTS.terms * terms;
-            let description = terms::tfidf_cosine(&descs[i], &descs[j], &desc_w);
-            let embedding = embeddings.map(|e| {
-                if a.description_text().trim().is_empty() || b.description_text().trim().is_empty()
-                {
-                    0.0
-                } else {
-                    f64::from(cosine(e.row(i), e.row(j)))
-                }
-            });
-            let score = weights.name * name
-                + weights.description * description
-                + weights.embedding * embedding.unwrap_or(0.0);
-            let veto = veto(a, b, &names[i], &names[j]);
-            if veto.is_some() {
-                out.vetoed += 1;
-            }
-            out.scored.push(Pair {
-                a: a.name.clone(),
-                b: b.name.clone(),
-                score: round4(score),
-                flagged: veto.is_none() && score >= weights.threshold,
-                gate,
-                affinity: Affinity {
-                    name: round4(name),
-                    name_edit: round4(edit),
-                    name_prefix: round4(prefix),
-                    name_suffix: round4(suffix),
-                    name_terms: round4(terms),
-                    description: round4(description),
-                    embedding: embedding.map(round4),
-                },
-                veto,
-            });
+    (names, namespace)
+}
+
+/// The state of one analysis: per-tool terms and weights, and the output so far.
+struct Scan<'a> {
+    ts: &'a [Tool],
+    embeddings: Option<&'a Array2<f32>>,
+    names: Vec<Vec<String>>,
+    descs: Vec<Vec<String>>,
+    name_w: std::collections::BTreeMap<String, f64>,
+    desc_w: std::collections::BTreeMap<String, f64>,
+    out: PairAnalysis,
+}
+
+impl<'a> Scan<'a> {
+    fn new(
+        tools: &'a ToolSet,
+        embeddings: Option<&'a Array2<f32>>,
+        threshold: Option<f64>,
+    ) -> Self {
+        let mut weights = if embeddings.is_some() {
+            WITH_EMBEDDING
+        } else {
+            WITHOUT_EMBEDDING
+        };
+        if let Some(t) = threshold {
+            weights.threshold = t;
+        }
+        let ts = &tools.tools;
+        let (names, namespace) = server_names(ts);
+        let descs: Vec<Vec<String>> = ts
+            .iter()
+            .map(|t| text_terms(t.description_text()))
+            .collect();
+        let name_w = terms::idf(&names);
+        let desc_w = terms::idf(&descs);
+        Scan {
+            ts,
+            embeddings,
+            names,
+            descs,
+            name_w,
+            desc_w,
+            out: PairAnalysis {
+                weights,
+                namespace,
+                total_pairs: ts.len() * ts.len().saturating_sub(1) / 2,
+                dropped_by_gate: 0,
+                vetoed: 0,
+                scored: Vec::new(),
+                scope_notes: Vec::new(),
+            },
         }
     }
-    out.scored.sort_by(|x, y| {
-        y.score
-            .total_cmp(&x.score)
-            .then_with(|| (&x.a, &x.b).cmp(&(&y.a, &y.b)))
-    });
-    out
+
+    /// Gate, score or note the pair `i < j`; true when it passed the gate. Pairs must come in
+    /// ascending order: scope notes are kept in the order they are found.
+    fn visit(&mut self, i: usize, j: usize) -> bool {
+        let (ts, names, out) = (self.ts, &self.names, &mut self.out);
+        let weights = out.weights;
+        let (a, b) = (&ts[i], &ts[j]);
+        let gate = gate(a, b);
+        if !gate.substitutable {
+            if let Some(extra) = scope_extra(&names[i], &names[j])
+                && veto(a, b, &names[i], &names[j]).is_none()
+            {
+                out.scope_notes.push(ScopeNote {
+                    a: a.name.clone(),
+                    b: b.name.clone(),
+                    extra_terms: extra,
+                    gate,
+                });
+            }
+            return false;
+        }
+        let edit = edit_similarity(&names[i], &names[j]);
+        let (prefix, suffix) = affixes(&names[i], &names[j]);
+        let terms = terms::weighted_jaccard(&names[i], &names[j], &self.name_w);
+        let name = NAME_PARTS.edit * edit
+            + NAME_PARTS.ends * (prefix + suffix).min(1.0)
+            + NAME_PARTS.terms * terms;
+        let description = terms::tfidf_cosine(&self.descs[i], &self.descs[j], &self.desc_w);
+        let embedding = self.embeddings.map(|e| {
+            if a.description_text().trim().is_empty() || b.description_text().trim().is_empty() {
+                0.0
+            } else {
+                f64::from(cosine(e.row(i), e.row(j)))
+            }
+        });
+        let score = weights.name * name
+            + weights.description * description
+            + weights.embedding * embedding.unwrap_or(0.0);
+        let veto = veto(a, b, &names[i], &names[j]);
+        if veto.is_some() {
+            out.vetoed += 1;
+        }
+        out.scored.push(Pair {
+            a: a.name.clone(),
+            b: b.name.clone(),
+            score: round4(score),
+            flagged: veto.is_none() && score >= weights.threshold,
+            gate,
+            affinity: Affinity {
+                name: round4(name),
+                name_edit: round4(edit),
+                name_prefix: round4(prefix),
+                name_suffix: round4(suffix),
+                name_terms: round4(terms),
+                description: round4(description),
+                embedding: embedding.map(round4),
+            },
+            veto,
+        });
+        true
+    }
+
+    /// Every pair not visited failed the gate without a note: `passed` of all passed.
+    fn finish(mut self, passed: usize) -> PairAnalysis {
+        self.out.dropped_by_gate = self.out.total_pairs - passed;
+        self.out.scored.sort_by(|x, y| {
+            y.score
+                .total_cmp(&x.score)
+                .then_with(|| (&x.a, &x.b).cmp(&(&y.a, &y.b)))
+        });
+        self.out
+    }
+}
+
+// ---- candidate index ----------------------------------------------------------------------------
+
+/// The pairs `(i, j)`, `i < j`, ascending, that can pass the schema gate or carry a scope note;
+/// `None` when finding them would examine more than `budget` entries and pairs.
+///
+/// - Gate: a pair passes only if each tool has a property for every parameter the other requires.
+///   Tools that require nothing pass with each other (all those pairs are output). A tool that
+///   requires something is looked up in the index property name → tools, through its rarest
+///   required parameter: only those tools can take its arguments.
+/// - Scope note: the shorter name's terms are all in the longer one's, with the same first term.
+///   A name is looked up in the index name term → tools through its rarest term.
+///
+/// The work is the index entries scanned: a tool's rarest required parameter (or name term) is
+/// shared by few tools unless most of them pass, so it follows the output.
+fn candidates(ts: &[Tool], names: &[Vec<String>], budget: usize) -> Option<Vec<(usize, usize)>> {
+    let mut work = 0usize;
+    let mut spend = |n: usize| {
+        work = work.saturating_add(n);
+        (work <= budget).then_some(())
+    };
+    let required: Vec<Vec<String>> = ts.iter().map(required).collect();
+    let mut by_property: std::collections::HashMap<&str, Vec<usize>> = Default::default();
+    for (i, t) in ts.iter().enumerate() {
+        if let Some(ps) = t.input_schema.get("properties").and_then(Value::as_object) {
+            for p in ps.keys() {
+                by_property.entry(p.as_str()).or_default().push(i);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let free: Vec<usize> = (0..ts.len()).filter(|&i| required[i].is_empty()).collect();
+    spend(free.len() * free.len().saturating_sub(1) / 2)?;
+    for (k, &i) in free.iter().enumerate() {
+        out.extend(free[k + 1..].iter().map(|&j| (i, j)));
+    }
+    for (i, req) in required.iter().enumerate() {
+        let Some(rarest) = req
+            .iter()
+            .map(|p| by_property.get(p.as_str()).map_or(&[][..], Vec::as_slice))
+            .min_by_key(|l| l.len())
+        else {
+            continue;
+        };
+        spend(rarest.len())?;
+        for &j in rarest {
+            // A pair of two tools that require something is found from both; keep it once.
+            if j == i || (!required[j].is_empty() && j < i) {
+                continue;
+            }
+            if req.iter().all(|p| property(&ts[j], p).is_some()) {
+                out.push((i.min(j), i.max(j)));
+            }
+        }
+    }
+    let mut by_term: std::collections::HashMap<&str, Vec<usize>> = Default::default();
+    for (i, n) in names.iter().enumerate() {
+        for t in n.iter().collect::<BTreeSet<_>>() {
+            by_term.entry(t.as_str()).or_default().push(i);
+        }
+    }
+    for (i, n) in names.iter().enumerate() {
+        let Some(rarest) = n
+            .iter()
+            .map(|t| by_term[t.as_str()].as_slice())
+            .min_by_key(|l| l.len())
+        else {
+            continue;
+        };
+        spend(rarest.len())?;
+        for &j in rarest {
+            if j != i && names[j].first() == n.first() && n.iter().all(|t| names[j].contains(t)) {
+                out.push((i.min(j), i.max(j)));
+            }
+        }
+    }
+    out.sort_unstable();
+    out.dedup();
+    Some(out)
 }
 
 fn round4(x: f64) -> f64 {
@@ -502,6 +689,27 @@ mod tests {
         ToolSet::from_array(&tools, "t", "").unwrap()
     }
 
+    /// Today's analysis by brute force: every pair visited, in order.
+    fn all_pairs(tools: &ToolSet, e: Option<&Array2<f32>>, threshold: Option<f64>) -> PairAnalysis {
+        let mut scan = Scan::new(tools, e, threshold);
+        let n = tools.len();
+        let mut passed = 0;
+        for i in 0..n {
+            for j in i + 1..n {
+                passed += usize::from(scan.visit(i, j));
+            }
+        }
+        scan.finish(passed)
+    }
+
+    /// The indexed analysis, checked against the brute force.
+    fn run(tools: &ToolSet, e: Option<&Array2<f32>>, threshold: Option<f64>) -> PairAnalysis {
+        let c = Candidates::find(tools).unwrap();
+        let a = analyse(tools, &c, e, threshold);
+        assert_eq!(a, all_pairs(tools, e, threshold));
+        a
+    }
+
     #[test]
     fn gate_needs_each_side_to_take_the_others_required_arguments() {
         let path = json!({"path": {"type": "string"}});
@@ -584,7 +792,7 @@ mod tests {
             namespace(&n(&["brave_web_search", "brave_local_search"])),
             None
         );
-        let a = analyse(
+        let a = run(
             &set(vec![
                 json!({"name": "browser_click", "description": "Click an element"}),
                 json!({"name": "browser_hover", "description": "Hover over an element"}),
@@ -603,7 +811,7 @@ mod tests {
     #[test]
     fn vetoes_opposing_verbs_read_versus_write_and_read_only_hints() {
         let ro = |name: &str, b: bool| json!({"name": name, "description": "Work on the item.", "annotations": {"readOnlyHint": b}});
-        let a = analyse(
+        let a = run(
             &set(vec![
                 json!({"name": "read_query", "description": "Run a query."}),
                 json!({"name": "write_query", "description": "Run a query."}),
@@ -653,7 +861,7 @@ mod tests {
             json!({"name": name, "description": "Read.", "inputSchema":
                 {"type": "object", "properties": {param: {"type": "string"}}, "required": [param]}})
         };
-        let a = analyse(
+        let a = run(
             &set(vec![
                 one("read_file", "path"),
                 one("read_multiple_files", "paths"),
@@ -702,7 +910,7 @@ mod tests {
     #[test]
     fn without_descriptions_the_embedding_says_nothing() {
         let e = ndarray::array![[1.0f32, 0.0], [1.0, 0.0]];
-        let a = analyse(
+        let a = run(
             &set(vec![
                 json!({"name": "alpha_one"}),
                 json!({"name": "beta_two", "description": "x"}),
@@ -712,5 +920,157 @@ mod tests {
         );
         assert_eq!(a.scored[0].affinity.embedding, Some(0.0));
         assert_eq!(a.weights, WITH_EMBEDDING);
+    }
+
+    /// Every capture in `tests/fixtures/corpus`, parsed.
+    fn corpus() -> Vec<(String, ToolSet)> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/corpus");
+        let mut out = Vec::new();
+        for server in std::fs::read_dir(&root).unwrap() {
+            let dir = server.unwrap().path();
+            if !dir.is_dir() {
+                continue;
+            }
+            for f in std::fs::read_dir(&dir).unwrap() {
+                let f = f.unwrap().path();
+                if f.extension().is_some_and(|e| e == "json") {
+                    let text = std::fs::read_to_string(&f).unwrap();
+                    let name = f.display().to_string();
+                    out.push((
+                        name.clone(),
+                        crate::source::parse_text(&text, &name).unwrap().0,
+                    ));
+                }
+            }
+        }
+        out.sort_by(|x, y| x.0.cmp(&y.0));
+        assert!(out.len() > 50, "the corpus is there: {}", out.len());
+        out
+    }
+
+    /// Rows for an embedding matrix that differ tool by tool, without a model.
+    fn fake_embeddings(n: usize) -> Array2<f32> {
+        Array2::from_shape_fn((n, 8), |(i, k)| ((i * 31 + k * 17) % 11) as f32 - 5.0)
+    }
+
+    #[test]
+    fn the_index_finds_what_every_pair_finds_on_the_corpus() {
+        let mut scored = 0;
+        let mut notes = 0;
+        for (name, tools) in corpus() {
+            let e = fake_embeddings(tools.len());
+            let a = run(&tools, None, None);
+            let b = run(&tools, Some(&e), None);
+            scored += a.scored.len() + b.scored.len();
+            notes += a.scope_notes.len();
+            assert_eq!(a.dropped_by_gate, b.dropped_by_gate, "{name}");
+        }
+        // The corpus exercises both kinds of candidate.
+        assert!(scored > 500 && notes > 10, "{scored} scored, {notes} notes");
+    }
+
+    /// Tools recombined from the corpus the way a hostile or sloppy server might: names spliced
+    /// from two tools (scope relations), parameters dropped or retyped, `required` lost, repeated,
+    /// or not a list, `properties` not an object.
+    fn recombined(n: usize) -> ToolSet {
+        let pool: Vec<Tool> = corpus().into_iter().flat_map(|(_, t)| t.tools).collect();
+        let mut x = 11u64;
+        let mut next = |m: usize| {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) as usize % m
+        };
+        let mut out = Vec::new();
+        let mut taken = BTreeSet::new();
+        for i in 0..n {
+            let t = &pool[next(pool.len())];
+            let mut v = t.to_value();
+            let other = &pool[next(pool.len())].name;
+            // Plain names and "_multiple" variants make scope relations; a taken name gets the
+            // tool's index.
+            let mut name = match next(6) {
+                0 => format!("{}_{i}", t.name),
+                1 => format!("{}_{}{i}", t.name, other),
+                2 => format!("{other}_{i}_{}", t.name),
+                3 => t.name.clone(),
+                4 => format!("{}_multiple", t.name),
+                _ => format!("{}{i}", t.name),
+            };
+            if !taken.insert(name.clone()) {
+                name = format!("{name}_{i}");
+                taken.insert(name.clone());
+            }
+            v["name"] = json!(name);
+            let schema = &mut v["inputSchema"];
+            match next(8) {
+                0 => {
+                    schema.as_object_mut().map(|o| o.remove("required"));
+                }
+                1 => {
+                    if let Some(mut r) = schema.get("required").and_then(Value::as_array).cloned() {
+                        r.extend(r.clone());
+                        schema["required"] = Value::Array(r);
+                    }
+                }
+                2 => schema["required"] = json!("path"),
+                3 => schema["properties"] = json!(["path"]),
+                4 => {
+                    if let Some(p) = schema.get_mut("properties").and_then(Value::as_object_mut)
+                        && let Some(k) = p.keys().next().cloned()
+                    {
+                        p.insert(k, json!({"type": ["integer", "null"]}));
+                    }
+                }
+                5 => {
+                    if let Some(p) = schema.get_mut("properties").and_then(Value::as_object_mut)
+                        && let Some(k) = p.keys().next_back().cloned()
+                    {
+                        p.remove(&k);
+                    }
+                }
+                _ => {}
+            }
+            out.push(v);
+        }
+        ToolSet::from_array(&out, "synthetic", "").unwrap()
+    }
+
+    #[test]
+    fn the_index_finds_what_every_pair_finds_on_a_synthetic_set() {
+        let tools = recombined(700);
+        let a = run(&tools, None, Some(0.3));
+        let e = fake_embeddings(tools.len());
+        run(&tools, Some(&e), None);
+        assert!(
+            a.scored.len() > 1000 && !a.scope_notes.is_empty() && a.dropped_by_gate > 100_000,
+            "{} scored, {} notes, {} dropped",
+            a.scored.len(),
+            a.scope_notes.len(),
+            a.dropped_by_gate
+        );
+    }
+
+    #[test]
+    fn a_large_set_is_refused_only_when_its_pairs_are_too_many() {
+        // 3,000 tools that require nothing: every pair passes the gate, 4.5 M of them.
+        let free: Vec<Value> = (0..3_000)
+            .map(|i| json!({"name": format!("tool_{i}")}))
+            .collect();
+        let free = set(free);
+        assert_eq!(Candidates::find(&free), Err(TooManyPairs { tools: 3_000 }));
+        // 20,000 tools that each require their own parameter: no pair can pass, nothing to do.
+        let own: Vec<Value> = (0..20_000)
+            .map(|i| {
+                let p = format!("p{i}");
+                json!({"name": format!("tool_{i}"), "inputSchema": obj(json!({p.clone(): {}}), &[&p])})
+            })
+            .collect();
+        let own = set(own);
+        let c = Candidates::find(&own).unwrap();
+        assert!(c.is_empty());
+        let a = analyse(&own, &c, None, None);
+        assert_eq!(a.dropped_by_gate, a.total_pairs);
+        assert_eq!(a.total_pairs, 20_000 * 19_999 / 2);
     }
 }

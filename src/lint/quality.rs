@@ -181,23 +181,28 @@ pub fn hard_gates(t: &Tool) -> Vec<&'static str> {
 }
 
 /// For each tool, the cheapest sibling it costs at least [`SHADOW_RATIO`]× and
-/// [`SHADOW_MIN_DIFFERENCE`] more than (ties broken by name).
+/// [`SHADOW_MIN_DIFFERENCE`] more than (ties broken by name). Both conditions hold for a sibling
+/// if they hold for a dearer one, so the answer is the cheapest tool other than itself, or none:
+/// the two cheapest are all a tool needs to see (linear, not every pair).
 pub fn shadows(q: &[ToolQuality]) -> Vec<Shadow> {
+    let order = |x: &&ToolQuality, y: &&ToolQuality| {
+        x.invocation_cost
+            .cmp(&y.invocation_cost)
+            .then_with(|| x.name.cmp(&y.name))
+    };
+    let mut cheapest: Vec<&ToolQuality> = Vec::with_capacity(3);
+    for c in q {
+        cheapest.push(c);
+        cheapest.sort_by(order);
+        cheapest.truncate(2);
+    }
     let mut out = Vec::new();
     for d in q {
-        let cheapest = q
-            .iter()
-            .filter(|c| c.name != d.name)
-            .filter(|c| {
-                d.invocation_cost >= SHADOW_RATIO * c.invocation_cost
-                    && d.invocation_cost >= c.invocation_cost + SHADOW_MIN_DIFFERENCE
-            })
-            .min_by(|x, y| {
-                x.invocation_cost
-                    .cmp(&y.invocation_cost)
-                    .then_with(|| x.name.cmp(&y.name))
-            });
-        if let Some(c) = cheapest {
+        let c = cheapest.iter().find(|c| c.name != d.name).filter(|c| {
+            d.invocation_cost >= SHADOW_RATIO * c.invocation_cost
+                && d.invocation_cost >= c.invocation_cost + SHADOW_MIN_DIFFERENCE
+        });
+        if let Some(c) = c {
             out.push(Shadow {
                 dearer: d.name.clone(),
                 dearer_cost: d.invocation_cost,
@@ -658,5 +663,51 @@ mod tests {
         let s = shadows(&[q("a", 8), q("b", 4)]);
         assert_eq!(s.len(), 1);
         assert!(shadows(&[q("a", 7), q("b", 4)]).is_empty());
+    }
+
+    #[test]
+    fn shadows_equal_the_scan_of_every_sibling() {
+        let q = |name: String, cost: u32| ToolQuality {
+            name,
+            invocation_cost: cost,
+            ..schema(json!({}))
+        };
+        // The definition, pair by pair.
+        let brute = |all: &[ToolQuality]| -> Vec<(String, String)> {
+            all.iter()
+                .filter_map(|d| {
+                    all.iter()
+                        .filter(|c| c.name != d.name)
+                        .filter(|c| {
+                            d.invocation_cost >= SHADOW_RATIO * c.invocation_cost
+                                && d.invocation_cost >= c.invocation_cost + SHADOW_MIN_DIFFERENCE
+                        })
+                        .min_by(|x, y| {
+                            (x.invocation_cost, &x.name).cmp(&(y.invocation_cost, &y.name))
+                        })
+                        .map(|c| (d.name.clone(), c.name.clone()))
+                })
+                .collect()
+        };
+        // Costs from a fixed LCG: many ties, a few cheap ones, sets of 0 to 40 tools.
+        let mut x = 7u64;
+        for n in 0..40 {
+            let all: Vec<ToolQuality> = (0..n)
+                .map(|i| {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    q(
+                        format!("t{}", (x >> 40) % 1000 * 100 + i),
+                        ((x >> 33) % 14) as u32,
+                    )
+                })
+                .collect();
+            let got: Vec<(String, String)> = shadows(&all)
+                .into_iter()
+                .map(|s| (s.dearer, s.cheaper))
+                .collect();
+            assert_eq!(got, brute(&all), "{n} tools");
+        }
     }
 }

@@ -2,6 +2,7 @@
 //! per-case order seeded identically at base and head; through the in-run memo, the disk cache,
 //! then the router with retries.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -12,6 +13,7 @@ use sha2::{Digest, Sha256};
 
 use super::judge::{CallOutcome, Outcome, check_schema, classify, invented, judge_call};
 use crate::cache::Cache;
+use crate::canon;
 use crate::console::{Console, Silent};
 use crate::http::retry::{RetryPolicy, with_retry};
 use crate::llm::Answer;
@@ -158,16 +160,64 @@ pub fn offered_tools(case: &Case, tools: &ToolSet, packs: &[Tool], seed: u64) ->
             all.push(t.clone());
         }
     }
-    let rank = |name: &str| -> [u8; 32] {
-        let mut h = Sha256::new();
-        h.update(seed.to_le_bytes());
-        h.update(case.id.as_bytes());
-        h.update([0]);
-        h.update(name.as_bytes());
-        h.finalize().into()
-    };
-    all.sort_by_cached_key(|t| rank(&t.name));
+    all.sort_by_cached_key(|t| rank(seed, case, &t.name));
     all
+}
+
+/// A tool's place in a case's order: sha256(seed, case id, tool name).
+fn rank(seed: u64, case: &Case, name: &str) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(seed.to_le_bytes());
+    h.update(case.id.as_bytes());
+    h.update([0]);
+    h.update(name.as_bytes());
+    h.finalize().into()
+}
+
+/// The tools a side offers every case, each with its canonical JSON written once: a case's
+/// offered list is these plus its own distractors in its own order, and its hash and cache key
+/// are fed from these strings instead of serialising the whole list again (O(tools) per case
+/// either way, but hashing bytes, not rebuilding JSON).
+struct Offered<'t> {
+    /// The side's tools then the packs' (a side's tool wins a name clash), with their JSON.
+    fixed: Vec<(&'t Tool, String)>,
+    own: BTreeSet<&'t str>,
+}
+
+impl<'t> Offered<'t> {
+    fn new(tools: &'t ToolSet, packs: &'t [Tool]) -> Self {
+        let own: BTreeSet<&str> = tools.tools.iter().map(|t| t.name.as_str()).collect();
+        let mut seen = BTreeSet::new();
+        let fixed = tools
+            .tools
+            .iter()
+            .chain(packs)
+            .filter(|t| seen.insert(t.name.as_str()))
+            .map(|t| (t, canon::to_canonical(&t.to_value())))
+            .collect();
+        Offered { fixed, own }
+    }
+
+    /// [`offered_tools`] for `case`, with each tool's canonical JSON, in the same order.
+    fn for_case(&self, case: &'t Case, seed: u64) -> (Vec<Tool>, Vec<Cow<'_, str>>) {
+        let mut taken: BTreeSet<&str> = BTreeSet::new();
+        // A case's distractor beats a pack's tool of the same name, never a side's.
+        let extra: Vec<(&Tool, Cow<'_, str>)> = case
+            .distractors
+            .iter()
+            .filter(|d| !self.own.contains(d.name.as_str()) && taken.insert(d.name.as_str()))
+            .map(|d| (d, Cow::Owned(canon::to_canonical(&d.to_value()))))
+            .collect();
+        let mut all: Vec<(&Tool, Cow<'_, str>)> = self
+            .fixed
+            .iter()
+            .filter(|(t, _)| self.own.contains(t.name.as_str()) || !taken.contains(t.name.as_str()))
+            .map(|(t, c)| (*t, Cow::Borrowed(c.as_str())))
+            .chain(extra)
+            .collect();
+        all.sort_by_cached_key(|(t, _)| rank(seed, case, &t.name));
+        all.into_iter().map(|(t, c)| (t.clone(), c)).unzip()
+    }
 }
 
 /// Did every repeat of every case come back with the same outcome, at both sides? Then the
@@ -274,6 +324,23 @@ fn judged(
     }
 }
 
+/// Cases whose requests are built, and prepared by the router, together: at most this many, and
+/// at most [`PREPARE_TOOLS`] offered tools in all (each request holds its own copy of the list).
+const PREPARE_CHUNK: usize = 64;
+const PREPARE_TOOLS: usize = 50_000;
+
+/// One case's request, ready to ask.
+struct Asked<'c> {
+    case: &'c Case,
+    repeat: u32,
+    req: RouteRequest,
+    key: String,
+    offered_hash: String,
+    /// Answered by this run or the disk cache already: nothing to prepare.
+    known: bool,
+    disk: Option<RouteResponse>,
+}
+
 /// One request's fate, shared by identical requests: the response or error text, and whether it
 /// came from the disk cache.
 type Answered = (Result<RouteResponse, String>, bool);
@@ -309,10 +376,11 @@ impl<'a> Replayer<'a> {
     /// Returns the response (or error text) and whether it was answered without a request.
     async fn ask(
         &self,
+        key: String,
+        disk: Option<RouteResponse>,
         req: &RouteRequest,
         stats: &Mutex<RunStats>,
     ) -> (Result<RouteResponse, String>, bool) {
-        let key = cache::key(self.router, req);
         let cell = {
             let mut memo = self.memo.lock().expect("memo lock");
             memo.entry(key.clone()).or_default().clone()
@@ -321,7 +389,7 @@ impl<'a> Replayer<'a> {
         let (result, from_disk) = cell
             .get_or_init(|| async {
                 first = true;
-                if let Some(hit) = self.cache.get(&key) {
+                if let Some(hit) = disk.or_else(|| self.cache.get(&key)) {
                     stats.lock().expect("stats").cache_hits += 1;
                     return (Ok(hit), true);
                 }
@@ -356,14 +424,20 @@ impl<'a> Replayer<'a> {
         (result, !first || from_disk)
     }
 
-    /// The request of one case's repeat, offering `tools`.
-    fn request(&self, case: &Case, tools: Vec<Tool>, repeat: u32) -> RouteRequest {
+    /// One case's request at this side, its cache key and offered-list hash, and whether this
+    /// run or the disk cache already answers it (the disk's answer kept for [`Self::ask`]).
+    fn build<'c>(&self, case: &'c Case, repeat: u32, offered: &Offered<'_>) -> Asked<'c> {
+        let (tools, canonical) = offered.for_case(case, self.cfg.seed);
+        let canonical: Vec<&str> = canonical.iter().map(|c| c.as_ref()).collect();
+        let mut h = Sha256::new();
+        cache::array_into(&mut h, &canonical);
+        let offered_hash = format!("sha256:{}", hex::encode(h.finalize()));
         let mut messages: Vec<Message> = case.history.clone();
         messages.push(Message {
             role: "user".into(),
             content: case.prompt.clone(),
         });
-        RouteRequest {
+        let req = RouteRequest {
             system: self.cfg.system_prompt.clone(),
             messages,
             tools,
@@ -379,6 +453,23 @@ impl<'a> Replayer<'a> {
                 ..self.cfg.sampling.clone()
             },
             repeat,
+        };
+        let key = cache::key_with_tools(self.router, &req, &canonical);
+        let in_run = self
+            .memo
+            .lock()
+            .expect("memo lock")
+            .get(&key)
+            .is_some_and(|c| c.initialized());
+        let disk = if in_run { None } else { self.cache.get(&key) };
+        Asked {
+            case,
+            repeat,
+            known: in_run || disk.is_some(),
+            req,
+            key,
+            offered_hash,
+            disk,
         }
     }
 
@@ -393,20 +484,19 @@ impl<'a> Replayer<'a> {
         seen: &mut std::collections::HashSet<String>,
         counter: &crate::llm::tokens::Counter,
     ) -> super::plan::SidePlan {
+        let offered = Offered::new(tools, packs);
         let mut p = super::plan::SidePlan::default();
         for case in &suite.cases {
-            let offered = offered_tools(case, tools, packs, self.cfg.seed);
             for repeat in self.cfg.first_repeat..self.cfg.first_repeat + self.cfg.repeats {
-                let req = self.request(case, offered.clone(), repeat);
-                let key = cache::key(self.router, &req);
+                let a = self.build(case, repeat, &offered);
                 p.requests += 1;
-                if !seen.insert(key.clone()) {
+                if !seen.insert(a.key.clone()) {
                     p.reused += 1;
-                } else if self.cache.get::<RouteResponse>(&key).is_some() {
+                } else if a.disk.is_some() {
                     p.cached += 1;
                 } else {
                     p.to_send += 1;
-                    p.input_tokens += counter.count(&super::plan::request_text(&req));
+                    p.input_tokens += counter.count(&super::plan::request_text(&a.req));
                 }
             }
         }
@@ -437,57 +527,83 @@ impl<'a> Replayer<'a> {
         let checkers = &checkers;
         let own: BTreeSet<&str> = tools.tools.iter().map(|t| t.name.as_str()).collect();
         let own = &own;
+        let offered = &Offered::new(tools, packs);
         let total = suite.cases.len() as u64 * u64::from(self.cfg.repeats);
         let done = std::sync::atomic::AtomicU64::new(0);
         let jobs = suite.cases.iter().flat_map(|c| {
             let first = self.cfg.first_repeat;
             (first..first + self.cfg.repeats).map(move |r| (c, r))
         });
-        let results: Vec<(String, u32, Sample, String)> = futures::stream::iter(jobs)
-            .map(|(case, repeat)| {
-                let stats = &stats;
-                let done = &done;
-                async move {
-                    let tools = offered_tools(case, tools, packs, self.cfg.seed);
-                    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-                    let offered_hash = crate::canon::hash(&serde_json::Value::Array(
-                        tools.iter().map(Tool::to_value).collect(),
-                    ));
-                    let req = self.request(case, tools.clone(), repeat);
-                    let (result, cached) = self.ask(&req, stats).await;
-                    let outcome = match &result {
-                        Ok(resp) => classify(case, &names, &resp.answer),
-                        Err(e) => Outcome::Error { message: e.clone() },
-                    };
-                    let sample = match &result {
-                        Ok(resp) if self.router.fills_arguments() => {
-                            judged(case, outcome, &resp.answer, &tools, own, checkers)
-                        }
-                        _ => Sample {
-                            call: if outcome.is_error() {
-                                CallOutcome::WrongRoute
-                            } else {
-                                CallOutcome::NotMeasured
+        let jobs: Vec<(&Case, u32)> = jobs.collect();
+        let mut results: Vec<(String, u32, Sample, String)> = Vec::with_capacity(jobs.len());
+        // Cases go in chunks: the requests of a chunk that neither this run nor the disk cache
+        // has answered are handed to the router together first (the semantic router embeds
+        // their prompts as one batch instead of one by one), then asked as before.
+        let chunk = (PREPARE_TOOLS / offered.fixed.len().max(1))
+            .clamp(1, PREPARE_CHUNK)
+            .max(self.cfg.concurrency);
+        for chunk in jobs.chunks(chunk) {
+            let asked: Vec<Asked> = chunk
+                .iter()
+                .map(|&(case, repeat)| self.build(case, repeat, offered))
+                .collect();
+            let fresh: Vec<&RouteRequest> =
+                asked.iter().filter(|a| !a.known).map(|a| &a.req).collect();
+            if !fresh.is_empty() {
+                self.router.prepare(&fresh).await;
+            }
+            let answered: Vec<(String, u32, Sample, String)> = futures::stream::iter(asked)
+                .map(|a| {
+                    let stats = &stats;
+                    let done = &done;
+                    async move {
+                        let Asked {
+                            case,
+                            repeat,
+                            req,
+                            key,
+                            offered_hash,
+                            disk,
+                            ..
+                        } = a;
+                        let tools = &req.tools;
+                        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+                        let (result, cached) = self.ask(key, disk, &req, stats).await;
+                        let outcome = match &result {
+                            Ok(resp) => classify(case, &names, &resp.answer),
+                            Err(e) => Outcome::Error { message: e.clone() },
+                        };
+                        let sample = match &result {
+                            Ok(resp) if self.router.fills_arguments() => {
+                                judged(case, outcome, &resp.answer, tools, own, checkers)
+                            }
+                            _ => Sample {
+                                call: if outcome.is_error() {
+                                    CallOutcome::WrongRoute
+                                } else {
+                                    CallOutcome::NotMeasured
+                                },
+                                outcome,
+                                arguments: None,
+                                invented: Vec::new(),
+                                cached,
                             },
-                            outcome,
-                            arguments: None,
-                            invented: Vec::new(),
-                            cached,
-                        },
-                    };
-                    let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                    self.console.progress(label, n, total);
-                    (
-                        case.id.clone(),
-                        repeat,
-                        Sample { cached, ..sample },
-                        offered_hash,
-                    )
-                }
-            })
-            .buffer_unordered(self.cfg.concurrency.max(1))
-            .collect()
-            .await;
+                        };
+                        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                        self.console.progress(label, n, total);
+                        (
+                            case.id.clone(),
+                            repeat,
+                            Sample { cached, ..sample },
+                            offered_hash,
+                        )
+                    }
+                })
+                .buffer_unordered(self.cfg.concurrency.max(1))
+                .collect()
+                .await;
+            results.extend(answered);
+        }
         let mut by_case: BTreeMap<&str, Vec<(u32, Sample)>> = BTreeMap::new();
         let mut hashes: HashMap<&str, String> = HashMap::new();
         for (id, repeat, sample, h) in &results {
@@ -513,5 +629,74 @@ impl<'a> Replayer<'a> {
         let mut stats = stats.into_inner().expect("stats");
         stats.wall_ms = started.elapsed().as_millis() as u64;
         SideRun { cases, stats }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_sides_offer_is_offered_tools_with_its_hash() {
+        let tools = ToolSet::from_array(
+            &[
+                json!({"name": "a", "description": "side a"}),
+                json!({"name": "b", "inputSchema": {"type": "object", "properties": {"x": {}}}}),
+                json!({"name": "c", "description": "side c"}),
+            ],
+            "t",
+            "",
+        )
+        .unwrap();
+        let packs: Vec<Tool> = [
+            json!({"name": "c", "description": "pack c, loses to the side"}),
+            json!({"name": "p", "description": "pack p, loses to a distractor"}),
+            json!({"name": "q", "description": "pack q"}),
+            json!({"name": "q", "description": "pack q again"}),
+        ]
+        .iter()
+        .map(|v| Tool::from_value(v, "p", "").unwrap())
+        .collect();
+        let suite = crate::suite::parse(
+            r#"version: 1
+cases:
+  - {id: one, prompt: "x", expect: a, distractors: [{name: a, description: "loses"}, {name: p, description: "case p"}, {name: d, description: "case d"}, {name: d, description: "d again"}]}
+  - {id: two, prompt: "y", expect: b}
+"#,
+            "s.yaml",
+            std::path::Path::new("."),
+        )
+        .unwrap();
+        let offered = Offered::new(&tools, &packs);
+        for case in &suite.cases {
+            for seed in [0, 1, 42] {
+                let want = offered_tools(case, &tools, &packs, seed);
+                let (got, canonical) = offered.for_case(case, seed);
+                assert_eq!(got, want);
+                let canonical: Vec<&str> = canonical.iter().map(|c| c.as_ref()).collect();
+                let mut h = Sha256::new();
+                cache::array_into(&mut h, &canonical);
+                assert_eq!(
+                    format!("sha256:{}", hex::encode(h.finalize())),
+                    canon::hash(&serde_json::Value::Array(
+                        want.iter().map(Tool::to_value).collect()
+                    ))
+                );
+            }
+        }
+        let (one, _) = offered.for_case(&suite.cases[0], 0);
+        let described = |n: &str| {
+            one.iter()
+                .find(|t| t.name == n)
+                .unwrap()
+                .description
+                .clone()
+        };
+        assert_eq!(one.len(), 6);
+        assert_eq!(described("a").as_deref(), Some("side a"));
+        assert_eq!(described("p").as_deref(), Some("case p"));
+        assert_eq!(described("d").as_deref(), Some("case d"));
+        assert_eq!(described("q").as_deref(), Some("pack q"));
     }
 }

@@ -247,12 +247,9 @@ mod tests {
             {"name": "ping"}
         ]);
         let set = ToolSet::from_array(tools.as_array().unwrap(), "t.json", "").unwrap();
-        let section = LintSection::full(crate::lint::analyse_with(
-            &set,
-            None,
-            None,
-            &LintOptions::default(),
-        ));
+        let section = LintSection::full(
+            crate::lint::analyse_with(&set, None, None, &LintOptions::default()).unwrap(),
+        );
         let side = Side {
             source: "t.json".into(),
             format: Format::BareArray,

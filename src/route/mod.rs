@@ -74,4 +74,8 @@ pub trait Router: Send + Sync {
         true
     }
     async fn route(&self, req: &RouteRequest) -> Result<RouteResponse, Failure>;
+    /// Requests about to be routed (none of them answered yet): a router that can do their
+    /// common work at once does it now. Best effort: a failure here is met again, and reported,
+    /// when the request is routed.
+    async fn prepare(&self, _requests: &[&RouteRequest]) {}
 }

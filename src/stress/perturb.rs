@@ -594,9 +594,7 @@ mod tests {
     }
 
     fn set(tools: &[Tool]) -> ToolSet {
-        ToolSet {
-            tools: tools.to_vec(),
-        }
+        ToolSet::from(tools.to_vec())
     }
 
     #[test]

@@ -8,7 +8,7 @@
 pub mod args;
 pub mod check;
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -581,18 +581,15 @@ fn distractor(d: &Value, source: &str, id: &str, i: usize, base_dir: &Path) -> R
 /// Problems that make a suite unable to measure a tool set (used by `check` and `suite check`).
 pub fn validate_against(suite: &Suite, tools: &ToolSet) -> Vec<String> {
     let mut out = Vec::new();
+    // The side's names once, not per case: a case adds only its own distractors.
+    let own: HashSet<&str> = tools.tools.iter().map(|t| t.name.as_str()).collect();
     for c in &suite.cases {
-        let offered: BTreeSet<&str> = tools
-            .tools
-            .iter()
-            .chain(&c.distractors)
-            .map(|t| t.name.as_str())
-            .collect();
+        let offered = |n: &str| own.contains(n) || c.distractors.iter().any(|d| d.name == n);
         let unknown: Vec<&String> = c
             .expect
             .names()
             .iter()
-            .filter(|n| !offered.contains(n.as_str()))
+            .filter(|n| !offered(n.as_str()))
             .collect();
         if !unknown.is_empty() && unknown.len() == c.expect.names().len() {
             out.push(format!(

@@ -219,9 +219,28 @@ pub(crate) fn expected(what: &str, found: &Value) -> String {
 }
 
 /// An ordered set of tools with unique names, as one side of a comparison sees it.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default)]
 pub struct ToolSet {
     pub tools: Vec<Tool>,
+    /// Name → position, built on the first [`ToolSet::get`]. `tools` is public and may change
+    /// after that, so a hit is checked and a miss is confirmed by a scan: never wrong, and
+    /// constant time for a name that is there (drift looks up every changed tool on both sides).
+    index: std::sync::OnceLock<std::collections::HashMap<String, usize>>,
+}
+
+impl PartialEq for ToolSet {
+    fn eq(&self, other: &Self) -> bool {
+        self.tools == other.tools
+    }
+}
+
+impl From<Vec<Tool>> for ToolSet {
+    fn from(tools: Vec<Tool>) -> Self {
+        ToolSet {
+            tools,
+            index: Default::default(),
+        }
+    }
 }
 
 impl ToolSet {
@@ -257,11 +276,21 @@ impl ToolSet {
             seen.insert(tool.name.clone(), i);
             tools.push(tool);
         }
-        Ok(ToolSet { tools })
+        Ok(ToolSet::from(tools))
     }
 
     pub fn get(&self, name: &str) -> Option<&Tool> {
-        self.tools.iter().find(|t| t.name == name)
+        let index = self.index.get_or_init(|| {
+            let mut m = std::collections::HashMap::with_capacity(self.tools.len());
+            for (i, t) in self.tools.iter().enumerate() {
+                m.entry(t.name.clone()).or_insert(i);
+            }
+            m
+        });
+        match index.get(name).and_then(|&i| self.tools.get(i)) {
+            Some(t) if t.name == name => Some(t),
+            _ => self.tools.iter().find(|t| t.name == name),
+        }
     }
 
     pub fn names(&self) -> Vec<&str> {
@@ -280,6 +309,24 @@ impl ToolSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn get_finds_by_name_even_after_the_list_changed() {
+        let v: Vec<Value> = (0..50)
+            .map(|i| serde_json::json!({"name": format!("t{i}")}))
+            .collect();
+        let mut set = ToolSet::from_array(&v, "t", "").unwrap();
+        assert_eq!(set.get("t42").map(|t| t.name.as_str()), Some("t42"));
+        assert!(set.get("nope").is_none());
+        // The index was built; the public list changes under it.
+        set.tools.swap(0, 42);
+        set.tools[1].name = "renamed".into();
+        assert_eq!(set.get("t42").map(|t| t.name.as_str()), Some("t42"));
+        assert_eq!(set.get("t0").map(|t| t.name.as_str()), Some("t0"));
+        assert!(set.get("t1").is_none());
+        assert_eq!(set.get("renamed").map(|t| t.name.as_str()), Some("renamed"));
+        assert_eq!(set, set.clone());
+    }
 
     #[test]
     fn a_set_past_the_cap_is_refused_and_duplicates_are_found_in_one_pass() {

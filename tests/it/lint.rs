@@ -289,6 +289,7 @@ fn check_reports_only_what_a_real_release_introduced() {
     let e = embedder();
     let s = rt
         .block_on(lint::check_delta(&d, &base, &head, Some(e.as_ref())))
+        .unwrap()
         .unwrap();
     let introduced: Vec<(String, Vec<String>)> = s
         .introduced
@@ -320,6 +321,7 @@ fn check_reports_only_what_a_real_release_introduced() {
     let back = driftgate::diff::diff(&head, &base);
     let s = rt
         .block_on(lint::check_delta(&back, &head, &base, Some(e.as_ref())))
+        .unwrap()
         .unwrap();
     assert_eq!(s.introduced.as_ref().unwrap().len(), 0);
     assert_eq!(s.fixed.as_ref().unwrap().len(), 3);
