@@ -157,14 +157,9 @@ pub fn embedder_kind(e: &EmbedArgs) -> Result<EmbedderKind> {
     }
 }
 
-/// The embedder, memoised in `cache` when it is on.
+/// The embedder, memoised in the process and in `cache` when it is on.
 pub fn embedder(e: &EmbedArgs, cache: &Cache) -> Result<Arc<dyn Embedder>> {
-    let kind = embedder_kind(e)?;
-    Ok(if cache.is_on() {
-        Arc::new(kind.build_cached(cache)?)
-    } else {
-        Arc::from(kind.build()?)
-    })
+    Ok(Arc::new(embedder_kind(e)?.build_cached(cache)?))
 }
 
 /// The embedder for meaning drift; `None` with `--no-embed`.

@@ -1,5 +1,7 @@
 //! Embedding cache: one entry per (model id, text) in the `embed` section of the one
-//! `crate::cache::Cache`.
+//! `crate::cache::Cache`, and an in-process memo in front of it, so drift, lint and the semantic
+//! router, which share one embedder, embed each distinct text once per run even with the disk
+//! cache off.
 //!
 //! Entry layout (little-endian): `DGE1` magic, u32 dimension, dimension × f32, then sha256 over the
 //! cache key and everything before it. Any entry that fails those checks is treated as a miss and
@@ -23,6 +25,8 @@ const MAGIC: &[u8; 4] = b"DGE1";
 /// Counters since construction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CacheStats {
+    /// Texts answered by the in-process memo (asked before in this run).
+    pub memo_hits: u64,
     pub hits: u64,
     pub misses: u64,
     /// Entries that could not be written (the cache is best-effort; results are unaffected).
@@ -33,6 +37,8 @@ pub struct CacheStats {
 pub struct CachedEmbedder {
     inner: Box<dyn Embedder>,
     cache: Cache,
+    memo: std::sync::Mutex<std::collections::HashMap<String, Vec<f32>>>,
+    memo_hits: AtomicU64,
     hits: AtomicU64,
     misses: AtomicU64,
     write_errors: AtomicU64,
@@ -44,6 +50,8 @@ impl CachedEmbedder {
         Self {
             inner,
             cache: cache.section(SECTION),
+            memo: Default::default(),
+            memo_hits: AtomicU64::new(0),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             write_errors: AtomicU64::new(0),
@@ -52,6 +60,7 @@ impl CachedEmbedder {
 
     pub fn stats(&self) -> CacheStats {
         CacheStats {
+            memo_hits: self.memo_hits.load(Ordering::Relaxed),
             hits: self.hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
             write_errors: self.write_errors.load(Ordering::Relaxed),
@@ -124,16 +133,33 @@ impl Embedder for CachedEmbedder {
             return self.inner.embed(texts).await;
         }
         let keys: Vec<String> = texts.iter().map(|t| key(self.inner.id(), t)).collect();
+        let remembered: Vec<Option<Vec<f32>>> = {
+            let memo = self.memo.lock().expect("memo lock");
+            keys.iter().map(|k| memo.get(k).cloned()).collect()
+        };
+        let memo_hits = remembered.iter().filter(|r| r.is_some()).count();
+        self.memo_hits
+            .fetch_add(memo_hits as u64, Ordering::Relaxed);
         let cache = self.cache.clone();
-        let read_keys = keys.clone();
-        let cached: Vec<Option<Vec<f32>>> = tokio::task::spawn_blocking(move || {
+        let read_keys: Vec<Option<String>> = keys
+            .iter()
+            .zip(&remembered)
+            .map(|(k, r)| r.is_none().then(|| k.clone()))
+            .collect();
+        let from_disk: Vec<Option<Vec<f32>>> = tokio::task::spawn_blocking(move || {
             read_keys
                 .iter()
-                .map(|k| decode(k, &cache.read(k)?))
+                .map(|k| decode(k.as_ref()?, &cache.read(k.as_ref()?)?))
                 .collect()
         })
         .await
         .map_err(|e| Error::Incomplete(format!("embedding cache task failed: {e}")))?;
+        let disk_hits = from_disk.iter().filter(|d| d.is_some()).count();
+        let cached: Vec<Option<Vec<f32>>> = remembered
+            .into_iter()
+            .zip(from_disk)
+            .map(|(r, d)| r.or(d))
+            .collect();
 
         // Embed each distinct missing text once.
         let mut miss_texts: Vec<String> = Vec::new();
@@ -144,8 +170,7 @@ impl Embedder for CachedEmbedder {
                 miss_texts.push(texts[i].clone());
             }
         }
-        let hits = cached.iter().filter(|c| c.is_some()).count();
-        self.hits.fetch_add(hits as u64, Ordering::Relaxed);
+        self.hits.fetch_add(disk_hits as u64, Ordering::Relaxed);
         self.misses
             .fetch_add(miss_texts.len() as u64, Ordering::Relaxed);
 
@@ -182,8 +207,16 @@ impl Embedder for CachedEmbedder {
             }
             out.row_mut(i).assign(&ndarray::ArrayView1::from(row));
         }
+        {
+            let mut memo = self.memo.lock().expect("memo lock");
+            for (k, row) in keys.iter().zip(out.rows()) {
+                if !memo.contains_key(k) {
+                    memo.insert(k.clone(), row.to_vec());
+                }
+            }
+        }
 
-        if let Some(f) = fresh {
+        if let Some(f) = fresh.filter(|_| self.cache.is_on()) {
             let entries: Vec<(String, Vec<u8>)> = miss_slot
                 .iter()
                 .map(|(k, &j)| {
@@ -281,18 +314,47 @@ mod tests {
         assert_eq!(calls.lock().unwrap().clone(), vec![s(&["aa", "b"])]);
         assert_eq!(c.stats().misses, 2);
 
+        // A later process (a new embedder over the same directory) reads the disk.
+        let (inner, calls) = fake();
+        let c = CachedEmbedder::new(inner, &Cache::new(Some(dir.path().to_path_buf())));
         let again = c.embed(&s(&["b", "aa"])).await.unwrap();
         assert_eq!(again.row(0), first.row(1));
-        assert_eq!(calls.lock().unwrap().len(), 1, "all hits: inner not called");
+        assert!(
+            calls.lock().unwrap().is_empty(),
+            "all hits: inner not called"
+        );
         assert_eq!(c.stats().hits, 2);
 
         std::fs::write(c.entry_path("b").unwrap(), b"garbage").unwrap();
+        let (inner, calls) = fake();
+        let c = CachedEmbedder::new(inner, &Cache::new(Some(dir.path().to_path_buf())));
         let fixed = c.embed(&s(&["b", "aa"])).await.unwrap();
         assert_eq!(fixed, again);
         assert_eq!(calls.lock().unwrap().last().unwrap(), &s(&["b"]));
         let rewritten = std::fs::read(c.entry_path("b").unwrap()).unwrap();
         assert!(decode(&key("fake:v1", "b"), &rewritten).is_some());
         assert_eq!(c.stats().write_errors, 0);
+    }
+
+    /// With the disk cache off, a text asked twice in one run is embedded once: drift, lint and
+    /// the router share the embedder.
+    #[tokio::test]
+    async fn the_memo_serves_repeats_without_a_disk_cache() {
+        let (inner, calls) = fake();
+        let c = CachedEmbedder::new(inner, &Cache::new(None));
+        let first = c.embed(&s(&["a", "b"])).await.unwrap();
+        let again = c.embed(&s(&["b", "c", "a"])).await.unwrap();
+        assert_eq!(again.row(0), first.row(1));
+        assert_eq!(again.row(2), first.row(0));
+        assert_eq!(
+            calls.lock().unwrap().clone(),
+            vec![s(&["a", "b"]), s(&["c"])]
+        );
+        let st = c.stats();
+        assert_eq!(
+            (st.memo_hits, st.hits, st.misses, st.write_errors),
+            (2, 0, 3, 0)
+        );
     }
 
     #[tokio::test]
