@@ -1,27 +1,39 @@
 #!/usr/bin/env bash
-# Benchmark the bundled embedder (texts/s, model load time, peak RSS, agreement with
-# sentence-transformers) on tests/fixtures/embeddings/texts100.txt, and the same for
-# sentence-transformers on CPU when a Python with it is available. Results go in docs/embedder.md.
+# Benchmark the bundled embedder against sentence-transformers (PyTorch CPU) in the same run:
+# texts/s with and without model load, peak RSS, and min cosine agreement, on three workloads
+# made by bench/embed_texts.py:
+#   ref100    tests/fixtures/embeddings/texts100.txt (agreement also against ref100.json)
+#   real300   300 real tool descriptions from tests/fixtures/corpus (193 distinct, cycled)
+#   real3000  3,000 of the same
+# Results go in docs/embedder.md.
 #
-#   bench/embed.sh [--reps N] [--rounds N] [--install-st] [--tract]
+#   bench/embed.sh [--reps N] [--reps-3000 N] [--rounds N] [--sets "ref100 real300 real3000"]
+#                  [--install-st] [--tract]
 #
+#   --reps        timed passes after the cold one, ref100 and real300 (default 3)
+#   --reps-3000   the same for real3000 (default 1)
 #   --install-st  create $HOME/.cache/driftgate/st-venv with sentence-transformers==6.2.0 (PyPI's torch
 #                 wheel: a multi-GB download, CPU is used regardless)
-#   --tract       also build and run bench/embed_tract (int8-weight ONNX under tract), the engine
-#                 we did not ship
+#   --tract       also build and run bench/embed_tract (int8-weight ONNX under tract, texts100 only),
+#                 the engine we did not ship
 #   ST_PYTHON     a python that already has sentence-transformers (default: the st-venv above)
 #   TRACT_TARGET_DIR  where bench/embed_tract is built (default $HOME/.cache/driftgate/tract-target)
 #   BENCH_CARGO_ARGS  extra arguments for `cargo build` (word-split), e.g. a --config override
+#   OURS_ENV      extra VAR=value words put before our binary (e.g. MALLOC_MMAP_MAX_=0), to try
+#                 settings without a rebuild
 #
+# Each process is one workload: load, one cold pass (its vectors are kept), then the timed passes.
 # Runs alternate ours / theirs for --rounds rounds, since a shared 2-core machine is noisy; the
-# ratio uses the best round of each.
+# summary gives the median and the best round of each, and the load average seen.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-REPS=5 ROUNDS=3 INSTALL_ST=0 TRACT=0
+REPS=3 REPS_3000=1 ROUNDS=3 INSTALL_ST=0 TRACT=0 SETS="ref100 real300 real3000"
 while [ $# -gt 0 ]; do
   case "$1" in
     --reps) REPS=$2; shift 2 ;;
+    --reps-3000) REPS_3000=$2; shift 2 ;;
+    --sets) SETS=$2; shift 2 ;;
     --rounds) ROUNDS=$2; shift 2 ;;
     --install-st) INSTALL_ST=1; shift ;;
     --tract) TRACT=1; shift ;;
@@ -88,34 +100,68 @@ if [ "$TRACT" = 1 ]; then
 fi
 
 FIX=tests/fixtures/embeddings
+python3 bench/embed_texts.py "$WORK"
 for round in $(seq 1 "$ROUNDS"); do
-  echo "== round $round" >&2
-  measure "ours-$round" "$OURS" "$REPS"
-  if [ -n "$ST_MODEL" ]; then
-    HF_HUB_OFFLINE=1 measure "st-$round" "$ST_PYTHON" bench/embed_st.py "$ST_MODEL" "$REPS"
-  fi
+  for set in $SETS; do
+    reps=$REPS
+    [ "$set" = real3000 ] && reps=$REPS_3000
+    echo "== round $round, $set, load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
+    # shellcheck disable=SC2086
+    measure "ours-$set-$round" env ${OURS_ENV:-} "$OURS" "$WORK/$set.json" "$reps" "$WORK/ours-$set-$round.f32" \
+      | python3 -c 'import json,sys; d=json.load(sys.stdin); d.update(set=sys.argv[1], round=int(sys.argv[2]), loadavg=open("/proc/loadavg").read().split()[0]); print(json.dumps(d))' "$set" "$round"
+    if [ -n "$ST_MODEL" ]; then
+      HF_HUB_OFFLINE=1 measure "st-$set-$round" "$ST_PYTHON" bench/embed_st.py "$ST_MODEL" "$WORK/$set.json" "$reps" "$WORK/st-$set-$round.f32" \
+        | python3 -c 'import json,sys; d=json.load(sys.stdin); d.update(set=sys.argv[1], round=int(sys.argv[2]), loadavg=open("/proc/loadavg").read().split()[0]); print(json.dumps(d))' "$set" "$round"
+    fi
+  done
   if [ -n "$TRACT_BIN" ]; then
-    measure "tract-$round" "$TRACT_BIN" "$ONNX" models/all-MiniLM-L6-v2/tokenizer.json "$FIX" "$REPS"
+    measure "tract-$round" "$TRACT_BIN" "$ONNX" models/all-MiniLM-L6-v2/tokenizer.json "$FIX" "$REPS" >&2
   fi
 done | tee "$WORK/all.jsonl"
 
-python3 - "$WORK/all.jsonl" <<'PY'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-best = {}
-for r in rows:
-    k = r["engine"]
-    if k not in best or r["texts_per_s"] > best[k]["texts_per_s"]:
-        best[k] = r
-print("\nbest of rounds:")
-for k, r in best.items():
-    extra = f", min cosine {r['min_cosine_vs_reference']:.7f}" if "min_cosine_vs_reference" in r else ""
-    cpu = f", {r['texts_per_cpu_s']:.1f} texts/CPU-s" if "texts_per_cpu_s" in r else ""
-    print(f"  {k}: {r['texts_per_s']:.1f} texts/s{cpu}, load {r['load_s']:.2f} s, peak RSS {r['peak_rss_mb']} MB{extra}")
-ours = next(r for k, r in best.items() if k.startswith("driftgate"))
-st = next((r for k, r in best.items() if k.startswith("sentence-transformers")), None)
-if st:
-    print(f"ratio ours/sentence-transformers texts/s: {ours['texts_per_s'] / st['texts_per_s']:.2f}")
-    cpu_best = lambda name: max(r["texts_per_cpu_s"] for r in rows if r["engine"].startswith(name))
-    print(f"ratio ours/sentence-transformers texts/CPU-s: {cpu_best('driftgate') / cpu_best('sentence-transformers'):.2f}")
+python3 - "$WORK" "$FIX/ref100.json" <<'PY'
+import array, json, math, statistics, sys
+work, ref100 = sys.argv[1], sys.argv[2]
+rows = [json.loads(l) for l in open(f"{work}/all.jsonl")]
+
+def vectors(path):
+    a = array.array("f")
+    a.frombytes(open(path, "rb").read())
+    return [a[i:i + 384] for i in range(0, len(a), 384)]
+
+def min_cosine(xs, ys):
+    assert len(xs) == len(ys), (len(xs), len(ys))
+    worst = 1.0
+    for x, y in zip(xs, ys):
+        dot = sum(p * q for p, q in zip(x, y))
+        nx, ny = math.sqrt(sum(p * p for p in x)), math.sqrt(sum(q * q for q in y))
+        worst = min(worst, dot / (nx * ny))
+    return worst
+
+print("\nmedian (best) over rounds; load average range during the runs")
+for s in dict.fromkeys(r["set"] for r in rows):
+    mine = [r for r in rows if r["set"] == s]
+    ours = [r for r in mine if r["engine"].startswith("driftgate")]
+    st = [r for r in mine if r["engine"].startswith("sentence-transformers")]
+    loads = sorted(float(r["loadavg"]) for r in mine)
+    print(f"{s} ({ours[0]['texts']} texts), load average {loads[0]:.1f}-{loads[-1]:.1f}:")
+    for name, rs in [("ours", ours), ("sentence-transformers", st)]:
+        if not rs:
+            continue
+        f = lambda k: f"{statistics.median(r[k] for r in rs):.1f} ({max(r[k] for r in rs):.1f})"
+        print(f"  {name}: {f('texts_per_s')} texts/s, with load {f('texts_per_s_with_load')} texts/s, "
+              f"{f('texts_per_cpu_s')} texts/CPU-s, load {statistics.median(r['load_s'] for r in rs):.3f} s, "
+              f"peak RSS {statistics.median(r['peak_rss_mb'] for r in rs):.0f} MB  [{rs[0]['engine']}]")
+    if st:
+        for k, label in [("texts_per_s", "texts/s"), ("texts_per_s_with_load", "texts/s with load"),
+                         ("texts_per_cpu_s", "texts/CPU-s")]:
+            med = statistics.median(r[k] for r in ours) / statistics.median(r[k] for r in st)
+            best = max(r[k] for r in ours) / max(r[k] for r in st)
+            print(f"  ratio ours/sentence-transformers, {label}: median {med:.2f}, best {best:.2f}")
+        a = vectors(f"{work}/ours-{s}-{ours[0]['round']}.f32")
+        b = vectors(f"{work}/st-{s}-{st[0]['round']}.f32")
+        print(f"  min cosine ours vs sentence-transformers: {min_cosine(a, b):.7f}")
+    if s == "ref100":
+        a = vectors(f"{work}/ours-{s}-{ours[0]['round']}.f32")
+        print(f"  min cosine ours vs ref100.json: {min_cosine(a, json.load(open(ref100))):.7f}")
 PY

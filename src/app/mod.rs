@@ -9,6 +9,7 @@ pub mod cmd;
 pub mod config;
 pub mod console;
 pub mod output;
+pub mod process;
 pub mod settings;
 pub mod sides;
 
@@ -75,6 +76,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
 
 /// The process: parse, run on a fresh runtime, print the error, exit with its code.
 pub fn main() -> i32 {
+    process::tune_process();
     let cli = Cli::parse();
     let rt = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,

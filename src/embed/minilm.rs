@@ -5,14 +5,18 @@
 //! mask, L2 normalisation. Weights are stored as f16 (see models/make_model.sh) and widened to f32
 //! at load; all arithmetic is f32.
 
+use std::collections::HashMap;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use candle_core::{DType, Device, Tensor};
 use candle_nn::VarBuilder;
 use candle_transformers::models::bert::{BertModel, Config};
+use half::f16;
+use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
 use ndarray::Array2;
 use rayon::prelude::*;
+use safetensors::{Dtype, SafeTensors};
 use tokenizers::{Encoding, Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
 use super::Embedder;
@@ -28,8 +32,17 @@ const SHA256SUMS: &str = include_str!("../../models/all-MiniLM-L6-v2/SHA256SUMS"
 pub const MAX_SEQ_LEN: usize = 256;
 /// Output dimension of the model.
 const DIM: usize = 384;
-/// Texts per forward pass. Texts are sorted by token count first, so padding stays small.
+/// Most texts per forward pass. Texts are sorted by token count first, so padding stays small.
 const BATCH: usize = 32;
+/// Attention heads of the model (config.json).
+const HEADS: usize = 12;
+/// Most bytes of one attention-score tensor (n · heads · L² f32) per pass. candle's BERT makes
+/// about five of these per layer; kept at 8 MiB they, and the (n · L · 1536) feed-forward
+/// activations, stay under the 32 MiB mmap threshold that app::process sets for glibc, so the
+/// heap is reused instead of fresh pages being faulted in and zeroed. At 256 tokens that is 2
+/// texts per pass, at 128 tokens 10, at 73 or fewer the full 32. Chosen on measurements in
+/// docs/embedder.md (2 MiB was slower: too little work per gemm; 32 MiB faulted again).
+const ATTENTION_BYTES: usize = 8 << 20;
 
 struct Loaded {
     model: BertModel,
@@ -51,9 +64,7 @@ fn model() -> Result<&'static Loaded> {
 fn load() -> std::result::Result<Loaded, String> {
     let start = Instant::now();
     let config: Config = serde_json::from_str(CONFIG_JSON).map_err(|e| e.to_string())?;
-    // Widening f16 → f32 happens here, tensor by tensor, while the model is built.
-    let vb = VarBuilder::from_slice_safetensors(WEIGHTS, DType::F32, &Device::Cpu)
-        .map_err(|e| e.to_string())?;
+    let vb = VarBuilder::from_tensors(widened_weights()?, DType::F32, &Device::Cpu);
     let model = BertModel::load(vb, &config).map_err(|e| e.to_string())?;
     let mut tokenizer = Tokenizer::from_bytes(TOKENIZER_JSON).map_err(|e| e.to_string())?;
     tokenizer
@@ -71,6 +82,34 @@ fn load() -> std::result::Result<Loaded, String> {
         tokenizer,
         load_time: start.elapsed(),
     })
+}
+
+/// The bundled f16 weights as f32 tensors. candle's own loader widens element by element (most of
+/// the load time); half's slice conversion uses F16C/AVX when the CPU has them.
+fn widened_weights() -> std::result::Result<HashMap<String, Tensor>, String> {
+    let st = SafeTensors::deserialize(WEIGHTS).map_err(|e| e.to_string())?;
+    st.iter()
+        .map(|(name, view)| {
+            if view.dtype() != Dtype::F16 {
+                return Err(format!(
+                    "{name}: expected F16 weights, found {:?}",
+                    view.dtype()
+                ));
+            }
+            // The bytes inside the binary need not be 2-aligned, so they are read, not cast.
+            let bits: Vec<u16> = view
+                .data()
+                .chunks_exact(2)
+                .map(|b| u16::from_le_bytes([b[0], b[1]]))
+                .collect();
+            let mut values = vec![0f32; bits.len()];
+            bits.reinterpret_cast::<f16>()
+                .convert_to_f32_slice(&mut values);
+            let t =
+                Tensor::from_vec(values, view.shape(), &Device::Cpu).map_err(|e| e.to_string())?;
+            Ok((name.to_string(), t))
+        })
+        .collect()
 }
 
 /// The bundled all-MiniLM-L6-v2 embedder (384 dimensions).
@@ -114,11 +153,11 @@ impl MiniLm {
             .map_err(|e| Error::Incomplete(format!("tokenizer: {e}")))?;
         let mut order: Vec<usize> = (0..texts.len()).collect();
         order.sort_by_key(|&i| encodings[i].get_ids().len());
+        let chunks = batches(&order, |i| encodings[i].get_ids().len());
 
-        // Batches run in parallel on rayon's pool; candle's own matmuls nest into the same pool.
-        // On a loaded 2-core machine this beat one batch at a time by 1.2–1.8×: attention's many
-        // small gemms leave threads idle within a single batch.
-        let chunks: Vec<&[usize]> = order.chunks(BATCH).collect();
+        // Passes run side by side on rayon's pool, whose threads candle's matmuls share (no extra
+        // threads): not all of candle's element-wise ops use every core, so one pass at a time
+        // leaves cores idle between matmuls. It did no better per CPU-second (docs/embedder.md).
         let results: Vec<candle_core::Result<Vec<Vec<f32>>>> = chunks
             .par_iter()
             .map(|chunk| {
@@ -135,6 +174,26 @@ impl MiniLm {
         }
         Ok(out)
     }
+}
+
+/// Cuts `order` (indices sorted by token count, ascending) into consecutive forward passes of at
+/// most `BATCH` texts whose attention scores (n · heads · L² f32, L the pass's longest text) stay
+/// within `ATTENTION_BYTES`; a text too long for the budget on its own gets a pass to itself.
+fn batches(order: &[usize], len: impl Fn(usize) -> usize) -> Vec<&[usize]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    for end in 1..=order.len() {
+        let n = end - start;
+        let l = len(order[end - 1]);
+        if n > 1 && (n > BATCH || n * HEADS * l * l * 4 > ATTENTION_BYTES) {
+            out.push(&order[start..end - 1]);
+            start = end - 1;
+        }
+    }
+    if start < order.len() {
+        out.push(&order[start..]);
+    }
+    out
 }
 
 /// One padded forward pass: mean-pooled, L2-normalised rows in `batch` order.
@@ -264,6 +323,41 @@ mod tests {
             &[101, 7592, 102],
             "no fixed padding to 128"
         );
+    }
+
+    /// Padding to a longer text in the same pass must not move a text's vector: masked positions
+    /// get zero attention weight, and only the gemm shapes (so summation order) differ.
+    #[test]
+    fn vector_does_not_depend_on_padding() {
+        let m = model().unwrap();
+        let enc = |t: &str| m.tokenizer.encode(t, true).unwrap();
+        let short = enc("Read the complete contents of a file from the file system.");
+        let long = enc(&"List every directory entry with its size and permissions. ".repeat(40));
+        assert_eq!(long.get_ids().len(), MAX_SEQ_LEN);
+        assert!(short.get_ids().len() < 20);
+        let alone = forward(&m.model, &[&short]).unwrap();
+        let padded = forward(&m.model, &[&short, &long, &long]).unwrap();
+        let c = super::super::cosine(
+            ndarray::ArrayView1::from(&alone[0]),
+            ndarray::ArrayView1::from(&padded[0]),
+        );
+        assert!(c > 1.0 - 1e-6, "padded to {MAX_SEQ_LEN} tokens: cosine {c}");
+    }
+
+    #[test]
+    fn batches_respect_count_and_attention_budget() {
+        // Lengths ascending, as embed_blocking sorts them.
+        let lens: Vec<usize> = (0..200).map(|i| 3 + i * 253 / 199).collect();
+        let order: Vec<usize> = (0..lens.len()).collect();
+        let cut = batches(&order, |i| lens[i]);
+        assert_eq!(cut.concat(), order, "every text once, in order");
+        for b in &cut {
+            let l = lens[*b.last().unwrap()];
+            assert!(b.len() <= BATCH);
+            assert!(b.len() == 1 || b.len() * HEADS * l * l * 4 <= ATTENTION_BYTES);
+        }
+        assert_eq!(cut[0].len(), BATCH, "short texts fill a whole pass");
+        assert!(batches(&[], |_| 0).is_empty());
     }
 
     #[tokio::test]
