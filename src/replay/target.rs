@@ -12,7 +12,7 @@ use std::collections::BTreeSet;
 
 use serde::{Deserialize, Serialize};
 
-use super::runner::{CaseRun, SideRun};
+use super::runner::{CaseRun, SideRun, offered_tools};
 use crate::embed::{Embedder, cosine};
 use crate::error::Result;
 use crate::suite::Suite;
@@ -92,17 +92,9 @@ pub async fn at_risk(
         .iter()
         .map(|&i| suite.cases[i].prompt.clone())
         .collect();
-    let offered = |side: &ToolSet, i: usize| -> Vec<Tool> {
-        let c = &suite.cases[i];
-        let mut seen = BTreeSet::new();
-        side.tools
-            .iter()
-            .chain(&c.distractors)
-            .chain(packs)
-            .filter(|t| seen.insert(t.name.clone()))
-            .cloned()
-            .collect()
-    };
+    // What each side offers the case, as the replay offers it (the order does not matter here:
+    // tools are ranked by their cosine to the prompt).
+    let offered = |side: &ToolSet, i: usize| offered_tools(&suite.cases[i], side, packs, 0);
     let lists: Vec<[Vec<Tool>; 2]> = open
         .iter()
         .map(|&i| [offered(sides[0], i), offered(sides[1], i)])
