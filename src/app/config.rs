@@ -81,6 +81,10 @@ pub struct RouterConfig {
     pub price_input_per_mtok: Option<f64>,
     /// USD per million output tokens, for the cost estimate.
     pub price_output_per_mtok: Option<f64>,
+    /// `check --batch`: the provider's batch API, and how long to wait for it.
+    pub batch: Option<bool>,
+    pub batch_wait_secs: Option<f64>,
+    pub batch_poll_secs: Option<f64>,
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]

@@ -425,8 +425,58 @@ impl RouterSettings {
             concurrency: self.concurrency.unwrap_or(concurrency).max(1),
             seed: self.seed,
             retry: self.retry(),
+            batch: None,
         }
     }
+}
+
+/// `check`'s batch flags, before `driftgate.toml` and the defaults.
+pub struct BatchFlags {
+    pub on: bool,
+    pub wait_secs: Option<f64>,
+    pub poll_secs: Option<f64>,
+}
+
+/// `--batch` over `[router] batch`: the batch options, or `None` for live requests. A router
+/// without a batch API (the semantic router, Azure) is a usage error, not a silent live run.
+pub fn batch(
+    f: &BatchFlags,
+    cfg: &Config,
+    router: &dyn crate::route::Router,
+) -> Result<Option<crate::llm::batch::Options>> {
+    let c = &cfg.router;
+    if !(f.on || c.batch == Some(true)) {
+        return Ok(None);
+    }
+    let Some(chat) = router.batch_chat() else {
+        return Err(Error::Usage(format!(
+            "--batch sends requests through a provider's batch API; the {} router has none (use --router openai or --router anthropic)",
+            router.kind()
+        )));
+    };
+    chat.batch_supported()?;
+    let secs = |v: Option<f64>, name: &str, default: f64| -> Result<Duration> {
+        let v = v.unwrap_or(default);
+        if !(v.is_finite() && v > 0.0 && v <= 7.0 * 86_400.0) {
+            return Err(Error::Usage(format!(
+                "--{name} {v}: expected seconds above 0, at most a week"
+            )));
+        }
+        Ok(Duration::from_secs_f64(v))
+    };
+    let d = crate::llm::batch::Options::default();
+    Ok(Some(crate::llm::batch::Options {
+        wait: secs(
+            f.wait_secs.or(c.batch_wait_secs),
+            "batch-wait",
+            d.wait.as_secs_f64(),
+        )?,
+        poll_max: secs(
+            f.poll_secs.or(c.batch_poll_secs),
+            "batch-poll",
+            d.poll_max.as_secs_f64(),
+        )?,
+    }))
 }
 
 /// The Actions runner's environment.

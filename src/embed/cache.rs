@@ -25,6 +25,10 @@ const MAGIC: &[u8; 4] = b"DGE1";
 /// Counters since construction.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CacheStats {
+    /// Texts asked for, repeats included.
+    pub asked: u64,
+    /// Distinct texts among them.
+    pub distinct: u64,
     /// Texts answered by the in-process memo (asked before in this run).
     pub memo_hits: u64,
     pub hits: u64,
@@ -38,6 +42,7 @@ pub struct CachedEmbedder {
     inner: Box<dyn Embedder>,
     cache: Cache,
     memo: std::sync::Mutex<std::collections::HashMap<String, Vec<f32>>>,
+    asked: AtomicU64,
     memo_hits: AtomicU64,
     hits: AtomicU64,
     misses: AtomicU64,
@@ -51,6 +56,7 @@ impl CachedEmbedder {
             inner,
             cache: cache.section(SECTION),
             memo: Default::default(),
+            asked: AtomicU64::new(0),
             memo_hits: AtomicU64::new(0),
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
@@ -60,6 +66,8 @@ impl CachedEmbedder {
 
     pub fn stats(&self) -> CacheStats {
         CacheStats {
+            asked: self.asked.load(Ordering::Relaxed),
+            distinct: self.memo.lock().expect("memo lock").len() as u64,
             memo_hits: self.memo_hits.load(Ordering::Relaxed),
             hits: self.hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
@@ -127,11 +135,16 @@ impl Embedder for CachedEmbedder {
         self.inner.id()
     }
 
+    fn stats(&self) -> Option<CacheStats> {
+        Some(CachedEmbedder::stats(self))
+    }
+
     async fn embed(&self, texts: &[String]) -> Result<Array2<f32>> {
         if texts.is_empty() {
             // Only the engine knows its dimension for an empty result.
             return self.inner.embed(texts).await;
         }
+        self.asked.fetch_add(texts.len() as u64, Ordering::Relaxed);
         let keys: Vec<String> = texts.iter().map(|t| key(self.inner.id(), t)).collect();
         let remembered: Vec<Option<Vec<f32>>> = {
             let memo = self.memo.lock().expect("memo lock");
@@ -355,6 +368,12 @@ mod tests {
             (st.memo_hits, st.hits, st.misses, st.write_errors),
             (2, 0, 3, 0)
         );
+        // Five asked, three distinct; a repeat inside one call is embedded once too.
+        assert_eq!((st.asked, st.distinct), (5, 3));
+        c.embed(&s(&["d", "d"])).await.unwrap();
+        assert_eq!(calls.lock().unwrap().last().unwrap(), &s(&["d"]));
+        let st = c.stats();
+        assert_eq!((st.asked, st.distinct, st.misses), (7, 4, 4));
     }
 
     #[tokio::test]

@@ -25,6 +25,10 @@ pub trait Embedder: Send + Sync {
     fn id(&self) -> &str;
     /// Batch of texts → L2-normalised vectors, one row per text, in input order.
     async fn embed(&self, texts: &[String]) -> Result<Array2<f32>>;
+    /// What a memoising embedder counted so far (`--verbose`); `None` for a bare engine.
+    fn stats(&self) -> Option<CacheStats> {
+        None
+    }
 }
 
 /// Cosine similarity, accumulated in f64 so values near 1 keep their last digits.

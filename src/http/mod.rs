@@ -87,6 +87,16 @@ pub fn client_with(
 /// Send and read the whole body. Errors are transport failures only: any status is a `Reply`.
 /// Messages are not yet redacted; the router does that.
 pub async fn send(request: reqwest::RequestBuilder, timeout: Duration) -> Result<Reply, Failure> {
+    send_capped(request, timeout, MAX_BODY_BYTES).await
+}
+
+/// [`send`] with a body cap of `cap` bytes instead of [`MAX_BODY_BYTES`] (a batch's results file
+/// is many answers long).
+pub async fn send_capped(
+    request: reqwest::RequestBuilder,
+    timeout: Duration,
+    cap: usize,
+) -> Result<Reply, Failure> {
     let start = Instant::now();
     let mut response = request
         .send()
@@ -101,7 +111,7 @@ pub async fn send(request: reqwest::RequestBuilder, timeout: Duration) -> Result
         .await
         .map_err(|e| transport_error(&e, timeout))?
     {
-        let room = MAX_BODY_BYTES - body.len();
+        let room = cap - body.len();
         if chunk.len() > room {
             body.extend_from_slice(&chunk[..room]);
             truncated = true;

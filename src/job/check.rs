@@ -13,7 +13,7 @@ use crate::gate::{self, CheckThresholds};
 use crate::replay::shard::{Shard, ShardPart};
 use crate::replay::{self, ReplayConfig, Replayer, Routing, SideRun};
 use crate::report::{self, Command, Report, Side};
-use crate::route::{Router, RouterInfo, SYSTEM_PROMPT_FILE};
+use crate::route::{BatchInfo, Router, RouterInfo, SYSTEM_PROMPT_FILE};
 use crate::scan::ScanSection;
 use crate::source::Loaded;
 use crate::suite::{self, SuiteChoice};
@@ -129,6 +129,16 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
             let (head_suite, _) = renamed_suite(&run_suite, &d);
             let replayer =
                 Replayer::new(r.router.as_ref(), &r.cache, &r.config).with_console(console);
+            // One batch for both sides, one wait; targeted replay knows head's cases only after
+            // base answered, so it batches each side on its own.
+            if !r.targeted {
+                replayer
+                    .prefetch(
+                        &[(&run_suite, &base.tools), (&head_suite, &head.tools)],
+                        &r.packs,
+                    )
+                    .await;
+            }
             let mut base_run = replayer
                 .run_side("base", &run_suite, &base.tools, &r.packs)
                 .await;
@@ -189,6 +199,7 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
                 r.config.seed,
                 crate::stats::DEFAULT_RESAMPLES,
             );
+            let mut batch_ids = replayer.batch_ids();
             if r.confirm > 0 && replay::confirm::has_flips(&routing) {
                 let cfg = ReplayConfig {
                     repeats: r.confirm,
@@ -224,6 +235,7 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
                     crate::stats::DEFAULT_RESAMPLES,
                 );
                 replay::confirm::annotate(&mut routing, &before, &base_extra, &head_extra);
+                batch_ids.extend(again.batch_ids());
             }
             let not_measured =
                 (!r.router.fills_arguments()).then(|| format!("{} router", r.router.kind()));
@@ -246,6 +258,16 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
                 distractor_tools: r.packs.len(),
                 price_per_mtok: r.price_per_mtok,
                 estimated_cost_usd: None,
+                batch: r.config.batch.as_ref().map(|_| BatchInfo {
+                    api: if r.router.kind() == "anthropic" {
+                        "Anthropic Message Batches".into()
+                    } else {
+                        "OpenAI Batch API".into()
+                    },
+                    batches: batch_ids,
+                    requests: routing.base_stats.batched + routing.head_stats.batched,
+                    discount: crate::llm::batch::DISCOUNT,
+                }),
             };
             let info = priced(info, &routing);
             if let Some(s) = r.shard {
@@ -386,6 +408,7 @@ pub fn plan(inputs: &CheckInputs) -> Result<replay::plan::Plan> {
         output_cost_usd_at_most: None,
         price_per_mtok: r.price_per_mtok,
         max_tokens: r.config.sampling.max_tokens,
+        batch_discount: r.config.batch.as_ref().map(|_| crate::llm::batch::DISCOUNT),
     }
     .priced())
 }
@@ -409,9 +432,17 @@ pub(super) fn finish_routing(
 
 /// The router's description with the cost of `routing`'s tokens at its prices, if it has them.
 pub(super) fn priced(mut info: RouterInfo, routing: &Routing) -> RouterInfo {
+    let discount = info.batch.as_ref().map_or(0.0, |b| b.discount);
     info.estimated_cost_usd = info.price_per_mtok.map(|[i, o]| {
         let u = replay::total_usage(routing);
-        (u.input_tokens as f64 * i + u.output_tokens as f64 * o) / 1e6
+        let (bi, bo) = [&routing.base_stats, &routing.head_stats]
+            .iter()
+            .fold((0, 0), |(a, b), s| {
+                (a + s.batched_input_tokens, b + s.batched_output_tokens)
+            });
+        let live = (u.input_tokens - bi) as f64 * i + (u.output_tokens - bo) as f64 * o;
+        let batched = (bi as f64 * i + bo as f64 * o) * (1.0 - discount);
+        (live + batched) / 1e6
     });
     info
 }

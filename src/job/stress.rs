@@ -386,6 +386,7 @@ mod tests {
             concurrency: 2,
             seed: 0,
             retry: RetryPolicy::default(),
+            batch: None,
         };
         let router = FirstWord;
         let replayer = Replayer::new(&router, &cache, &cfg);

@@ -110,7 +110,7 @@ pub fn read_answer(value: &Value) -> Result<Answer, String> {
 }
 
 /// Input tokens include prompt-cache reads and writes: all of them were read by the model.
-fn read_usage(value: &Value) -> Option<Usage> {
+pub(super) fn read_usage(value: &Value) -> Option<Usage> {
     let usage = value.get("usage")?;
     let count = |k: &str| usage.get(k).and_then(Value::as_u64);
     Some(Usage {

@@ -8,6 +8,7 @@
 //! it returns has the key masked, and answer text is redacted too: some servers echo headers.
 
 pub mod anthropic;
+pub mod batch;
 pub mod json;
 pub mod openai;
 pub mod tokens;
@@ -323,37 +324,43 @@ impl Chat {
     /// `Answer::Malformed`. Messages name the provider and host, never the key.
     pub async fn complete(&self, req: &ChatRequest<'_>) -> Result<Completion, Failure> {
         let result = self.exchange(req).await;
-        let secrets = self.secrets();
         match result {
             Ok(mut c) => {
-                match &mut c.answer {
-                    Answer::Malformed { detail } => *detail = clean_message(detail, secrets),
-                    Answer::NoCall { text } => *text = redact(text, secrets),
-                    Answer::Call {
-                        raw_arguments,
-                        arguments,
-                        ..
-                    } => {
-                        *raw_arguments = redact(raw_arguments, secrets);
-                        // The parsed arguments are shown in flip lists: masked the same way.
-                        if let Some(a) = arguments {
-                            redact_strings(a, secrets);
-                        }
-                    }
-                }
+                self.scrub(&mut c.answer);
                 Ok(c)
             }
-            Err(e) => Err(e
-                .with_prefix(&format!("{} {}", self.kind(), self.host))
-                .map_message(|m| clean_message(m, secrets))),
+            Err(e) => Err(self.scrub_failure(e)),
         }
     }
 
-    async fn exchange(&self, req: &ChatRequest<'_>) -> Result<Completion, Failure> {
-        let mut request = self
-            .client
-            .post(self.endpoint.clone())
-            .json(&self.body(req));
+    /// Mask the key in an answer: some servers echo headers into what they say.
+    fn scrub(&self, answer: &mut Answer) {
+        let secrets = self.secrets();
+        match answer {
+            Answer::Malformed { detail } => *detail = clean_message(detail, secrets),
+            Answer::NoCall { text } => *text = redact(text, secrets),
+            Answer::Call {
+                raw_arguments,
+                arguments,
+                ..
+            } => {
+                *raw_arguments = redact(raw_arguments, secrets);
+                // The parsed arguments are shown in flip lists: masked the same way.
+                if let Some(a) = arguments {
+                    redact_strings(a, secrets);
+                }
+            }
+        }
+    }
+
+    /// A failure's message naming the provider and host, with the key masked.
+    fn scrub_failure(&self, e: Failure) -> Failure {
+        e.with_prefix(&format!("{} {}", self.kind(), self.host))
+            .map_message(|m| clean_message(m, self.secrets()))
+    }
+
+    /// `request` with this chat's authentication (and Anthropic's version header).
+    fn authed(&self, mut request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
         if self.provider == Provider::Anthropic {
             request = request.header(
                 "anthropic-version",
@@ -364,6 +371,15 @@ impl Chat {
         if let Ok(Some((name, value))) = self.auth_header() {
             request = request.header(name, value);
         }
+        request
+    }
+
+    async fn exchange(&self, req: &ChatRequest<'_>) -> Result<Completion, Failure> {
+        let request = self.authed(
+            self.client
+                .post(self.endpoint.clone())
+                .json(&self.body(req)),
+        );
         let reply = http::send(request, self.timeout).await?;
         let (answer, usage) = match self.provider {
             Provider::OpenAi | Provider::Azure { .. } => openai::read(&reply)?,

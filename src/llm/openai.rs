@@ -187,7 +187,7 @@ fn read_call(function: &Value) -> Result<Answer, String> {
     })
 }
 
-fn read_usage(value: &Value) -> Option<Usage> {
+pub(super) fn read_usage(value: &Value) -> Option<Usage> {
     let usage = value.get("usage")?;
     Some(Usage {
         input_tokens: usage.get("prompt_tokens")?.as_u64()?,

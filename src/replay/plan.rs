@@ -43,6 +43,9 @@ pub struct Plan {
     pub output_cost_usd_at_most: Option<f64>,
     pub price_per_mtok: Option<[f64; 2]>,
     pub max_tokens: u32,
+    /// `--batch`: the fraction taken off the live price in both costs above (0.5).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub batch_discount: Option<f64>,
 }
 
 impl Plan {
@@ -50,10 +53,13 @@ impl Plan {
     pub fn priced(mut self) -> Plan {
         let tokens = self.base.input_tokens + self.head.input_tokens;
         let sent = self.base.to_send + self.head.to_send;
-        self.input_cost_usd = self.price_per_mtok.map(|[i, _]| tokens as f64 * i / 1e6);
+        let pay = 1.0 - self.batch_discount.unwrap_or(0.0);
+        self.input_cost_usd = self
+            .price_per_mtok
+            .map(|[i, _]| tokens as f64 * i * pay / 1e6);
         self.output_cost_usd_at_most = self
             .price_per_mtok
-            .map(|[_, o]| (sent * u64::from(self.max_tokens)) as f64 * o / 1e6);
+            .map(|[_, o]| (sent * u64::from(self.max_tokens)) as f64 * o * pay / 1e6);
         self
     }
 }
@@ -110,8 +116,11 @@ impl std::fmt::Display for Plan {
         match (self.input_cost_usd, self.output_cost_usd_at_most) {
             (Some(i), Some(o)) => writeln!(
                 f,
-                "cost: ${i:.4} input, at most ${o:.4} output ({} token(s) per answer at most)",
-                self.max_tokens
+                "cost: ${i:.4} input, at most ${o:.4} output ({} token(s) per answer at most){}",
+                self.max_tokens,
+                self.batch_discount
+                    .map(|d| format!(", with the batch API's {:.0}% discount", d * 100.0))
+                    .unwrap_or_default()
             ),
             _ => writeln!(
                 f,

@@ -37,6 +37,8 @@ pub struct ReplayConfig {
     /// Seeds the per-case tool order.
     pub seed: u64,
     pub retry: RetryPolicy,
+    /// `--batch`: the requests no cache answers go through the provider's batch API.
+    pub batch: Option<crate::llm::batch::Options>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
@@ -137,10 +139,22 @@ pub struct RunStats {
     pub output_tokens: u64,
     pub request_latency_ms_sum: u64,
     pub wall_ms: u64,
+    /// Of `requests_sent`, the ones a provider batch API answered (`--batch`), and their tokens
+    /// (billed at the batch discount).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub batched: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub batched_input_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub batched_output_tokens: u64,
     /// Exact sum behind `request_latency_ms_sum` (summing whole milliseconds per request would
     /// drop sub-millisecond requests entirely).
     #[serde(skip)]
     latency: std::time::Duration,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, schemars::JsonSchema)]
@@ -352,6 +366,10 @@ pub struct Replayer<'a> {
     cache: Cache,
     console: &'a dyn Console,
     memo: Mutex<HashMap<String, Arc<tokio::sync::OnceCell<Answered>>>>,
+    /// `--batch`: answers a provider batch fetched, by cache key, each taken once by [`Self::ask`].
+    batched: Mutex<HashMap<String, Result<RouteResponse, String>>>,
+    batch_store: Cache,
+    batch_ids: Mutex<Vec<String>>,
 }
 
 impl<'a> Replayer<'a> {
@@ -363,6 +381,72 @@ impl<'a> Replayer<'a> {
             cache: cache.section(cache::SECTION),
             console: &Silent,
             memo: Mutex::new(HashMap::new()),
+            batched: Mutex::new(HashMap::new()),
+            batch_store: cache.section(crate::llm::batch::SECTION),
+            batch_ids: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The provider batches this replayer submitted or resumed, in order.
+    pub fn batch_ids(&self) -> Vec<String> {
+        self.batch_ids.lock().expect("batch ids").clone()
+    }
+
+    /// `--batch`: every request of `sides` that neither this run nor the disk cache answers goes
+    /// to the provider's batch API at once (one wait for both sides, not one each), and its
+    /// answer or failure is kept for [`Self::ask`]. A no-op without `--batch` or a batch API.
+    pub async fn prefetch(&self, sides: &[(&Suite, &ToolSet)], packs: &[Tool]) {
+        let (Some(opts), Some(chat)) = (&self.cfg.batch, self.router.batch_chat()) else {
+            return;
+        };
+        let mut items: Vec<crate::llm::batch::Item> = Vec::new();
+        let mut taken: BTreeSet<String> = BTreeSet::new();
+        {
+            let batched = self.batched.lock().expect("batched");
+            for (suite, tools) in sides {
+                let offered = Offered::new(tools, packs);
+                for case in &suite.cases {
+                    for repeat in self.cfg.first_repeat..self.cfg.first_repeat + self.cfg.repeats {
+                        let a = self.build(case, repeat, &offered);
+                        if a.known || batched.contains_key(&a.key) || !taken.insert(a.key.clone()) {
+                            continue;
+                        }
+                        items.push(crate::llm::batch::Item {
+                            body: chat
+                                .body(&crate::route::provider::ProviderRouter::request(&a.req)),
+                            // A cache key is 64 hex digits: a valid custom id at both providers.
+                            id: a.key,
+                        });
+                    }
+                }
+            }
+        }
+        if items.is_empty() {
+            return;
+        }
+        let outcome = crate::llm::batch::run(
+            chat,
+            &items,
+            opts,
+            &self.cfg.retry,
+            &self.batch_store,
+            self.console,
+        )
+        .await;
+        self.batch_ids
+            .lock()
+            .expect("batch ids")
+            .extend(outcome.batches);
+        let mut batched = self.batched.lock().expect("batched");
+        for (key, answered) in outcome.answers {
+            let r = answered
+                .map(|(answer, usage)| RouteResponse {
+                    answer,
+                    usage,
+                    latency_ms: 0,
+                })
+                .map_err(|why| format!("batch: {why}"));
+            batched.insert(key, r);
         }
     }
 
@@ -389,6 +473,28 @@ impl<'a> Replayer<'a> {
         let (result, from_disk) = cell
             .get_or_init(|| async {
                 first = true;
+                let from_batch = self.batched.lock().expect("batched").remove(&key);
+                if let Some(b) = from_batch {
+                    let mut s = stats.lock().expect("stats");
+                    return match b {
+                        Ok(resp) => {
+                            s.requests_sent += 1;
+                            s.batched += 1;
+                            if let Some(u) = &resp.usage {
+                                s.input_tokens += u.input_tokens;
+                                s.output_tokens += u.output_tokens;
+                                s.batched_input_tokens += u.input_tokens;
+                                s.batched_output_tokens += u.output_tokens;
+                            }
+                            let _ = self.cache.put(&key, &resp);
+                            (Ok(resp), false)
+                        }
+                        Err(e) => {
+                            s.errors += 1;
+                            (Err(e), false)
+                        }
+                    };
+                }
                 if let Some(hit) = disk.or_else(|| self.cache.get(&key)) {
                     stats.lock().expect("stats").cache_hits += 1;
                     return (Ok(hit), true);
@@ -511,6 +617,7 @@ impl<'a> Replayer<'a> {
         tools: &ToolSet,
         packs: &[Tool],
     ) -> SideRun {
+        self.prefetch(&[(suite, tools)], packs).await;
         let started = Instant::now();
         let stats = Mutex::new(RunStats::default());
         // Each schema compiled once per side: the side's own tools, then the packs (the side's

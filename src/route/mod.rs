@@ -56,9 +56,25 @@ pub struct RouterInfo {
     /// USD per million input/output tokens, when the user gave prices (never guessed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub price_per_mtok: Option<[f64; 2]>,
-    /// Tokens the provider reported × prices, both sides.
+    /// Tokens the provider reported × prices, both sides (batched tokens at the batch discount).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub estimated_cost_usd: Option<f64>,
+    /// `--batch`: the provider batches that answered, and the discount the cost applies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub batch: Option<BatchInfo>,
+}
+
+/// The provider batches of a `--batch` run.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct BatchInfo {
+    /// "OpenAI Batch API" or "Anthropic Message Batches".
+    pub api: String,
+    /// The provider's batch ids, in submission order.
+    pub batches: Vec<String>,
+    /// Requests the batches answered, both sides.
+    pub requests: u64,
+    /// Fraction of the live price taken off the batched tokens in `estimated_cost_usd` (0.5).
+    pub discount: f64,
 }
 
 #[async_trait::async_trait]
@@ -78,4 +94,9 @@ pub trait Router: Send + Sync {
     /// common work at once does it now. Best effort: a failure here is met again, and reported,
     /// when the request is routed.
     async fn prepare(&self, _requests: &[&RouteRequest]) {}
+    /// The chat whose provider batch API can answer this router's requests (`--batch`); `None`
+    /// for a router that runs locally.
+    fn batch_chat(&self) -> Option<&crate::llm::Chat> {
+        None
+    }
 }

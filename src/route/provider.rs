@@ -55,7 +55,8 @@ impl ProviderRouter {
         self.chat.endpoint()
     }
 
-    fn request<'a>(req: &'a RouteRequest) -> ChatRequest<'a> {
+    /// The chat request `req` is sent as.
+    pub fn request<'a>(req: &'a RouteRequest) -> ChatRequest<'a> {
         ChatRequest {
             system: &req.system,
             messages: &req.messages,
@@ -84,6 +85,10 @@ impl Router for ProviderRouter {
 
     fn endpoint_host(&self) -> String {
         self.chat.host().to_string()
+    }
+
+    fn batch_chat(&self) -> Option<&Chat> {
+        Some(&self.chat)
     }
 
     async fn route(&self, req: &RouteRequest) -> Result<RouteResponse, Failure> {

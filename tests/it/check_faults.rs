@@ -17,24 +17,24 @@ use crate::support::fake::{Fake, Request, Step, reply, reply_with};
 use crate::support::openai::{chat_server, error_body, text_answer, tool_call};
 use crate::support::{flip, read_tree, repo, stat};
 
-const SUITE: &str = "tests/fixtures/check/calendar-6.suite.yaml";
-const BASE: &str = "examples/calendar/tools.base.json";
-const HEAD: &str = "examples/calendar/tools.head.json";
+pub(crate) const SUITE: &str = "tests/fixtures/check/calendar-6.suite.yaml";
+pub(crate) const BASE: &str = "examples/calendar/tools.base.json";
+pub(crate) const HEAD: &str = "examples/calendar/tools.head.json";
 
-const SCHED: &str = "set up a new appointment with Dr. Patel";
+pub(crate) const SCHED: &str = "set up a new appointment with Dr. Patel";
 const RESCH: &str = "move it to Thursday";
-const CANCEL: &str = "Cancel my appointment on Wednesday";
+pub(crate) const CANCEL: &str = "Cancel my appointment on Wednesday";
 const LIST: &str = "What appointments does patient 4471";
 const GET: &str = "details of appointment A-1029";
 const NONE: &str = "capital of Australia";
 
 /// True when the request offers the head version of the calendar tools.
-fn is_head(req: &Request) -> bool {
+pub(crate) fn is_head(req: &Request) -> bool {
     req.tool_description("schedule_appointment") == Some("Book a slot.")
 }
 
 /// A model that gets every case of the suite right: the expected tool, or text for `none`.
-fn right_answer(req: &Request) -> Step {
+pub(crate) fn right_answer(req: &Request) -> Step {
     let suite = driftgate::suite::load(&repo(SUITE)).expect("suite fixture");
     let Some(case) = suite.cases.iter().find(|c| c.prompt == req.prompt()) else {
         return reply(
@@ -53,7 +53,7 @@ fn right_answer(req: &Request) -> Step {
 
 /// Arguments `tool`'s schema accepts: every required parameter, a string (the enum's first value
 /// where there is one). A right route then is a right call, so these tests are about routing.
-fn valid_args(tool: &str) -> Value {
+pub(crate) fn valid_args(tool: &str) -> Value {
     let tools: Value = serde_json::from_str(&std::fs::read_to_string(repo(BASE)).unwrap()).unwrap();
     let t = tools["tools"]
         .as_array()
@@ -78,7 +78,8 @@ fn valid_args(tool: &str) -> Value {
 
 /// The gate without the evidence rules: any drop beyond the tolerance fails (tests of how answers
 /// are classified, on suites too small for a significant drop).
-const TOLERANCE_ONLY: &[&str] = &["--require-significance", "1", "--per-tool-alpha", "1"];
+pub(crate) const TOLERANCE_ONLY: &[&str] =
+    &["--require-significance", "1", "--per-tool-alpha", "1"];
 
 /// `check` of the calendar pair (or `base` == `head`) through the fake; terminal report on stdout,
 /// JSON report returned alongside. Meaning drift is off (`--no-embed`): these tests are about the

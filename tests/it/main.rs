@@ -5,6 +5,7 @@
 mod support;
 
 mod action_install;
+mod batch;
 mod check_args;
 mod check_faults;
 mod check_semantic;

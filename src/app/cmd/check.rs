@@ -58,6 +58,22 @@ pub struct CheckArgs {
     /// — and exit 0 without sending anything (`--format json` for a JSON plan).
     #[arg(long)]
     pub plan: bool,
+    /// Send the requests no cache answers through the provider's batch API (OpenAI Batch API,
+    /// Anthropic Message Batches): half the price, answers within hours instead of seconds. The
+    /// batch ids are kept in the cache, so a run that stops waiting resumes them when run again.
+    #[arg(long)]
+    pub batch: bool,
+    /// With --batch: how long to wait for the batch before the run is incomplete (exit 3; run the
+    /// same command again to resume) [default: 3600].
+    #[arg(long, value_name = "SECS", requires = "batch")]
+    pub batch_wait: Option<f64>,
+    /// With --batch: the longest pause between two polls of the batch [default: 30].
+    #[arg(long, value_name = "SECS", requires = "batch")]
+    pub batch_poll: Option<f64>,
+    /// After the report, say on stderr what the run cost in embeddings: texts asked, distinct,
+    /// embedded by the model, from the disk cache.
+    #[arg(long)]
+    pub verbose: bool,
     #[command(flatten)]
     pub router: RouterArgs,
     #[command(flatten)]
@@ -94,7 +110,8 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
     let embedder = settings::drift_embedder(&a.gate, &cache)?;
     let r = RouterSettings::resolve(&k.router, &cfg)?;
     let router = r.router(embedder.clone())?;
-    let config = r.replay(router.kind() == "semantic", 4);
+    let mut config = r.replay(router.kind() == "semantic", 4);
+    config.batch = settings::batch(&k.batch_settings(), &cfg, router.as_ref())?;
     let console = Terminal::new(Progress::detect());
     let inputs = CheckInputs {
         base,
@@ -126,6 +143,28 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
         crate::app::output::deliver(a.out.output.as_deref(), &text, &console)?;
         return Ok(crate::error::exit::PASS);
     }
+    let stats = inputs.embedder.clone();
     let report = check::run(Command::Check, inputs, &console).await?;
-    super::deliver(report, &a.out, &a.github, &console).await
+    let code = super::deliver(report, &a.out, &a.github, &console).await;
+    if k.verbose {
+        use crate::console::Console as _;
+        match stats.as_deref().and_then(|e| e.stats()) {
+            Some(s) => console.note(&format!(
+                "embeddings: {} text(s) asked, {} distinct; {} embedded by the model, {} read from the disk cache, {} repeat(s) answered in the process",
+                s.asked, s.distinct, s.misses, s.hits, s.memo_hits
+            )),
+            None => console.note("embeddings: meaning drift was off (--no-embed), nothing counted"),
+        }
+    }
+    code
+}
+
+impl CheckArgs {
+    fn batch_settings(&self) -> settings::BatchFlags {
+        settings::BatchFlags {
+            on: self.batch,
+            wait_secs: self.batch_wait,
+            poll_secs: self.batch_poll,
+        }
+    }
 }

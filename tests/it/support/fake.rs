@@ -29,6 +29,8 @@ pub struct Request {
     pub headers: Vec<(String, String)>,
     /// The body parsed as JSON; `Null` when empty or not JSON.
     pub body: Value,
+    /// The body's bytes (a multipart upload is not JSON).
+    pub raw: Vec<u8>,
     /// Arrival order over the server's life, from 0.
     pub index: usize,
     /// How many identical requests (same method, target and body bytes) came before this one:
@@ -130,6 +132,16 @@ impl Step {
     pub fn delay(mut self, d: Duration) -> Step {
         self.delay = d;
         self
+    }
+
+    /// The status this step answers with (0 for a hang or a close).
+    pub fn status(&self) -> u16 {
+        self.status
+    }
+
+    /// The body this step answers with, as text.
+    pub fn body_text(&self) -> String {
+        String::from_utf8_lossy(&self.body).into_owned()
     }
 
     /// Replace `{{header-name}}` in the body by that request header's value: a server that
@@ -289,6 +301,7 @@ async fn read_request(stream: &mut BufReader<TcpStream>, shared: &Shared) -> Opt
         target,
         headers,
         body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+        raw: body,
         index: seen.len(),
         nth,
     };

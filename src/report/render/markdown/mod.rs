@@ -797,6 +797,15 @@ fn footer(report: &Report, opts: &Options) -> String {
             side(&r.head_stats)
         );
     }
+    if let Some(b) = report.router.as_ref().and_then(|r| r.batch.as_ref()) {
+        let _ = write!(
+            s,
+            " · {} answered {} request(s) at a {:.0}% discount",
+            md_code(&b.api, 40, false),
+            b.requests,
+            b.discount * 100.0
+        );
+    }
     if let Some(l) = opts.link.as_deref() {
         match md_url(l) {
             Some(u) => {

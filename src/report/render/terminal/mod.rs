@@ -338,6 +338,21 @@ fn routing(report: &Report, p: &Paint, out: &mut String) {
             .unwrap_or_default();
         let _ = writeln!(out, "Tokens: {i} in, {o} out{cost}");
     }
+    if let Some(b) = report.router.as_ref().and_then(|r| r.batch.as_ref()) {
+        let _ = writeln!(
+            out,
+            "Batch: {} answered {} request(s) in {} batch(es){}; cost at a {:.0}% discount",
+            b.api,
+            b.requests,
+            b.batches.len(),
+            if b.batches.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", cell(&b.batches.join(", "), 200))
+            },
+            b.discount * 100.0
+        );
+    }
 }
 
 /// The per-tool rows that moved (a delta or a flip either way), under a `first` column title.
