@@ -117,7 +117,7 @@ fn every_format_becomes_proposed_cases_with_provenance_and_nothing_secret() {
     );
     assert!(err.contains("  case send_email-"), "{err}");
     assert!(
-        err.contains("1 kept answers made several calls: the first is proposed"),
+        err.contains("1 kept answer made several calls: the first is proposed"),
         "{err}"
     );
     let text = std::fs::read_to_string(&out).unwrap();

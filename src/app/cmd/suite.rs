@@ -341,6 +341,11 @@ async fn import(a: ImportArgs) -> Result<i32> {
     Ok(exit::PASS)
 }
 
+/// "1 case", "2 cases".
+fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
 /// `where: why` lines of a list, the first [`LISTED`] of them.
 fn listed(console: &dyn Console, what: &str, items: &[(String, String)]) {
     for (at, why) in items.iter().take(LISTED) {
@@ -363,15 +368,15 @@ fn summarise(console: &dyn Console, s: &Summary, per_tool: usize) {
         .map(|(f, fmt)| format!("{f}: {}", fmt.map(Choice::name).unwrap_or("unrecognised")))
         .collect();
     console.note(&format!(
-        "suite import: {} records read ({})",
-        s.records,
+        "suite import: {} read ({})",
+        count(s.records, "record"),
         formats.join(", ")
     ));
     let kept: usize = s.kept.values().sum();
     let per: Vec<String> = s.kept.iter().map(|(t, n)| format!("{t} {n}")).collect();
     console.note(&format!(
-        "  {} exchanges proposed a case; kept {kept}: {}",
-        s.exchanges,
+        "  {} proposed a case; kept {kept}: {}",
+        count(s.exchanges, "exchange"),
         if per.is_empty() {
             "none".to_string()
         } else {
@@ -403,21 +408,21 @@ fn summarise(console: &dyn Console, s: &Summary, per_tool: usize) {
     }
     if s.several_calls > 0 {
         console.note(&format!(
-            "  {} kept answers made several calls: the first is proposed",
-            s.several_calls
+            "  {} made several calls: the first is proposed",
+            count(s.several_calls, "kept answer")
         ));
     }
     if !s.skipped.is_empty() {
         console.note(&format!(
-            "  skipped {} records that make no case",
-            s.skipped.len()
+            "  skipped {} that make no case",
+            count(s.skipped.len(), "record")
         ));
         listed(console, "skipped", &s.skipped);
     }
     if !s.malformed.is_empty() {
         console.note(&format!(
-            "  skipped {} malformed records (--strict makes them fatal)",
-            s.malformed.len()
+            "  skipped {} (--strict makes them fatal)",
+            count(s.malformed.len(), "malformed record")
         ));
         listed(console, "malformed", &s.malformed);
     }
@@ -431,9 +436,10 @@ fn summarise(console: &dyn Console, s: &Summary, per_tool: usize) {
             .map(|(k, n)| format!("{n} {}", k.name()))
             .collect();
         console.note(&format!(
-            "  redacted {total} tokens ({}) in {} cases:",
+            "  redacted {} ({}) in {}:",
+            count(total, "token"),
             kinds.join(", "),
-            s.redacted_cases.len()
+            count(s.redacted_cases.len(), "case")
         ));
         let lines: Vec<(String, String)> = s
             .redacted_cases

@@ -111,7 +111,7 @@ fn span(sp: &Value) -> Result<Got, String> {
             "gen_ai.input.messages",
         )?
         .into_iter()
-        .map(|(role, text, _, result)| Turn::new(&role, text, result))
+        .map(|m| Turn::new(&m.role, m.text, m.tool_result))
         .collect();
         let calls = match attrs.get("gen_ai.output.messages") {
             None => {
@@ -124,8 +124,8 @@ fn span(sp: &Value) -> Result<Got, String> {
                 "gen_ai.output.messages",
             )?
             .into_iter()
-            .filter(|(role, ..)| role == "assistant")
-            .flat_map(|(_, _, calls, _)| calls)
+            .filter(|m| m.role == "assistant")
+            .flat_map(|m| m.calls)
             .collect(),
         };
         return Ok(Got::Logged(turns, calls));
@@ -172,8 +172,17 @@ fn json_value(v: &Value, key: &str) -> Result<Value, String> {
     }
 }
 
-/// `[{role, parts}]` as (role, text, tool calls, carries tool results).
-fn parts_messages(v: &Value, key: &str) -> Result<Vec<(String, String, Vec<Call>, bool)>, String> {
+/// One `{role, parts}` message: its text parts joined, its tool calls, whether it carries tool
+/// results.
+struct PartsMessage {
+    role: String,
+    text: String,
+    calls: Vec<Call>,
+    tool_result: bool,
+}
+
+/// `[{role, parts}]`, each message read.
+fn parts_messages(v: &Value, key: &str) -> Result<Vec<PartsMessage>, String> {
     list(v, key)?
         .iter()
         .enumerate()
@@ -212,7 +221,12 @@ fn parts_messages(v: &Value, key: &str) -> Result<Vec<(String, String, Vec<Call>
                     }
                 }
             }
-            Ok((role.to_string(), texts.join("\n"), calls, result))
+            Ok(PartsMessage {
+                role: role.to_string(),
+                text: texts.join("\n"),
+                calls,
+                tool_result: result,
+            })
         })
         .collect()
 }
