@@ -320,6 +320,16 @@ mod tests {
     }
 
     #[test]
+    fn scrub_costs_the_length_of_hostile_text() {
+        // Near-misses of every shape, repeated: linear-time patterns finish at once.
+        let text = "a.b@c 4111-11 sk-short eyJx.y ".repeat(40_000);
+        let started = std::time::Instant::now();
+        let (out, found) = scrub(&text);
+        assert_eq!((out.len(), found.len()), (text.len(), 0));
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
     fn scrub_leaves_ordinary_text_dates_and_paths_alone() {
         for text in [
             "Book a room for 2024-05-17 at 10:30 for 12 people",

@@ -295,6 +295,41 @@ fn near_duplicates_go_by_embedding_and_the_same_file_imports_the_same_suite() {
 }
 
 #[test]
+fn a_jsonl_suite_is_written_when_the_output_says_so_and_loads() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("imported.jsonl");
+    let run = import(
+        dir.path(),
+        &ALL,
+        &["--no-embed", "-o", out.to_str().unwrap()],
+    );
+    assert_eq!(run.code, 0, "{}", run.dump());
+    assert!(
+        run.stderr.contains("wrote ")
+            && run
+                .stderr
+                .contains("(18 cases, every one marked `review: true`)"),
+        "{}",
+        run.stderr
+    );
+    let text = std::fs::read_to_string(&out).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.starts_with('#')).collect();
+    assert_eq!(lines.len(), 18);
+    let suite = driftgate::suite::load(&out).unwrap();
+    let ids: std::collections::BTreeSet<&str> = suite.cases.iter().map(|c| c.id.as_str()).collect();
+    assert_eq!(ids.len(), 18, "ids are unique");
+    let with_history = suite.cases.iter().filter(|c| !c.history.is_empty()).count();
+    assert_eq!(with_history, 2);
+    // --history 0 keeps the last user turn only.
+    let run = import(
+        dir.path(),
+        &["anthropic.jsonl"],
+        &["--no-embed", "--history", "0"],
+    );
+    assert!(!run.stdout.contains("history:"), "{}", run.stdout);
+}
+
+#[test]
 fn the_per_tool_cap_is_a_seeded_choice() {
     let dir = tempfile::tempdir().unwrap();
     let picks = |seed: &str| {

@@ -346,8 +346,13 @@ fn exchange(turns: Vec<Turn>, max_history: usize) -> Result<(Vec<Message>, Strin
         );
     }
     if last.role != "user" {
+        let article = if last.role.starts_with(['a', 'e', 'i', 'o', 'u']) {
+            "an"
+        } else {
+            "a"
+        };
         return Err(format!(
-            "the request ends in a {} turn, not a user turn",
+            "the request ends in {article} {} turn, not a user turn",
             last.role
         ));
     }
@@ -465,7 +470,7 @@ mod tests {
             ),
             (
                 vec![t("user", "x"), t("assistant", "y")],
-                "ends in a assistant turn",
+                "ends in an assistant turn",
             ),
             (vec![t("system", "s")], "no user turn"),
             (vec![t("user", "  ")], "has no text"),
