@@ -162,9 +162,45 @@ pub struct Read {
     pub formats: Vec<(String, Option<LogFormat>)>,
 }
 
+/// One record of a file, parsed only when it is read: a file's lines are never all parsed at
+/// once (a JSON value takes several times the memory of its text).
+enum Rec<'a> {
+    Line(&'a str),
+    Value(Value),
+    Bad(String),
+}
+
+impl Rec<'_> {
+    fn into_value(self) -> Result<Value, String> {
+        match self {
+            Rec::Line(l) => serde_json::from_str::<Value>(l).map_err(|e| {
+                format!(
+                    "invalid JSON at column {}: {}",
+                    e.column(),
+                    json_message(&e)
+                )
+            }),
+            Rec::Value(v) => Ok(v),
+            Rec::Bad(e) => Err(e),
+        }
+    }
+
+    /// The format the record says it is in.
+    fn format(&self) -> Option<LogFormat> {
+        match self {
+            Rec::Line(l) => serde_json::from_str::<Value>(l)
+                .ok()
+                .as_ref()
+                .and_then(detect),
+            Rec::Value(v) => detect(v),
+            Rec::Bad(_) => None,
+        }
+    }
+}
+
 /// The records of one file: JSON lines, or one JSON document (an array of records, or one OTLP
-/// export), each with where it is and its value or why it is not JSON.
-fn records(label: &str, text: &str) -> Vec<(String, Result<Value, String>)> {
+/// export), each with where it is.
+fn records<'a>(label: &str, text: &'a str) -> Vec<(String, Rec<'a>)> {
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
     let one_line_json =
@@ -177,14 +213,14 @@ fn records(label: &str, text: &str) -> Vec<(String, Result<Value, String>)> {
                 return items
                     .into_iter()
                     .enumerate()
-                    .map(|(i, v)| (format!("{label} /{i}"), Ok(v)))
+                    .map(|(i, v)| (format!("{label} /{i}"), Rec::Value(v)))
                     .collect();
             }
-            Ok(v) => return vec![(label.to_string(), Ok(v))],
+            Ok(v) => return vec![(label.to_string(), Rec::Value(v))],
             Err(e) if matches!(first.trim(), "{" | "[") => {
                 return vec![(
                     format!("{label}:{}", e.line()),
-                    Err(format!(
+                    Rec::Bad(format!(
                         "invalid JSON at column {}: {}",
                         e.column(),
                         json_message(&e)
@@ -200,22 +236,10 @@ fn records(label: &str, text: &str) -> Vec<(String, Result<Value, String>)> {
         .map(|(i, l)| {
             let at = format!("{label}:{}", i + 1);
             if l.len() > MAX_LINE_BYTES {
-                return (
-                    at,
-                    Err(format!(
-                        "line longer than {} MiB, not read",
-                        MAX_LINE_BYTES >> 20
-                    )),
-                );
+                let why = format!("line longer than {} MiB, not read", MAX_LINE_BYTES >> 20);
+                return (at, Rec::Bad(why));
             }
-            let v = serde_json::from_str::<Value>(l).map_err(|e| {
-                format!(
-                    "invalid JSON at column {}: {}",
-                    e.column(),
-                    json_message(&e)
-                )
-            });
-            (at, v)
+            (at, Rec::Line(l))
         })
         .collect()
 }
@@ -236,16 +260,13 @@ pub fn read(files: &[(String, String)], format: Option<LogFormat>, max_history: 
     for (label, text) in files {
         let recs = records(label, text);
         out.records += recs.len();
-        let fmt = format.or_else(|| {
-            recs.iter()
-                .find_map(|(_, v)| v.as_ref().ok().and_then(detect))
-        });
+        let fmt = format.or_else(|| recs.iter().find_map(|(_, r)| r.format()));
         out.formats.push((label.clone(), fmt));
         let Some(fmt) = fmt else {
-            for (at, v) in recs {
+            for (at, r) in recs {
                 out.malformed.push((
                     at,
-                    match v {
+                    match r.into_value() {
                         Err(e) => e,
                         Ok(v) => format!(
                             "not a record of a known log format ({}): an OpenAI or Anthropic {{request, response}}, a batch line, or OpenTelemetry spans (pass --format to say which)",
@@ -257,8 +278,8 @@ pub fn read(files: &[(String, String)], format: Option<LogFormat>, max_history: 
             continue;
         };
         let read_one = reader(fmt);
-        for (at, v) in recs {
-            let v = match v {
+        for (at, r) in recs {
+            let v = match r.into_value() {
                 Ok(v) => v,
                 Err(e) => {
                     out.malformed.push((at, e));
@@ -478,6 +499,13 @@ mod tests {
             let e = exchange(turns, 4).unwrap_err();
             assert!(e.contains(why), "{e}");
         }
+    }
+
+    fn records(label: &str, text: &str) -> Vec<(String, Result<Value, String>)> {
+        super::records(label, text)
+            .into_iter()
+            .map(|(at, r)| (at, r.into_value()))
+            .collect()
     }
 
     #[test]
