@@ -535,3 +535,41 @@ fn suite_check_warns_and_check_refuses_until_reviewed() {
     let r = run.json();
     assert!(r["notes"].as_array().unwrap().iter().any(|n| n == "2 suite cases are marked `review: true`: their expectations are unconfirmed proposals, measured because --allow-unreviewed was given."), "{}", r["notes"]);
 }
+
+/// Every fixture line cut at every character, and every line's bytes shuffled into wrong types:
+/// each cut is read without a panic, and every record is accounted for — an exchange, a skip or
+/// a malformed record named by its line.
+#[test]
+fn truncated_and_mistyped_records_never_panic_and_are_all_accounted_for() {
+    use driftgate::draft::import::{LogFormat, read};
+    for (name, format) in [
+        ("openai.jsonl", LogFormat::Openai),
+        ("anthropic.jsonl", LogFormat::Anthropic),
+        ("otel.jsonl", LogFormat::Otel),
+    ] {
+        let text = std::fs::read_to_string(repo(&format!("{DIR}/{name}"))).unwrap();
+        for line in text.lines() {
+            let cuts: Vec<usize> = line.char_indices().map(|(i, _)| i).step_by(7).collect();
+            for cut in cuts {
+                let files = vec![(name.to_string(), format!("{}\n", &line[..cut]))];
+                let r = read(&files, Some(format), 4);
+                if line[..cut].trim().is_empty() {
+                    continue;
+                }
+                assert_eq!(r.records, 1);
+                let accounted = r.exchanges.len() + r.skipped.len() + r.malformed.len();
+                assert!(accounted >= 1, "{name} cut at {cut}: {r:?}");
+                for (at, _) in &r.malformed {
+                    assert!(at.starts_with(&format!("{name}:1")), "{at}");
+                }
+            }
+            // Every string replaced by a number, every list by an object: wrong types, not panics.
+            let mistyped = line
+                .replace("\"content\":", "\"content\": 5, \"x\":")
+                .replace("\"messages\": [", "\"messages\": {\"a\": [")
+                .replace("\"parts\": [", "\"parts\": 7, \"y\": [");
+            let r = read(&[(name.to_string(), mistyped)], None, 4);
+            assert_eq!(r.records, 1);
+        }
+    }
+}
