@@ -23,6 +23,9 @@ use crate::error::Result;
 use crate::http::secret::{Pii, scrub};
 use crate::llm::Message;
 
+/// The end of every imported case's note.
+const CONFIRM: &str = "; confirm, then delete `review`";
+
 /// A proposed string argument longer than this is left out: a long text (a file's content, a
 /// message body) as an exact literal is a brittle expectation.
 pub const MAX_ARG_CHARS: usize = 120;
@@ -68,6 +71,10 @@ pub struct Summary {
     pub redacted_cases: Vec<(String, Vec<(Pii, usize)>)>,
     /// Kept cases whose production answer made more than one call (the first is proposed).
     pub several_calls: usize,
+    /// Ids of kept cases that ask the same question (history and prompt, case and spacing aside)
+    /// but expect different tools: the production model answered it differently on different
+    /// occasions, and `suite check` will call the group contradictory until one is chosen.
+    pub inconsistent: Vec<Vec<String>>,
 }
 
 pub struct Imported {
@@ -140,6 +147,7 @@ pub async fn import(
             drafts.push(p.draft);
         }
     }
+    summary.inconsistent = inconsistent(&mut drafts);
     Ok(Imported { drafts, summary })
 }
 
@@ -222,7 +230,7 @@ fn propose(e: Exchange) -> Proposal {
             .collect();
         note.push_str(&format!("; masked: {}", what.join(", ")));
     }
-    note.push_str("; confirm, then delete `review`");
+    note.push_str(CONFIRM);
     Proposal {
         draft: Draft {
             expect: call.map(|c| c.name.clone()),
@@ -237,6 +245,41 @@ fn propose(e: Exchange) -> Proposal {
         redacted,
         calls: e.calls.len(),
     }
+}
+
+/// The groups of `drafts` that ask the same question with different expectations; each of their
+/// cases gets a note naming the others.
+fn inconsistent(drafts: &mut [Draft]) -> Vec<Vec<String>> {
+    let mut by_question: BTreeMap<(String, String), Vec<usize>> = BTreeMap::new();
+    for (i, d) in drafts.iter().enumerate() {
+        by_question
+            .entry((history_key(&d.history), normal(&d.prompt)))
+            .or_default()
+            .push(i);
+    }
+    let mut out = Vec::new();
+    for group in by_question.into_values().filter(|g| g.len() > 1) {
+        let ids: Vec<String> = group.iter().map(|&i| drafts[i].id()).collect();
+        for &i in &group {
+            let others: Vec<&str> = ids
+                .iter()
+                .filter(|id| **id != drafts[i].id())
+                .map(String::as_str)
+                .collect();
+            let note = drafts[i].note.get_or_insert_with(String::new);
+            let had_end = note.ends_with(CONFIRM);
+            note.truncate(note.len() - if had_end { CONFIRM.len() } else { 0 });
+            note.push_str(&format!(
+                "; the production model answered the same prompt differently in {}: keep the right one",
+                others.join(", ")
+            ));
+            if had_end {
+                note.push_str(CONFIRM);
+            }
+        }
+        out.push(ids);
+    }
+    out
 }
 
 /// Lowercase, spacing collapsed: the key of an exact duplicate.
@@ -395,6 +438,36 @@ mod tests {
         sorted.sort_by_key(|s| s[2..].parse::<u32>().unwrap());
         assert_eq!(a, sorted);
         assert_eq!(stratify(group(), 0, 1, "x").0.len(), 10);
+    }
+
+    #[test]
+    fn the_same_question_answered_two_ways_is_named_on_both_cases() {
+        let mut drafts: Vec<Draft> = [
+            ex(
+                "f:1",
+                "Cancel my order",
+                Some(("cancel_order", Value::Null)),
+            ),
+            ex(
+                "f:2",
+                "cancel my  order",
+                Some(("refund_order", Value::Null)),
+            ),
+            ex("f:3", "Cancel my order", None),
+            ex("f:4", "Track my order", Some(("track_order", Value::Null))),
+        ]
+        .into_iter()
+        .map(|e| propose(e).draft)
+        .collect();
+        let groups = inconsistent(&mut drafts);
+        assert_eq!(groups.len(), 1);
+        assert_eq!(groups[0].len(), 3);
+        assert!(drafts[0].note.as_ref().unwrap().contains(&format!(
+            "answered the same prompt differently in {}, {}: keep the right one; confirm, then delete `review`",
+            drafts[1].id(),
+            drafts[2].id()
+        )));
+        assert!(!drafts[3].note.as_ref().unwrap().contains("differently"));
     }
 
     #[tokio::test]

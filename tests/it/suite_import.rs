@@ -330,6 +330,48 @@ fn a_jsonl_suite_is_written_when_the_output_says_so_and_loads() {
 }
 
 #[test]
+fn a_prompt_the_model_answered_two_ways_is_flagged_for_the_reviewer() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("two-ways.jsonl");
+    let line = |tool: Option<&str>| {
+        let message = match tool {
+            Some(t) => serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": t, "arguments": "{}"}}]}),
+            None => serde_json::json!({"role": "assistant", "content": "Which order?"}),
+        };
+        serde_json::json!({"request": {"messages": [{"role": "user", "content": "Cancel my order"}]},
+            "response": {"choices": [{"message": message}]}})
+        .to_string()
+    };
+    std::fs::write(
+        &log,
+        [
+            line(Some("cancel_order")),
+            line(Some("refund_order")),
+            line(None),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let run = cli::driftgate(["suite", "import", "--no-embed", log.to_str().unwrap()]).run();
+    assert_eq!(run.code, 0, "{}", run.dump());
+    assert!(run.stderr.contains("  1 prompt answered differently on different occasions (suite check calls them contradictory until you keep one):"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("  case cancel_order-"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(
+        run.stdout
+            .matches("answered the same prompt differently in ")
+            .count(),
+        3,
+        "{}",
+        run.stdout
+    );
+}
+
+#[test]
 fn the_per_tool_cap_is_a_seeded_choice() {
     let dir = tempfile::tempdir().unwrap();
     let picks = |seed: &str| {

@@ -412,6 +412,18 @@ fn summarise(console: &dyn Console, s: &Summary, per_tool: usize) {
             count(s.several_calls, "kept answer")
         ));
     }
+    if !s.inconsistent.is_empty() {
+        console.note(&format!(
+            "  {} answered differently on different occasions (suite check calls them contradictory until you keep one):",
+            count(s.inconsistent.len(), "prompt")
+        ));
+        let lines: Vec<(String, String)> = s
+            .inconsistent
+            .iter()
+            .map(|ids| (ids[0].clone(), format!("also {}", ids[1..].join(", "))))
+            .collect();
+        listed(console, "case", &lines);
+    }
     if !s.skipped.is_empty() {
         console.note(&format!(
             "  skipped {} that make no case",
