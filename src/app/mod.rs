@@ -56,7 +56,8 @@ pub enum Command {
     /// Perturb each tool with harmless-looking edits and replay the suite: which descriptions sit
     /// on a knife-edge?
     Stress(Box<cmd::stress::StressArgs>),
-    /// Draft a routing suite (`suite init`) or validate one against a tools file (`suite check`).
+    /// Draft a routing suite (`suite init`, or `suite import` from production logs) or validate one
+    /// against a tools file (`suite check`).
     Suite(cmd::suite::SuiteArgs),
 }
 

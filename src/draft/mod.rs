@@ -9,6 +9,8 @@
 //! way every drafted case is routed once by the semantic router and the ones it sends elsewhere
 //! carry a `note`, so the reviewer looks at those first.
 
+pub mod import;
+
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
@@ -38,13 +40,24 @@ pub struct Draft {
     pub note: Option<String>,
     /// Expected arguments the model stated with the prompt (literals), for review.
     pub args: Option<Value>,
+    /// Earlier turns before the prompt (imported conversations); empty for drafted prompts.
+    pub history: Vec<Message>,
+    /// Written as `review: true`: the expectation is a proposal nobody has confirmed.
+    pub review: bool,
 }
 
 impl Draft {
     /// Stable id: the expected tool (or "none") and the first 6 hex digits of the prompt's
-    /// sha256, so re-drafting gives a prompt the same id and deleting cases renumbers nothing.
+    /// sha256 (after its history's turns, when it has any), so re-drafting gives a prompt the
+    /// same id and deleting cases renumbers nothing.
     pub fn id(&self) -> String {
-        let h = hash_str(&self.prompt);
+        let mut asked: String = self
+            .history
+            .iter()
+            .map(|m| format!("{}: {}\n", m.role, m.content))
+            .collect();
+        asked.push_str(&self.prompt);
+        let h = hash_str(&asked);
         let hex = h.trim_start_matches("sha256:");
         format!("{}-{}", self.expect.as_deref().unwrap_or("none"), &hex[..6])
     }
@@ -467,6 +480,8 @@ pub async fn draft_offline(
                 kind,
                 note: disagreement(Some(&tool.name), got.as_deref()),
                 args: None,
+                history: Vec::new(),
+                review: false,
             });
         }
     }
@@ -478,6 +493,8 @@ pub async fn draft_offline(
             prompt,
             kind: "none",
             args: None,
+            history: Vec::new(),
+            review: false,
         });
     }
     Ok(out)
@@ -716,6 +733,8 @@ pub async fn draft_llm(
                     prompt,
                     kind: if name.is_some() { "llm" } else { "none" },
                     args,
+                    history: Vec::new(),
+                    review: false,
                 });
                 got += 1;
             }
@@ -747,6 +766,8 @@ pub async fn draft_llm(
                     prompt,
                     kind,
                     args: None,
+                    history: Vec::new(),
+                    review: false,
                 });
                 got += 1;
                 filled += 1;
@@ -793,6 +814,36 @@ pub fn header(tools_label: &str, tools: &ToolSet, drafted_by: &str, out_name: &s
     )
 }
 
+/// The header of a suite drafted from production logs by `suite import`: where the cases came
+/// from (`sources`: a file and how it was read, each shown on one line) and how to review them.
+pub fn import_header(sources: &[String], out_name: &str) -> String {
+    let mut out = String::from(
+        "# driftgate routing suite: DRAFT written by `driftgate suite import` from production traffic.\n",
+    );
+    for s in sources {
+        // A file name is one comment line, whatever characters it has.
+        let one_line: String = s
+            .chars()
+            .map(|c| if c.is_control() { '?' } else { c })
+            .collect();
+        out.push_str(&format!("# from: {}\n", ellipsis(&one_line, 160)));
+    }
+    out.push_str(&format!(
+        "#\n\
+         # Every case is marked `review: true`: its `expect` (and `args`) is what the production model\n\
+         # did, which is not always what it should have done. `driftgate check` refuses this suite\n\
+         # until no case is marked (or with --allow-unreviewed). Review, then freeze:\n\
+         #   1. Read every case: is `expect` the tool a careful agent should call? Fix it, or delete\n\
+         #      the case; then delete its `review: true` (the `note` says where it came from).\n\
+         #   2. Secrets and personal data were masked by their shape (`[redacted …]`): look for any\n\
+         #      that a shape cannot catch (names, addresses) before you commit the file.\n\
+         #   3. Check it: driftgate suite check --tools TOOLS {out_name}\n\
+         #   4. Freeze it: commit it, and from then on never edit it in the same pull request as the\n\
+         #      tools.\n"
+    ));
+    out
+}
+
 fn case_fields(d: &Draft) -> Vec<(&'static str, String)> {
     let mut f = vec![
         ("id", q(&d.id())),
@@ -804,6 +855,18 @@ fn case_fields(d: &Draft) -> Vec<(&'static str, String)> {
         f.push(("args", a.to_string()));
     }
     f.push(("tags", format!("[\"draft\", {}]", q(d.kind))));
+    if !d.history.is_empty() {
+        let turns: Vec<Value> = d
+            .history
+            .iter()
+            .map(|m| json!({"role": m.role, "content": m.content}))
+            .collect();
+        // Before the prompt, as it was asked; compact JSON is a YAML flow sequence as well.
+        f.insert(1, ("history", Value::Array(turns).to_string()));
+    }
+    if d.review {
+        f.push(("review", "true".into()));
+    }
     if let Some(n) = &d.note {
         f.push(("note", q(n)));
     }
@@ -1024,6 +1087,8 @@ mod tests {
                 kind: "template",
                 note: Some("semantic router calls x: check".into()),
                 args: Some(json!({"path": "a: b.txt", "n": 3, "raw": true})),
+                history: Vec::new(),
+                review: false,
             },
             Draft {
                 expect: None,
@@ -1031,6 +1096,8 @@ mod tests {
                 kind: "none",
                 note: None,
                 args: None,
+                history: Vec::new(),
+                review: false,
             },
         ];
         let head = "# header\n";

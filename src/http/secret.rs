@@ -5,6 +5,10 @@
 //! bodies, so every message built from a response goes through `redact` (or `clean_message`)
 //! first. This is the one redaction: routers, drafting, embeddings, GitHub and live MCP servers
 //! all mask with it.
+//!
+//! Text we hold no secret for (prompts read from production logs by `suite import`) is masked by
+//! shape instead: [`scrub`] replaces what looks like an email address, a key or token, or a long
+//! run of digits (a phone, card or account number), and says how many of each it replaced.
 
 use std::fmt;
 
@@ -119,6 +123,111 @@ pub fn clean_message(text: &str, secrets: &[Secret]) -> String {
     }
 }
 
+/// What [`scrub`] recognises by shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Pii {
+    Email,
+    /// API keys, tokens, bearer credentials, JWTs, long mixed letter-and-digit strings.
+    Key,
+    /// Nine or more digits in a row, or grouped like a phone or card number.
+    Digits,
+}
+
+impl Pii {
+    pub const ALL: [Pii; 3] = [Pii::Email, Pii::Key, Pii::Digits];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Pii::Email => "email",
+            Pii::Key => "key",
+            Pii::Digits => "digits",
+        }
+    }
+
+    /// What replaces a match: says what was there, never any of it.
+    pub fn placeholder(self) -> &'static str {
+        match self {
+            Pii::Email => "[redacted email]",
+            Pii::Key => "[redacted key]",
+            Pii::Digits => "[redacted digits]",
+        }
+    }
+}
+
+/// The shapes, in the order they are masked: an email before the digits in it, a key before
+/// the digits in it. Each pattern is linear-time (Rust's regex), so hostile text costs its length.
+fn pii_patterns() -> &'static [(Pii, regex::Regex)] {
+    static PATTERNS: std::sync::LazyLock<Vec<(Pii, regex::Regex)>> =
+        std::sync::LazyLock::new(|| {
+            let re = |s: &str| regex::Regex::new(s).expect("a valid pattern");
+            vec![
+                (
+                    Pii::Email,
+                    re(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"),
+                ),
+                (
+                    Pii::Key,
+                    re(concat!(
+                        r"(?i:bearer)\s+[A-Za-z0-9._~+/-]{12,}=*",
+                        r"|\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}",
+                        r"|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}",
+                        r"|\bxox[abprs]-[A-Za-z0-9-]{10,}",
+                        r"|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+                        r"|\bAIza[0-9A-Za-z_-]{35}",
+                        r"|\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+                    )),
+                ),
+                // Grouped (+44 20 7946 0958, 555-123-4567, 4111 1111 1111 1111; not 2025-05-14) or a bare run.
+                (
+                    Pii::Digits,
+                    re(r"(?:\+\d{1,3}[ .-]?)?\(?\b\d{2,4}\)?(?:[ .-]\d{3,4}){2,}\b|\b\d{9,}\b"),
+                ),
+            ]
+        });
+    &PATTERNS
+}
+
+/// A string of 32 or more letters, digits, `_` and `-` with both letters and digits in it: a
+/// key of no known prefix (hex or base64url). Words and paths do not qualify.
+fn generic_key(word: &str) -> bool {
+    word.len() >= 32
+        && word.bytes().any(|b| b.is_ascii_digit())
+        && word.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
+/// `text` with every email, key-looking and long-digit token replaced by its [`Pii::placeholder`],
+/// and how many of each kind were replaced (kinds with none are absent).
+pub fn scrub(text: &str) -> (String, Vec<(Pii, usize)>) {
+    let mut out = text.to_string();
+    let mut found = Vec::new();
+    for (kind, re) in pii_patterns() {
+        let mut n = re.find_iter(&out).count();
+        if n > 0 {
+            out = re.replace_all(&out, kind.placeholder()).into_owned();
+        }
+        if *kind == Pii::Key {
+            static WORD: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+                regex::Regex::new(r"[A-Za-z0-9_-]{32,}").expect("valid")
+            });
+            let before = out.clone();
+            out = WORD
+                .replace_all(&before, |c: &regex::Captures<'_>| {
+                    if generic_key(&c[0]) {
+                        n += 1;
+                        Pii::Key.placeholder().to_string()
+                    } else {
+                        c[0].to_string()
+                    }
+                })
+                .into_owned();
+        }
+        if n > 0 {
+            found.push((*kind, n));
+        }
+    }
+    (out, found)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -193,5 +302,46 @@ mod tests {
         let cut = clean_message(&long, &[]);
         assert_eq!(cut.chars().count(), MAX_MESSAGE_CHARS + 1);
         assert!(cut.ends_with('…'));
+    }
+
+    #[test]
+    fn scrub_masks_emails_keys_and_long_digits_by_shape() {
+        let (out, found) = scrub(
+            "Mail ana.lopez+q3@example.co.uk, key sk-proj-abcdefghijklmnop1234 and \
+             Bearer eyJhbGciOi.eyJzdWIiOiIx.c2lnbmF0dXJl; call +1 415-555-0132 or card \
+             4111 1111 1111 1111; account 123456789012; ghp_0123456789abcdefghijABCDEFGHIJ",
+        );
+        assert_eq!(
+            out,
+            "Mail [redacted email], key [redacted key] and [redacted key]; call [redacted digits] \
+             or card [redacted digits]; account [redacted digits]; [redacted key]"
+        );
+        assert_eq!(found, [(Pii::Email, 1), (Pii::Key, 3), (Pii::Digits, 3)]);
+    }
+
+    #[test]
+    fn scrub_costs_the_length_of_hostile_text() {
+        // Near-misses of every shape, repeated: linear-time patterns finish at once.
+        let text = "a.b@c 4111-11 sk-short eyJx.y ".repeat(40_000);
+        let started = std::time::Instant::now();
+        let (out, found) = scrub(&text);
+        assert_eq!((out.len(), found.len()), (text.len(), 0));
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn scrub_leaves_ordinary_text_dates_and_paths_alone() {
+        for text in [
+            "Book a room for 2024-05-17 at 10:30 for 12 people",
+            "Read src/components/ButtonGroup/index.tsx and order #4521",
+            "version 1.2.3, port 8080, zip 94103",
+            "the_quick_brown_fox_jumps_over_the_lazy_dog_again",
+        ] {
+            assert_eq!(scrub(text), (text.to_string(), vec![]), "{text}");
+        }
+        // A hex key of no known prefix is a key; a sha of a commit looks the same (masked too).
+        let (out, found) = scrub("token 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b");
+        assert_eq!(out, "token [redacted key]");
+        assert_eq!(found, [(Pii::Key, 1)]);
     }
 }

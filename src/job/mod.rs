@@ -1,5 +1,6 @@
 //! Jobs: whole commands as library functions, from loaded inputs to one report.
 
 pub mod check;
+pub mod import;
 pub mod merge;
 pub mod stress;

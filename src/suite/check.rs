@@ -27,7 +27,7 @@ pub struct Finding {
     pub level: Level,
     /// Stable machine-readable kind: `invalid-suite`, `invalid-case`, `duplicate-id`,
     /// `unsatisfiable`, `contradictory`, `unknown-expected-tool`, `unknown-must-not-call`,
-    /// `duplicate-prompt`, `uncovered-tool`, `no-none-case`, `impossible-args`.
+    /// `duplicate-prompt`, `uncovered-tool`, `no-none-case`, `impossible-args`, `unreviewed`.
     pub code: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub case: Option<String>,
@@ -129,6 +129,9 @@ pub fn check_text(
                 },
             )),
         }
+    }
+    if !parsed.unreviewed.is_empty() {
+        findings.push(unreviewed(&parsed.unreviewed));
     }
     let cases: Vec<Case> = parsed.cases.into_iter().map(|(_, c)| c).collect();
     if cases.is_empty() && findings.is_empty() {
@@ -303,6 +306,33 @@ fn check_cases(cases: &[Case], tools: &ToolSet, findings: &mut Vec<Finding>) {
     }
 }
 
+/// Ids listed by name in the `unreviewed` warning; the rest are counted.
+const UNREVIEWED_NAMED: usize = 20;
+
+/// One warning for every case still marked `review: true`: how many, and which.
+fn unreviewed(ids: &[String]) -> Finding {
+    let mut named: Vec<&str> = ids
+        .iter()
+        .take(UNREVIEWED_NAMED)
+        .map(String::as_str)
+        .collect();
+    let more = format!("and {} more", ids.len().saturating_sub(UNREVIEWED_NAMED));
+    if ids.len() > UNREVIEWED_NAMED {
+        named.push(&more);
+    }
+    finding(
+        Level::Warning,
+        "unreviewed",
+        None,
+        format!(
+            "{} case{} marked `review: true` ({}): the expectation is a proposal (the production model's call); confirm or fix each, then delete `review` — `driftgate check` refuses the suite until then unless --allow-unreviewed",
+            ids.len(),
+            if ids.len() == 1 { " is" } else { "s are" },
+            named.join(", ")
+        ),
+    )
+}
+
 /// " (did you mean `x`?)" for the closest server name to the first unknown one.
 fn suggestion(unknown: &[&str], server: &BTreeSet<&str>) -> String {
     let Some(u) = unknown.first() else {
@@ -398,6 +428,27 @@ mod tests {
             f[3].message
         );
         assert!(f[7].message.contains("`list_directory`"));
+    }
+
+    #[test]
+    fn unreviewed_cases_are_one_warning_with_their_count_and_ids() {
+        let text = "- {id: a, prompt: read x, expect: read_file, review: true}\n- {id: b, prompt: write x, expect: write_file}\n- {id: c, prompt: ls, expect: list_directory, review: true}\n- {id: d, prompt: hi, expect: none}\n";
+        let r = check_text(text, "s.yaml", Path::new("."), &tools(), "t.json");
+        assert_eq!(codes(&r), [("unreviewed", None)]);
+        assert_eq!((r.errors, r.warnings), (0, 1));
+        assert!(
+            r.findings[0]
+                .message
+                .starts_with("2 cases are marked `review: true` (a, c):"),
+            "{}",
+            r.findings[0].message
+        );
+        let many: String = (0..25)
+            .map(|i| format!("- {{id: c{i}, prompt: p{i}, expect: read_file, review: true}}\n"))
+            .collect();
+        let r = check_text(&many, "s.yaml", Path::new("."), &tools(), "t.json");
+        let f = r.findings.iter().find(|f| f.code == "unreviewed").unwrap();
+        assert!(f.message.contains("c19, and 5 more)"), "{}", f.message);
     }
 
     #[test]

@@ -3,7 +3,9 @@
 //! A suite is YAML (`cases:` list, or a bare list) or JSONL (one case per line). Each case has a
 //! stable `id`, a `prompt` (optionally after a short `history`), what it `expect`s (a tool name, a
 //! list of acceptable names, or `none`), names that must never be called, extra distractor tools
-//! and tags. The format is documented by `docs/suite.schema.json`.
+//! and tags. A case drafted from production traffic (`suite import`) carries `review: true` until a
+//! human confirms its expectation; `check` refuses such a suite unless told otherwise. The format
+//! is documented by `docs/suite.schema.json`.
 
 pub mod args;
 pub mod check;
@@ -84,6 +86,8 @@ pub struct Parsed {
     pub raw: Vec<(String, Value)>,
     pub cases: Vec<(String, Case)>,
     pub problems: Vec<Problem>,
+    /// Ids of the cases marked `review: true` (an expectation nobody has confirmed yet).
+    pub unreviewed: Vec<String>,
 }
 
 /// Read every case of a suite text, collecting problems instead of stopping at the first. Cases
@@ -95,7 +99,10 @@ pub fn parse_all(text: &str, source: &str, base_dir: &Path) -> Parsed {
     let mut seen = BTreeSet::new();
     let mut take = |out: &mut Parsed, at: String, v: Value| {
         match parse_case(&v, source, &at, base_dir) {
-            Ok(case) => {
+            Ok((case, review)) => {
+                if review {
+                    out.unreviewed.push(case.id.clone());
+                }
                 if !seen.insert(case.id.clone()) {
                     out.problems.push(Problem {
                         code: "duplicate-id",
@@ -284,6 +291,11 @@ fn yaml_cases(text: &str, source: &str) -> Result<Vec<Value>> {
 /// Parse a suite from its text, refusing it on its first problem. `source` names it in errors;
 /// `base_dir` resolves distractor refs.
 pub fn parse(text: &str, source: &str, base_dir: &Path) -> Result<Suite> {
+    parse_reviewed(text, source, base_dir).map(|(s, _)| s)
+}
+
+/// [`parse`], and the ids of the cases still marked `review: true`.
+pub fn parse_reviewed(text: &str, source: &str, base_dir: &Path) -> Result<(Suite, Vec<String>)> {
     let parsed = parse_all(text, source, base_dir);
     if let Some(first) = parsed.problems.into_iter().next() {
         return Err(first.error);
@@ -291,11 +303,12 @@ pub fn parse(text: &str, source: &str, base_dir: &Path) -> Result<Suite> {
     if parsed.cases.is_empty() {
         return Err(Error::Usage(format!("{source}: the suite has no cases")));
     }
-    Ok(Suite {
+    let suite = Suite {
         cases: parsed.cases.into_iter().map(|(_, c)| c).collect(),
         sha256: hash_str(text),
         source: source.into(),
-    })
+    };
+    Ok((suite, parsed.unreviewed))
 }
 
 /// JSONL whatever the file is called: lines of `{…}`. A single line is JSONL only when it is one
@@ -354,14 +367,15 @@ fn string_list(v: &Value, source: &str, id: &str, field: &str) -> Result<Vec<Str
     }
 }
 
-fn parse_case(v: &Value, source: &str, where_: &str, base_dir: &Path) -> Result<Case> {
+/// One case, and whether it is marked `review: true`.
+fn parse_case(v: &Value, source: &str, where_: &str, base_dir: &Path) -> Result<(Case, bool)> {
     let o = v.as_object().ok_or_else(|| {
         Error::Usage(format!(
             "{source}: {where_}: expected a case object, found {}",
             json_kind(v)
         ))
     })?;
-    const KNOWN: [&str; 9] = [
+    const KNOWN: [&str; 10] = [
         "id",
         "prompt",
         "history",
@@ -371,6 +385,7 @@ fn parse_case(v: &Value, source: &str, where_: &str, base_dir: &Path) -> Result<
         "distractors",
         "tags",
         "note",
+        "review",
     ];
     let id = match o.get("id") {
         Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
@@ -519,7 +534,22 @@ fn parse_case(v: &Value, source: &str, where_: &str, base_dir: &Path) -> Result<
             ));
         }
     };
-    Ok(Case {
+    let review = match o.get("review") {
+        None | Some(Value::Bool(false)) => false,
+        Some(Value::Bool(true)) => true,
+        Some(other) => {
+            return Err(field_err(
+                source,
+                &id,
+                "review",
+                format!(
+                    "expected true (not yet confirmed) or false, found {}",
+                    json_kind(other)
+                ),
+            ));
+        }
+    };
+    let case = Case {
         id,
         history,
         prompt,
@@ -528,7 +558,8 @@ fn parse_case(v: &Value, source: &str, where_: &str, base_dir: &Path) -> Result<
         distractors,
         tags,
         args,
-    })
+    };
+    Ok((case, review))
 }
 
 /// A distractor is an inline tool definition, or `{ref: "FILE"}` (all tools of a tools file) or
@@ -709,6 +740,8 @@ pub struct SuiteChoice {
     pub suite: Suite,
     pub info: SuiteInfo,
     pub note: Option<String>,
+    /// Ids of the measuring suite's cases still marked `review: true`.
+    pub unreviewed: Vec<String>,
 }
 
 /// Pick the suite that measures both sides. When the PR changed the suite as well as the tools,
@@ -726,7 +759,7 @@ pub fn choose_suite(
         .parent()
         .map(|p| p.to_path_buf())
         .unwrap_or_else(|| PathBuf::from("."));
-    let head = parse(&head_text, &label, &dir)?;
+    let head = parse_reviewed(&head_text, &label, &dir)?;
     let base_text =
         base_rev.and_then(|rev| crate::source::git_show(rev, &label).ok().map(|t| (rev, t)));
     let (suite, measured_with, changed, note) = match base_text {
@@ -737,7 +770,7 @@ pub fn choose_suite(
                 );
                 (head, SuiteVersion::Head, true, Some(n))
             } else {
-                let base = parse(&text, &format!("{rev}:{label}"), &dir)?;
+                let base = parse_reviewed(&text, &format!("{rev}:{label}"), &dir)?;
                 let n = format!(
                     "The suite changed in this PR ({label} differs from {rev}); both sides were measured with the BASE suite so the instrument stays fixed. Pass --use-head-suite to measure with the new one."
                 );
@@ -749,6 +782,7 @@ pub fn choose_suite(
         // No base revision, or the suite does not exist there: only the head suite exists.
         None => (head, SuiteVersion::Head, false, None),
     };
+    let (suite, unreviewed) = suite;
     let info = SuiteInfo {
         source: suite.source.clone(),
         sha256: suite.sha256.clone(),
@@ -756,7 +790,12 @@ pub fn choose_suite(
         measured_with,
         changed_in_pr: changed,
     };
-    Ok(SuiteChoice { suite, info, note })
+    Ok(SuiteChoice {
+        suite,
+        info,
+        note,
+        unreviewed,
+    })
 }
 
 #[cfg(test)]
@@ -917,6 +956,24 @@ mod tests {
         assert!(
             e.contains("case \"a\"") && e.contains("/distractors/0/name: expected string"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn review_marks_a_case_unconfirmed_and_only_a_boolean_is_accepted() {
+        let text = "- {id: a, prompt: p, expect: x, review: true}\n- {id: b, prompt: q, expect: none, review: false}\n- {id: c, prompt: r, expect: x}\n";
+        let (s, unreviewed) = parse_reviewed(text, "s.yaml", Path::new(".")).unwrap();
+        assert_eq!(s.cases.len(), 3);
+        assert_eq!(unreviewed, ["a"]);
+        let e = p(
+            "- {id: a, prompt: p, expect: x, review: yes please}\n",
+            "s.yaml",
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(
+            e,
+            "s.yaml: case \"a\": `review`: expected true (not yet confirmed) or false, found string"
         );
     }
 

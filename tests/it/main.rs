@@ -35,5 +35,6 @@ mod router_faults;
 mod scan;
 mod shard;
 mod stress_cli;
+mod suite_import;
 mod suite_schema;
 mod targeted;

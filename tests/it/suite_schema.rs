@@ -68,6 +68,16 @@ fn shipped_suites_validate() {
         Path::new("."),
     )
     .unwrap();
+    // A case not yet confirmed, as `suite import` writes it.
+    let proposed = json!([{"id": "a", "prompt": "x", "history": [{"role": "user", "content": "hi"}],
+        "expect": "t", "args": {"p": "v"}, "review": true, "note": "imported from logs.jsonl:3"}]);
+    assert!(v.is_valid(&proposed));
+    driftgate::suite::parse(
+        &serde_yaml::to_string(&proposed).unwrap(),
+        "s.yaml",
+        Path::new("."),
+    )
+    .unwrap();
     // And the parser accepts both.
     driftgate::suite::load(&root.join("examples/calendar/suite.yaml")).unwrap();
     driftgate::suite::load(&root.join("tests/fixtures/server-filesystem.suite.jsonl")).unwrap();
@@ -89,6 +99,7 @@ fn schema_rejects_what_the_parser_rejects() {
         json!([{"id": "a", "prompt": "x", "expect": "t", "args": {"p": {"regex": 1}}}]),
         json!([{"id": "a", "prompt": "x", "expect": "t", "args": {"p": {"absent": false}}}]),
         json!([{"id": "a", "prompt": "x", "expect": "t", "args": {"p": {"type": "float"}}}]),
+        json!([{"id": "a", "prompt": "x", "expect": "t", "review": "yes"}]),
     ] {
         assert!(!v.is_valid(&bad), "schema accepted {bad}");
         let text = serde_yaml::to_string(&bad).unwrap();

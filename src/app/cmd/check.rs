@@ -34,6 +34,10 @@ pub struct CheckArgs {
     /// Measure with the head suite even if the PR changed it (default: the base suite).
     #[arg(long)]
     pub use_head_suite: bool,
+    /// Measure with a suite that has cases still marked `review: true` (proposed by `suite
+    /// import`, not yet confirmed); the report says how many.
+    #[arg(long)]
+    pub allow_unreviewed: bool,
     /// Extra tools offered with every case (e.g. other servers' tools), so the realistic crowd is present.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub distractors: Vec<String>,
@@ -80,6 +84,25 @@ pub struct CheckArgs {
     pub c: CompareArgs,
 }
 
+/// A suite with cases still marked `review: true` measures nothing a human confirmed: refused,
+/// or (with `allow`) measured with a note saying how many.
+fn unreviewed_note(suite: &crate::suite::SuiteChoice, allow: bool) -> Result<Option<String>> {
+    let n = suite.unreviewed.len();
+    if n == 0 {
+        return Ok(None);
+    }
+    let cases = if n == 1 { "case is" } else { "cases are" };
+    if !allow {
+        return Err(Error::Usage(format!(
+            "{}: {n} {cases} marked `review: true` (an expectation proposed by `suite import`, not confirmed): review them and delete `review`, or pass --allow-unreviewed to measure anyway",
+            suite.info.source
+        )));
+    }
+    Ok(Some(format!(
+        "{n} suite {cases} marked `review: true`: their expectations are unconfirmed proposals, measured because --allow-unreviewed was given."
+    )))
+}
+
 pub async fn run(k: CheckArgs) -> Result<i32> {
     let a = &k.c;
     let cfg = config::load(a.gate.config.as_deref())?;
@@ -94,6 +117,10 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
         base_rev.as_deref(),
         k.use_head_suite || cfg.suite.use_head_suite.unwrap_or(false),
     )?;
+    let mut notes = Vec::new();
+    if let Some(n) = unreviewed_note(&suite, k.allow_unreviewed)? {
+        notes.push(n);
+    }
     let (base, head) = sides::load_sides(&base_spec, &head_spec, &a.live).await?;
     let live = settings::live(&a.live)?;
     let mut packs = Vec::new();
@@ -129,7 +156,7 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
             shard: k.shard,
             targeted: k.replay == Replay::Targeted,
         }),
-        notes: Vec::new(),
+        notes,
         scan_allow: cfg.scan.allow.clone(),
     };
     if k.plan {

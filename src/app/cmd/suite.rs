@@ -1,10 +1,11 @@
-//! `driftgate suite init` (draft a suite) and `driftgate suite check` (validate one).
+//! `driftgate suite init` (draft a suite), `driftgate suite import` (draft one from production
+//! logs) and `driftgate suite check` (validate one).
 
 use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 
-use crate::app::args::{LiveArgs, ModelArgs};
+use crate::app::args::{CacheArgs, EmbedArgs, LiveArgs, ModelArgs, choice};
 use crate::app::console::{Progress, Terminal};
 use crate::app::settings::RouterSettings;
 use crate::app::{config, output, settings};
@@ -12,7 +13,9 @@ use crate::canon::hash_str;
 use crate::choice::Choice;
 use crate::console::Console;
 use crate::draft;
+use crate::draft::import::LogFormat;
 use crate::error::{Error, Result, exit};
+use crate::job::import::{ImportOptions, Summary};
 use crate::report::render::{Format, Options};
 use crate::route::Router;
 use crate::route::semantic::SemanticRouter;
@@ -29,8 +32,51 @@ pub struct SuiteArgs {
 pub enum SuiteCommand {
     /// Draft a routing suite from a tools file: review it, then freeze it.
     Init(Box<InitArgs>),
+    /// Draft a suite from production logs (OpenAI, Anthropic, OpenTelemetry GenAI): each user
+    /// turn with the tool the model called, marked `review: true` until a human confirms it.
+    Import(Box<ImportArgs>),
     /// Validate a suite against a tools file (unknown tools, duplicate ids, unsatisfiable cases).
     Check(CheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ImportArgs {
+    /// Log files: OpenAI or Anthropic {request, response} JSON lines, their batch input and output
+    /// files, or OpenTelemetry GenAI spans exported as OTLP/JSON.
+    #[arg(required = true, value_name = "LOG")]
+    pub logs: Vec<PathBuf>,
+    /// Where to write the suite (.yaml, or .jsonl for JSON lines) [default: stdout, YAML].
+    #[arg(long, short = 'o', value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Overwrite an existing output file.
+    #[arg(long)]
+    pub force: bool,
+    /// The logs' format [default: detected per file from its first record].
+    #[arg(long, value_parser = choice::<LogFormat>())]
+    pub format: Option<LogFormat>,
+    /// Cases kept per expected tool (and for answers without a call), chosen with --seed; 0 keeps all.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub per_tool: usize,
+    /// Seed of the per-tool choice.
+    #[arg(long, value_name = "S", default_value_t = 0)]
+    pub seed: u64,
+    /// Earlier user/assistant turns kept before each prompt as its `history`.
+    #[arg(long, value_name = "N", default_value_t = 4)]
+    pub history: usize,
+    /// Two prompts (after the same history, expecting the same tool) whose embeddings are at least
+    /// this cosine apart are near-duplicates: the later one is dropped.
+    #[arg(long, value_name = "COSINE", default_value_t = 0.95)]
+    pub dedupe_threshold: f32,
+    /// Drop exact duplicates only (case and spacing aside): no embedder.
+    #[arg(long)]
+    pub no_embed: bool,
+    /// A malformed record fails the import (exit 2) instead of being skipped and counted.
+    #[arg(long)]
+    pub strict: bool,
+    #[command(flatten)]
+    pub cache: CacheArgs,
+    #[command(flatten)]
+    pub embed: EmbedArgs,
 }
 
 #[derive(Debug, Args)]
@@ -199,9 +245,233 @@ async fn check(a: CheckArgs) -> Result<i32> {
     Ok(if r.errors > 0 { exit::FAIL } else { exit::PASS })
 }
 
+/// Lines of a list printed before the rest is counted.
+const LISTED: usize = 20;
+
+async fn import(a: ImportArgs) -> Result<i32> {
+    if let Some(p) = &a.output
+        && p.exists()
+        && !a.force
+    {
+        return Err(Error::Usage(format!(
+            "{}: exists; a suite is a frozen instrument, so it is not overwritten without --force",
+            p.display()
+        )));
+    }
+    if !(a.dedupe_threshold > 0.0 && a.dedupe_threshold <= 1.0) {
+        return Err(Error::Usage(format!(
+            "--dedupe-threshold {}: expected a cosine in (0, 1]",
+            a.dedupe_threshold
+        )));
+    }
+    let mut files = Vec::new();
+    for p in &a.logs {
+        let text = crate::fs::read_text(p, crate::fs::MAX_INPUT_BYTES, crate::fs::INPUT_WAIT)
+            .map_err(|e| Error::io(p, e))?;
+        files.push((p.display().to_string(), text));
+    }
+    let embedder = if a.no_embed {
+        None
+    } else {
+        let cfg = config::load(None)?;
+        Some(settings::embedder(
+            &a.embed,
+            &settings::cache(&a.cache, &cfg),
+        )?)
+    };
+    let opts = ImportOptions {
+        format: a.format,
+        max_history: a.history,
+        per_tool: a.per_tool,
+        seed: a.seed,
+        threshold: (!a.no_embed).then_some(a.dedupe_threshold),
+    };
+    let imported = crate::job::import::import(&files, &opts, embedder.as_deref()).await?;
+    let console = Terminal::new(Progress::Off);
+    let s = &imported.summary;
+    if a.strict && !s.malformed.is_empty() {
+        listed(&console, "malformed", &s.malformed);
+        return Err(Error::Usage(format!(
+            "{} malformed record{} (--strict); the first: {}: {}",
+            s.malformed.len(),
+            if s.malformed.len() == 1 { "" } else { "s" },
+            s.malformed[0].0,
+            s.malformed[0].1
+        )));
+    }
+    summarise(&console, s, a.per_tool);
+    if imported.drafts.is_empty() {
+        return Err(Error::Usage(format!(
+            "no case to import: {} record{} read, none a user turn with its answer (see above)",
+            s.records,
+            if s.records == 1 { "" } else { "s" }
+        )));
+    }
+    let out_name = a
+        .output
+        .as_ref()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|| "SUITE".into());
+    let sources: Vec<String> = s
+        .files
+        .iter()
+        .map(|(f, fmt)| format!("{f} ({})", fmt.map(Choice::name).unwrap_or("unrecognised")))
+        .collect();
+    let head = draft::import_header(&sources, &out_name);
+    let jsonl = a
+        .output
+        .as_ref()
+        .is_some_and(|p| p.extension().is_some_and(|e| e == "jsonl"));
+    let text = if jsonl {
+        draft::render_jsonl(&head, &imported.drafts)
+    } else {
+        draft::render_yaml(&head, &imported.drafts)
+    };
+    match &a.output {
+        Some(p) => {
+            output::write(p, &text)?;
+            console.note(&format!(
+                "wrote {} ({} cases, every one marked `review: true`); review it, then freeze it",
+                p.display(),
+                imported.drafts.len()
+            ));
+        }
+        None => console.out(&text),
+    }
+    Ok(exit::PASS)
+}
+
+/// "1 case", "2 cases".
+fn count(n: usize, what: &str) -> String {
+    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
+}
+
+/// `where: why` lines of a list, the first [`LISTED`] of them.
+fn listed(console: &dyn Console, what: &str, items: &[(String, String)]) {
+    for (at, why) in items.iter().take(LISTED) {
+        console.note(&format!(
+            "  {what} {}: {}",
+            crate::text::tokens::ellipsis(at, 200),
+            crate::text::tokens::ellipsis(why, 300)
+        ));
+    }
+    if items.len() > LISTED {
+        console.note(&format!("  … and {} more {what}", items.len() - LISTED));
+    }
+}
+
+/// What the import read, kept, dropped, skipped and masked — never a masked text itself.
+fn summarise(console: &dyn Console, s: &Summary, per_tool: usize) {
+    let formats: Vec<String> = s
+        .files
+        .iter()
+        .map(|(f, fmt)| format!("{f}: {}", fmt.map(Choice::name).unwrap_or("unrecognised")))
+        .collect();
+    console.note(&format!(
+        "suite import: {} read ({})",
+        count(s.records, "record"),
+        formats.join(", ")
+    ));
+    let kept: usize = s.kept.values().sum();
+    let per: Vec<String> = s.kept.iter().map(|(t, n)| format!("{t} {n}")).collect();
+    console.note(&format!(
+        "  {} proposed a case; kept {kept}: {}",
+        count(s.exchanges, "exchange"),
+        if per.is_empty() {
+            "none".to_string()
+        } else {
+            per.join(", ")
+        }
+    ));
+    if !s.duplicates.is_empty() {
+        let near = s.duplicates.iter().filter(|d| d.cosine.is_some()).count();
+        console.note(&format!(
+            "  dropped {} as duplicates ({} exact, {near} near)",
+            s.duplicates.len(),
+            s.duplicates.len() - near
+        ));
+        let lines: Vec<(String, String)> = s
+            .duplicates
+            .iter()
+            .map(|d| {
+                let how = match d.cosine {
+                    Some(c) => format!("cosine {c:.3} to {}", d.of),
+                    None => format!("the same text as {}", d.of),
+                };
+                (d.at.clone(), how)
+            })
+            .collect();
+        listed(console, "duplicate", &lines);
+    }
+    if s.capped > 0 {
+        console.note(&format!("  left out {} by --per-tool {per_tool}", s.capped));
+    }
+    if s.several_calls > 0 {
+        console.note(&format!(
+            "  {} made several calls: the first is proposed",
+            count(s.several_calls, "kept answer")
+        ));
+    }
+    if !s.inconsistent.is_empty() {
+        console.note(&format!(
+            "  {} answered differently on different occasions (suite check calls them contradictory until you keep one):",
+            count(s.inconsistent.len(), "prompt")
+        ));
+        let lines: Vec<(String, String)> = s
+            .inconsistent
+            .iter()
+            .map(|ids| (ids[0].clone(), format!("also {}", ids[1..].join(", "))))
+            .collect();
+        listed(console, "case", &lines);
+    }
+    if !s.skipped.is_empty() {
+        console.note(&format!(
+            "  skipped {} that make no case",
+            count(s.skipped.len(), "record")
+        ));
+        listed(console, "skipped", &s.skipped);
+    }
+    if !s.malformed.is_empty() {
+        console.note(&format!(
+            "  skipped {} (--strict makes them fatal)",
+            count(s.malformed.len(), "malformed record")
+        ));
+        listed(console, "malformed", &s.malformed);
+    }
+    if s.redacted.is_empty() {
+        console.note("  redacted: nothing looked like an email, key or long number");
+    } else {
+        let total: usize = s.redacted.values().sum();
+        let kinds: Vec<String> = s
+            .redacted
+            .iter()
+            .map(|(k, n)| format!("{n} {}", k.name()))
+            .collect();
+        console.note(&format!(
+            "  redacted {} ({}) in {}:",
+            count(total, "token"),
+            kinds.join(", "),
+            count(s.redacted_cases.len(), "case")
+        ));
+        let lines: Vec<(String, String)> = s
+            .redacted_cases
+            .iter()
+            .map(|(id, kinds)| {
+                let k: Vec<String> = kinds
+                    .iter()
+                    .map(|(k, n)| format!("{n} {}", k.name()))
+                    .collect();
+                (id.clone(), k.join(", "))
+            })
+            .collect();
+        listed(console, "case", &lines);
+    }
+}
+
 pub async fn run(a: SuiteArgs) -> Result<i32> {
     match a.command {
         SuiteCommand::Init(i) => init(*i).await,
+        SuiteCommand::Import(i) => import(*i).await,
         SuiteCommand::Check(c) => check(c).await,
     }
 }
