@@ -25,22 +25,18 @@ pub const PROMPT_FILE: &str = "prompts/lint-tdqs.v1.md";
 /// The JSON Schema the answer must match (what [`parse_answer`] enforces).
 pub const ANSWER_SCHEMA: &str = include_str!("../../prompts/lint-tdqs.v1.schema.json");
 
-/// The rubric's dimensions and their weights in a tool's score.
-pub const DIMENSIONS: [(&str, f64); 6] = [
-    ("purpose_clarity", 0.25),
-    ("usage_guidelines", 0.20),
-    ("behavioral_transparency", 0.20),
-    ("parameter_semantics", 0.15),
-    ("conciseness", 0.10),
-    ("contextual_completeness", 0.10),
+/// The rubric's dimensions and their weights (hundredths) in a tool's score.
+pub const DIMENSIONS: [(&str, u64); 6] = [
+    ("purpose_clarity", 25),
+    ("usage_guidelines", 20),
+    ("behavioral_transparency", 20),
+    ("parameter_semantics", 15),
+    ("conciseness", 10),
+    ("contextual_completeness", 10),
 ];
 
-/// Lowest score of each tier; below the last is F.
-pub const TIERS: [(&str, f64); 4] = [("A", 3.5), ("B", 3.0), ("C", 2.0), ("D", 1.0)];
-
-/// Server score = MEAN_WEIGHT · mean + MIN_WEIGHT · min: one bad tool drags the server down.
-pub const MEAN_WEIGHT: f64 = 0.6;
-pub const MIN_WEIGHT: f64 = 0.4;
+/// A tautological description's Purpose Clarity is capped here whatever the model says.
+pub const TAUTOLOGY_CAP: u8 = 2;
 
 /// Answers per tool that may fail validation before the tool counts as unscored.
 pub const MAX_ANSWER_ATTEMPTS: usize = 3;
@@ -51,12 +47,7 @@ const CACHE_FORMAT: u32 = 1;
 /// The tier of a tool the model never gave a valid answer for.
 pub const UNSCORED: &str = "?";
 
-pub fn tier(score: f64) -> &'static str {
-    TIERS
-        .iter()
-        .find(|(_, floor)| score >= *floor)
-        .map_or("F", |(t, _)| t)
-}
+pub use super::score::{TIERS, tier};
 
 /// A validated answer: the six grades (1–5, in [`DIMENSIONS`] order), and a rationale when the
 /// model adds one (not asked for: small models let it run past the token limit).
@@ -84,14 +75,33 @@ impl Grades {
         ]
     }
 
-    /// The weighted score in [1, 5].
+    /// The weighted score in [1, 5], rounded half-up to one decimal.
     pub fn score(&self) -> f64 {
-        let s: f64 = DIMENSIONS
+        let w: Vec<u64> = DIMENSIONS.iter().map(|(_, w)| *w).collect();
+        super::score::weighted(&w, &self.values())
+    }
+
+    /// Every dimension graded 1: what a tool with no description scores, without a request.
+    pub fn floor() -> Grades {
+        Grades {
+            purpose_clarity: 1,
+            usage_guidelines: 1,
+            behavioral_transparency: 1,
+            parameter_semantics: 1,
+            conciseness: 1,
+            contextual_completeness: 1,
+            rationale: None,
+        }
+    }
+
+    /// The dimensions graded below 3, in rubric order.
+    pub fn smells(&self) -> Vec<String> {
+        DIMENSIONS
             .iter()
             .zip(self.values())
-            .map(|((_, w), v)| w * f64::from(v))
-            .sum();
-        (s * 1000.0).round() / 1000.0
+            .filter(|(_, v)| *v < super::score::SMELL_BELOW)
+            .map(|((d, _), _)| d.to_string())
+            .collect()
     }
 }
 
@@ -170,7 +180,7 @@ pub fn tool_message(t: &Tool) -> String {
 /// A tier's name: one of [`TIERS`], "F", or [`UNSCORED`].
 pub type Tier = &'static str;
 
-fn tier_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Tier, D::Error> {
+pub(crate) fn tier_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Tier, D::Error> {
     crate::choice::known(
         d,
         "tier",
@@ -200,11 +210,15 @@ fn prompt_file<'de, D: serde::Deserializer<'de>>(d: D) -> Result<PromptFile, D::
 pub struct ToolScore {
     pub name: String,
     pub input_hash: String,
-    /// Absent for hard-gated tools (not sent) and tools that could not be scored.
+    /// Absent for tools that could not be scored. A tool with no description is not sent and
+    /// grades 1 everywhere; a tautological one has Purpose Clarity capped at 2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grades: Option<Grades>,
-    /// Weighted grades in [1, 5]; 0 for a hard-gated tool.
+    /// Weighted grades in [1, 5], one decimal; 0 when unscored.
     pub score: f64,
+    /// Dimensions graded below 3.
+    #[serde(default)]
+    pub smells: Vec<String>,
     #[serde(deserialize_with = "tier_name")]
     pub tier: Tier,
     #[serde(
@@ -228,7 +242,8 @@ pub struct LlmReport {
     pub prompt: PromptFile,
     pub prompt_sha256: String,
     pub tools: Vec<ToolScore>,
-    /// 0.6 · mean + 0.4 · min over all tools; absent when any tool could not be scored.
+    /// round1(0.6 · mean + 0.4 · min) over the scored tools; absent when fewer than 80% were
+    /// scored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_score: Option<f64>,
     #[serde(
@@ -379,19 +394,31 @@ pub async fn score(
 ) -> LlmReport {
     let cache = &cache.section("lint-llm");
     let jobs = tools.tools.iter().zip(quality).map(|(t, q)| async move {
-        if let Some(g) = q.hard_gates.first() {
-            return (q, None, Some(*g), false, Asked::default());
+        let gate = q.hard_gates.first().copied();
+        // Nothing to evaluate: every dimension 1, no request.
+        if gate == Some(super::quality::NO_DESCRIPTION) {
+            return (q, Some(Grades::floor()), gate, false, Asked::default());
         }
         let key = cache_key(router, &q.input_hash);
-        if let Some(g) = cache.get::<Grades>(&key) {
-            return (q, Some(g), None, true, Asked::default());
-        }
-        let asked = ask(router, t, policy).await;
-        if let Some(g) = &asked.grades {
-            // Best effort: a cache that cannot be written only costs requests next time.
-            let _ = cache.put(&key, g);
-        }
-        (q, asked.grades.clone(), None, false, asked)
+        let (grades, cached, asked) = match cache.get::<Grades>(&key) {
+            Some(g) => (Some(g), true, Asked::default()),
+            None => {
+                let asked = ask(router, t, policy).await;
+                if let Some(g) = &asked.grades {
+                    // Best effort: a cache that cannot be written only costs requests next time.
+                    let _ = cache.put(&key, g);
+                }
+                (asked.grades.clone(), false, asked)
+            }
+        };
+        // The tautology cap applies after the model, so a cached answer is capped the same way.
+        let grades = grades.map(|mut g| {
+            if gate == Some(super::quality::TAUTOLOGICAL_DESCRIPTION) {
+                g.purpose_clarity = g.purpose_clarity.min(TAUTOLOGY_CAP);
+            }
+            g
+        });
+        (q, grades, gate, cached, asked)
     });
     let done: Vec<_> = futures::stream::iter(jobs)
         .buffered(concurrency.max(1))
@@ -407,16 +434,16 @@ pub async fn score(
         if let Some(e) = asked.error {
             report.errors.push(e);
         }
-        // A hard gate is a fail whatever the prose would score: 0, tier F, no request.
         let score = grades.as_ref().map_or(0.0, Grades::score);
         report.tools.push(ToolScore {
             name: q.name.clone(),
             input_hash: q.input_hash.clone(),
-            tier: if grades.is_some() || gate.is_some() {
+            tier: if grades.is_some() {
                 tier(score)
             } else {
                 UNSCORED
             },
+            smells: grades.as_ref().map(Grades::smells).unwrap_or_default(),
             grades,
             score,
             hard_gate: gate,
@@ -424,11 +451,15 @@ pub async fn score(
             answers: asked.answers,
         });
     }
-    if report.errors.is_empty() && !report.tools.is_empty() {
-        let scores: Vec<f64> = report.tools.iter().map(|t| t.score).collect();
-        let mean = scores.iter().sum::<f64>() / scores.len() as f64;
-        let min = scores.iter().copied().fold(f64::INFINITY, f64::min);
-        let s = ((MEAN_WEIGHT * mean + MIN_WEIGHT * min) * 1000.0).round() / 1000.0;
+    let scored: Vec<f64> = report
+        .tools
+        .iter()
+        .filter(|t| t.grades.is_some())
+        .map(|t| t.score)
+        .collect();
+    if super::score::enough_scored(scored.len(), report.tools.len())
+        && let Some(s) = super::score::description_quality(&scored)
+    {
         report.server_score = Some(s);
         report.server_tier = Some(tier(s));
     }
@@ -441,19 +472,10 @@ mod tests {
 
     #[test]
     fn tiers_and_weights() {
-        assert_eq!(DIMENSIONS.iter().map(|(_, w)| w).sum::<f64>(), 1.0);
-        for (s, t) in [
-            (5.0, "A"),
-            (3.5, "A"),
-            (3.49, "B"),
-            (3.0, "B"),
-            (2.0, "C"),
-            (1.99, "D"),
-            (1.0, "D"),
-            (0.0, "F"),
-        ] {
-            assert_eq!(tier(s), t, "{s}");
-        }
+        assert_eq!(DIMENSIONS.iter().map(|(_, w)| w).sum::<u64>(), 100);
+        assert_eq!(Grades::floor().score(), 1.0);
+        assert_eq!(tier(Grades::floor().score()), "D");
+        assert!(Grades::floor().smells().len() == 6);
     }
 
     #[test]
@@ -462,8 +484,9 @@ mod tests {
             "parameter_semantics": 2, "conciseness": 1, "contextual_completeness": 4, "rationale": "r"}"#;
         let g = parse_answer(ok).unwrap();
         assert_eq!(g.values(), [5, 4, 3, 2, 1, 4]);
-        // 0.25·5 + 0.2·4 + 0.2·3 + 0.15·2 + 0.1·1 + 0.1·4 = 3.45
-        assert_eq!(g.score(), 3.45);
+        // 0.25·5 + 0.2·4 + 0.2·3 + 0.15·2 + 0.1·1 + 0.1·4 = 3.45 → 3.5, tier A.
+        assert_eq!((g.score(), tier(g.score())), (3.5, "A"));
+        assert_eq!(g.smells(), ["parameter_semantics", "conciseness"]);
         assert_eq!(g.rationale.as_deref(), Some("r"));
         assert_eq!(parse_answer(&format!("```json\n{ok}\n```")).unwrap(), g);
         assert_eq!(

@@ -622,3 +622,82 @@ fn cli_check_shows_what_the_pr_introduced() {
         "check shows only the delta"
     );
 }
+
+/// A required object schema of `n` flat string fields.
+fn flat(names: &[&str]) -> serde_json::Value {
+    let props: serde_json::Map<String, serde_json::Value> = names
+        .iter()
+        .map(|n| {
+            (
+                n.to_string(),
+                serde_json::json!({"type": "string", "description": "x"}),
+            )
+        })
+        .collect();
+    serde_json::json!({"type": "object", "properties": props, "required": names})
+}
+
+#[test]
+fn shadowing_is_raised_only_when_the_purposes_overlap() {
+    // server-filesystem: the prefilter's one candidate (edit_file, cost 4, against the
+    // zero-argument list_allowed_directories) is asymmetry alone, so it is not raised.
+    let l = lint_of(&tools("server-filesystem", "2026.8.31"), true);
+    assert_eq!(l.shadows.len(), 1);
+    assert!(l.shadowing_risks.is_empty(), "{:?}", l.shadowing_risks);
+    assert_eq!(
+        (
+            l.shadowing_rejected[0].tool.as_str(),
+            l.shadowing_rejected[0].cheaper_sibling.as_str()
+        ),
+        ("edit_file", "list_allowed_directories")
+    );
+    let c = l.shadowing_rejected[0]
+        .evidence
+        .as_ref()
+        .unwrap()
+        .purpose_cosine
+        .unwrap();
+    assert!(c < driftgate::lint::shadowing::PURPOSE_COSINE, "{c}");
+    assert!(!l.findings.iter().any(|f| f.rule == "shadowing-risk"));
+
+    // A genuine overlap: the bare list answers what the filtered search answers.
+    let set = ToolSet::from_array(
+        &[
+            serde_json::json!({"name": "list_players", "description": "List all players with their season stats.",
+                "inputSchema": {"type": "object", "properties": {}}}),
+            serde_json::json!({"name": "search_players", "description": "Search players with their season stats by team, position and season.",
+                "inputSchema": flat(&["team", "position", "season", "order"])}),
+            // The spec's NOT AT RISK pair: costs asymmetric, purposes disjoint.
+            serde_json::json!({"name": "get_repo", "description": "Return metadata for a repository: description, default branch, visibility, topics.",
+                "inputSchema": flat(&["owner", "repo"])}),
+            serde_json::json!({"name": "search_code", "description": "Search code across repositories by query, with language and path qualifiers.",
+                "inputSchema": flat(&["query", "language", "path", "owner", "repo", "ref", "page", "size"])}),
+        ],
+        "t",
+        "",
+    )
+    .unwrap();
+    let l = lint_of(&set, true);
+    let raised: Vec<(&str, &str)> = l
+        .shadowing_risks
+        .iter()
+        .map(|r| (r.tool.as_str(), r.cheaper_sibling.as_str()))
+        .collect();
+    assert_eq!(
+        raised,
+        [("search_players", "list_players")],
+        "{:?}",
+        l.shadowing_rejected
+    );
+    assert!(
+        l.shadowing_rejected.iter().any(|r| r.tool == "search_code"),
+        "{:?}",
+        l.shadows
+    );
+    let f = l
+        .findings
+        .iter()
+        .find(|f| f.rule == "shadowing-risk")
+        .unwrap();
+    assert_eq!(f.tools, ["search_players", "list_players"]);
+}

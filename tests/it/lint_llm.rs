@@ -93,10 +93,10 @@ fn scores_every_tool_and_an_unchanged_tool_costs_nothing_next_time() {
     assert_eq!(l["input_tokens"], 1400);
     let tools = l["tools"].as_array().unwrap();
     assert_eq!(tools.len(), 14);
-    // 0.25·5 + 0.2·4 + 0.2·4 + 0.15·4 + 0.1·4 + 0.1·4 = 4.25 → A
+    // 0.25·5 + 0.2·4 + 0.2·4 + 0.15·4 + 0.1·4 + 0.1·4 = 4.25 → 4.3 (one decimal, half-up), A
     assert_eq!(
         (tools[0]["name"].as_str(), tools[0]["score"].as_f64()),
-        (Some("read_file"), Some(4.25))
+        (Some("read_file"), Some(4.3))
     );
     assert_eq!(tools[0]["tier"], "A");
     // 0.75 + 0.4 + 0.4 + 0.45 + 0.3 + 0.2 = 2.5 → C
@@ -104,7 +104,7 @@ fn scores_every_tool_and_an_unchanged_tool_costs_nothing_next_time() {
         (tools[4]["score"].as_f64(), tools[4]["tier"].as_str()),
         (Some(2.5), Some("C"))
     );
-    // 4 tools at 4.25, 10 at 2.5: mean 3.0, min 2.5 → 0.6·3.0 + 0.4·2.5 = 2.8 (C)
+    // 4 tools at 4.3, 10 at 2.5: mean 3.01, min 2.5 → 0.6·3.01 + 0.4·2.5 = 2.81 → 2.8 (C)
     assert_eq!(l["server_score"], 2.8);
     assert_eq!(l["server_tier"], "C");
 
@@ -160,7 +160,7 @@ fn scores_every_tool_and_an_unchanged_tool_costs_nothing_next_time() {
         out.contains("Model scores (openai grader, prompts/lint-tdqs.v1.md):"),
         "{out}"
     );
-    assert!(out.contains("Server score 2.80 (tier C)"), "{out}");
+    assert!(out.contains("Server score 2.8 (tier C)"), "{out}");
 }
 
 fn set(v: Value) -> ToolSet {
@@ -240,9 +240,10 @@ async fn never_a_valid_answer_leaves_the_tool_unscored_and_the_run_incomplete() 
     );
     assert_eq!(r.server_score, None);
     assert_eq!(r.tools[0].tier, llm::UNSCORED);
-    // `b` fails a hard gate: 0, tier F, never sent.
-    assert_eq!((r.tools[1].score, r.tools[1].tier), (0.0, "F"));
+    // `b` has no description: every dimension 1, TDQS 1.0, tier D, never sent.
+    assert_eq!((r.tools[1].score, r.tools[1].tier), (1.0, "D"));
     assert_eq!(r.tools[1].hard_gate, Some("No Description"));
+    assert_eq!(r.tools[1].smells.len(), 6);
     assert_eq!(fake.bodies().len(), 3);
     assert!(fake.bodies().iter().all(|b| tool_name(b) == "a"));
 
@@ -362,4 +363,26 @@ fn the_validator_agrees_with_the_published_answer_schema() {
         .map(|x| x.as_str().unwrap())
         .collect();
     assert_eq!(required, llm::DIMENSIONS.map(|(d, _)| d));
+}
+
+#[tokio::test]
+async fn a_tautological_description_is_scored_with_purpose_capped_at_2() {
+    let fake = grader(|_, _| (200, completion(&grades([5, 4, 4, 4, 4, 4]))));
+    let tools = set(json!([
+        {"name": "read_file", "description": "Read file."},
+        {"name": "write_file", "description": "Write a file to disk, replacing it."}
+    ]));
+    let r = score_with(&fake, &tools, None).await;
+    // Sent (unlike a missing description), then capped: 0.25·2 + 0.2·4·2 + 0.15·4 + 0.1·4·2
+    // = 0.5 + 1.6 + 0.6 + 0.8 = 3.5 → A; the uncapped sibling 4.25 → 4.3.
+    assert_eq!(fake.bodies().len(), 2);
+    let g = r.tools[0].grades.as_ref().unwrap();
+    assert_eq!(g.purpose_clarity, 2);
+    assert_eq!(r.tools[0].hard_gate, Some("Tautological Description"));
+    assert_eq!((r.tools[0].score, r.tools[0].tier), (3.5, "A"));
+    assert_eq!(r.tools[0].smells, ["purpose_clarity"]);
+    assert_eq!((r.tools[1].score, r.tools[1].tier), (4.3, "A"));
+    assert!(r.tools[1].smells.is_empty());
+    // 0.6·3.9 + 0.4·3.5 = 2.34 + 1.4 = 3.74 → 3.7 (A)
+    assert_eq!(r.server_score, Some(3.7));
 }
