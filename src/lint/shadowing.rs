@@ -3,10 +3,14 @@
 //! two purposes overlap. Cost asymmetry alone is not a defect: a server is expected to offer cheap
 //! lookups beside expensive queries.
 //!
-//! Offline, the confirmation is our own evidence, not the spec's model call: the pair's word
-//! affinity and its opposing-verb veto from [`super::pairs`], and the cosine of the two purposes
-//! (each description's first sentence) under the run's embedder. `--llm` confirms with the
-//! model instead ([`super::llm`]), checked against the candidates.
+//! Offline, the confirmation is our own evidence, not the spec's model call. A pair overlaps
+//! when all three hold:
+//! - no veto from [`super::pairs`] (a reading tool cannot answer for a writing one);
+//! - the names share a resource term beside the verb (`list_players` / `search_players`): a cheap
+//!   `create_repository` does not cover `create_or_update_file`, however alike two "create"
+//!   sentences embed;
+//! - the two purposes (each description's first sentence) embed at or above [`PURPOSE_COSINE`],
+//!   or, without an embedder, the words-only pair score reaches [`WORDS_ONLY`].
 
 use std::collections::BTreeMap;
 
@@ -16,8 +20,10 @@ use super::pairs::{self, Veto};
 use super::quality::Shadow;
 use crate::tools::{Tool, ToolSet};
 
-/// Purposes at or above this cosine overlap (bundled MiniLM; calibrated on the corpus's
-/// candidates, where no pair of distinct purposes reaches 0.45 — see docs/lint-corpus.md).
+/// Purposes at or above this cosine overlap (bundled MiniLM). On the corpus's candidates
+/// (docs/lint-corpus.md) pairs with distinct purposes embed at −0.13 to 0.52, and same-verb
+/// pairs on different resources up to 0.77, which the resource rule rejects; a first
+/// calibration, not a measured optimum.
 pub const PURPOSE_COSINE: f64 = 0.55;
 /// Without an embedding, a words-only pair score at or above this overlaps.
 pub const WORDS_ONLY: f64 = 0.39;
@@ -30,6 +36,9 @@ pub struct Evidence {
     pub purpose_cosine: Option<f64>,
     /// Words-only pair score (name affinity, description words).
     pub word_score: f64,
+    /// A resource term both names share beside the verb (absent: none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shared_resource: Option<String>,
     /// Why the pair cannot overlap whatever the words say (`get` vs `update`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub veto: Option<Veto>,
@@ -100,9 +109,13 @@ pub fn confirm(
             Some(c) => c >= PURPOSE_COSINE,
             None => word_score >= WORDS_ONLY,
         };
-        let confirmed = overlap && veto.is_none();
+        let shared_resource = shared_resource(&s.dearer, &s.cheaper);
+        let confirmed = overlap && veto.is_none() && shared_resource.is_some();
         let why = match (&veto, purpose_cosine) {
             (Some(v), _) => format!("purposes differ: {}", v.describe()),
+            (None, _) if shared_resource.is_none() => {
+                "purposes differ: the names share no resource beside the verb".to_string()
+            }
             (None, Some(c)) if confirmed => format!(
                 "purposes overlap (cosine {c:.2} ≥ {PURPOSE_COSINE:.2}) and `{}` costs {} against {}",
                 s.cheaper, s.cheaper_cost, s.dearer_cost
@@ -127,12 +140,26 @@ pub fn confirm(
             evidence: Some(Evidence {
                 purpose_cosine,
                 word_score,
+                shared_resource,
                 veto,
             }),
         };
         if confirmed { yes.push(r) } else { no.push(r) }
     }
     (yes, no)
+}
+
+/// A name term both tools share other than each name's first (its verb), stemmed.
+fn shared_resource(a: &str, b: &str) -> Option<String> {
+    let rest = |n: &str| -> Vec<String> {
+        let mut t = crate::text::terms::name_terms(n);
+        if t.len() > 1 {
+            t.remove(0);
+        }
+        t
+    };
+    let (x, y) = (rest(a), rest(b));
+    x.into_iter().find(|t| y.contains(t))
 }
 
 fn round2(x: f64) -> f64 {
