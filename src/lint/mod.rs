@@ -546,7 +546,11 @@ impl ScoreChange {
                     f64::from(x.score),
                     f64::from(y.score),
                 );
-                c.message = format!("{} ({})", c.message, y.justification);
+                // A dimension is a grade, not a score with a tier.
+                c.message = format!(
+                    "{} {} → {} ({})",
+                    c.score, x.score, y.score, y.justification
+                );
                 out.push(c);
             }
         }
@@ -754,6 +758,57 @@ mod tests {
             msgs[1].starts_with("this PR makes `read_file` and `read_text_file` distinguishable")
         );
         assert!(LintSection::delta(&head, &head, &BTreeMap::new()).is_empty_delta());
+    }
+
+    #[test]
+    fn the_delta_shows_a_new_shadowing_risk_and_the_scores_it_moved() {
+        let list = json!({"name": "list_players", "description": "List all players with their season stats."});
+        let search = json!({"name": "search_players",
+            "description": "Search players with their season stats by team, position and season.",
+            "inputSchema": {"type": "object", "required": ["team", "position", "season", "order"],
+                "properties": {"team": {"type": "string"}, "position": {"type": "string"},
+                    "season": {"type": "string"}, "order": {"type": "string"}}}});
+        let get = json!({"name": "get_player", "description": "Get one player by id.",
+            "inputSchema": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}});
+        let base = lint(json!([list.clone(), get.clone()]));
+        let head = lint(json!([list, get, search]));
+        let s = LintSection::delta(&base, &head, &BTreeMap::new());
+        let msgs: Vec<&str> = s
+            .introduced
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|f| f.message.as_str())
+            .collect();
+        assert_eq!(
+            msgs,
+            [
+                "this PR adds a shadowing risk: `search_players` may lose to its much cheaper sibling `list_players`"
+            ]
+        );
+        // Two tools are thin (3), three are well-scoped (5): coherence 4.5 → 5.0, both tier A.
+        let c: Vec<&str> = s
+            .score_changes
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|c| c.message.as_str())
+            .collect();
+        assert_eq!(
+            c,
+            [
+                "coherence 4.5 → 5.0 (tier A)",
+                "coherence.tool_count_appropriateness 3 → 5 (3 tools: within the well-scoped 3–15)"
+            ]
+        );
+        assert!(!s.is_empty_delta());
+        // Back again: the risk is fixed, the score moves down.
+        let back = LintSection::delta(&head, &base, &BTreeMap::new());
+        assert_eq!(back.fixed.as_ref().unwrap().len(), 1);
+        assert_eq!(back.score_changes.as_ref().unwrap()[0].head, 4.5);
+        // A tier move is said as one.
+        let moved = ScoreChange::new("coherence".into(), 3.5, 3.4);
+        assert_eq!(moved.message, "coherence 3.5 (A) → 3.4 (B): tier A → B");
     }
 
     #[test]
