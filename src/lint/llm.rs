@@ -2,74 +2,77 @@
 //!
 //! Each tool's definition is sent to the configured router's model as a plain completion (the
 //! router with no tools offered, so the answer can only be text), with our own prompt
-//! (`prompts/lint-tdqs.v1.md`). The answer must be one JSON object matching
-//! `prompts/lint-tdqs.v1.schema.json`; a mismatch is sent back with the reason and asked again,
+//! (`prompts/lint-tdqs.v2.md`: the spec's dimensions, weights, anchors and calibration cases in
+//! our words), the tool's context signals and its siblings' names. The answer must be one JSON
+//! object matching `prompts/lint-tdqs.v2.schema.json` (a score and a justification per dimension,
+//! the annotation-contradiction flag, a summary); a mismatch is sent back with the reason and asked again,
 //! up to [`MAX_ANSWER_ATTEMPTS`]. Transport failures are retried by the router's policy.
 //! Answers are cached under the tool's input hash (with model, endpoint and prompt), so a tool
 //! that did not change costs nothing on the next run.
 
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
 use serde_json::{Map, Value, json};
 
 use super::quality::ToolQuality;
 use crate::cache::{self, Cache};
-use crate::canon::{hash_str, to_canonical};
+use crate::canon::hash_str;
 use crate::http::retry::{RetryPolicy, with_retry};
 use crate::llm::{Answer, Message, Sampling, ToolChoice};
 use crate::route::{RouteRequest, Router};
-use crate::tools::{KNOWN_FIELDS, Tool, ToolSet};
+use crate::tools::{Tool, ToolSet};
 
-pub const PROMPT: &str = include_str!("../../prompts/lint-tdqs.v1.md");
-pub const PROMPT_FILE: &str = "prompts/lint-tdqs.v1.md";
+pub const PROMPT: &str = include_str!("../../prompts/lint-tdqs.v2.md");
+pub const PROMPT_FILE: &str = "prompts/lint-tdqs.v2.md";
 /// The JSON Schema the answer must match (what [`parse_answer`] enforces).
-pub const ANSWER_SCHEMA: &str = include_str!("../../prompts/lint-tdqs.v1.schema.json");
+pub const ANSWER_SCHEMA: &str = include_str!("../../prompts/lint-tdqs.v2.schema.json");
 
-/// The rubric's dimensions and their weights in a tool's score.
-pub const DIMENSIONS: [(&str, f64); 6] = [
-    ("purpose_clarity", 0.25),
-    ("usage_guidelines", 0.20),
-    ("behavioral_transparency", 0.20),
-    ("parameter_semantics", 0.15),
-    ("conciseness", 0.10),
-    ("contextual_completeness", 0.10),
+/// The rubric's dimensions and their weights (hundredths) in a tool's score.
+pub const DIMENSIONS: [(&str, u64); 6] = [
+    ("purpose_clarity", 25),
+    ("usage_guidelines", 20),
+    ("behavioral_transparency", 20),
+    ("parameter_semantics", 15),
+    ("conciseness_structure", 10),
+    ("contextual_completeness", 10),
 ];
 
-/// Lowest score of each tier; below the last is F.
-pub const TIERS: [(&str, f64); 4] = [("A", 3.5), ("B", 3.0), ("C", 2.0), ("D", 1.0)];
+/// The flag a description contradicting its annotations raises.
+pub const ANNOTATION_CONTRADICTION: &str = "Annotation Contradiction";
 
-/// Server score = MEAN_WEIGHT · mean + MIN_WEIGHT · min: one bad tool drags the server down.
-pub const MEAN_WEIGHT: f64 = 0.6;
-pub const MIN_WEIGHT: f64 = 0.4;
+/// A tautological description's Purpose Clarity is capped here whatever the model says.
+pub const TAUTOLOGY_CAP: u8 = 2;
 
 /// Answers per tool that may fail validation before the tool counts as unscored.
 pub const MAX_ANSWER_ATTEMPTS: usize = 3;
 
 /// Cache entry format, part of every key: bump it when the entry shape changes.
-const CACHE_FORMAT: u32 = 1;
+const CACHE_FORMAT: u32 = 2;
 
 /// The tier of a tool the model never gave a valid answer for.
 pub const UNSCORED: &str = "?";
 
-pub fn tier(score: f64) -> &'static str {
-    TIERS
-        .iter()
-        .find(|(_, floor)| score >= *floor)
-        .map_or("F", |(t, _)| t)
-}
+pub use super::score::{TIERS, tier};
 
-/// A validated answer: the six grades (1–5, in [`DIMENSIONS`] order), and a rationale when the
-/// model adds one (not asked for: small models let it run past the token limit).
+/// A validated answer: the six grades (1–5, in [`DIMENSIONS`] order), a justification for each,
+/// whether the description contradicts the annotations, and the model's summary.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Grades {
     pub purpose_clarity: u8,
     pub usage_guidelines: u8,
     pub behavioral_transparency: u8,
     pub parameter_semantics: u8,
-    pub conciseness: u8,
+    pub conciseness_structure: u8,
     pub contextual_completeness: u8,
+    /// Dimension → the model's justification (empty for a tool graded without a request).
+    #[serde(default)]
+    pub justifications: BTreeMap<String, String>,
+    #[serde(default)]
+    pub annotation_contradiction: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rationale: Option<String>,
+    pub summary: Option<String>,
 }
 
 impl Grades {
@@ -79,26 +82,56 @@ impl Grades {
             self.usage_guidelines,
             self.behavioral_transparency,
             self.parameter_semantics,
-            self.conciseness,
+            self.conciseness_structure,
             self.contextual_completeness,
         ]
     }
 
-    /// The weighted score in [1, 5].
+    /// The weighted score in [1, 5], rounded half-up to one decimal.
     pub fn score(&self) -> f64 {
-        let s: f64 = DIMENSIONS
+        let w: Vec<u64> = DIMENSIONS.iter().map(|(_, w)| *w).collect();
+        super::score::weighted(&w, &self.values())
+    }
+
+    /// Every dimension graded 1: what a tool with no description scores, without a request.
+    pub fn floor() -> Grades {
+        Grades {
+            purpose_clarity: 1,
+            usage_guidelines: 1,
+            behavioral_transparency: 1,
+            parameter_semantics: 1,
+            conciseness_structure: 1,
+            contextual_completeness: 1,
+            justifications: BTreeMap::new(),
+            annotation_contradiction: false,
+            summary: Some("No description: nothing to evaluate.".into()),
+        }
+    }
+
+    /// The dimensions graded below 3, in rubric order.
+    pub fn smells(&self) -> Vec<String> {
+        DIMENSIONS
             .iter()
             .zip(self.values())
-            .map(|((_, w), v)| w * f64::from(v))
-            .sum();
-        (s * 1000.0).round() / 1000.0
+            .filter(|(_, v)| *v < super::score::SMELL_BELOW)
+            .map(|((d, _), _)| d.to_string())
+            .collect()
     }
 }
 
-/// Read the model's text as [`Grades`], enforcing the answer schema: one JSON object, exactly
-/// the six integer grades in 1..=5 and an optional string `rationale`, nothing else. A code
-/// fence around the object is tolerated (models add one despite being told not to); anything
-/// else is a mismatch whose message is sent back to the model.
+fn only_keys(o: &Map<String, Value>, keys: &[&str], at: &str) -> Result<(), String> {
+    match o.keys().find(|k| !keys.contains(&k.as_str())) {
+        Some(k) => Err(format!("unexpected key {k:?}{at}")),
+        None => Ok(()),
+    }
+}
+
+/// Read the model's text as [`Grades`], enforcing the answer schema
+/// (`prompts/lint-tdqs.v2.schema.json`): one JSON object with `scores` (each of the six
+/// dimensions an object of an integer `score` in 1..=5 and a string `justification`), a boolean
+/// `annotation_contradiction` and a string `summary`, nothing else. A code fence around the
+/// object is tolerated (models add one despite being told not to); anything else is a mismatch
+/// whose message is sent back to the model.
 pub fn parse_answer(text: &str) -> Result<Grades, String> {
     let t = text.trim();
     let t = t
@@ -114,14 +147,26 @@ pub fn parse_answer(text: &str) -> Result<Grades, String> {
             crate::tools::json_kind(&v)
         )
     })?;
-    for k in o.keys() {
-        if k != "rationale" && !DIMENSIONS.iter().any(|(d, _)| d == k) {
-            return Err(format!("unexpected key {k:?}"));
-        }
-    }
+    only_keys(o, &["scores", "annotation_contradiction", "summary"], "")?;
+    let scores = o
+        .get("scores")
+        .ok_or("missing key \"scores\"")?
+        .as_object()
+        .ok_or("\"scores\" must be an object")?;
+    let dims: Vec<&str> = DIMENSIONS.iter().map(|(d, _)| *d).collect();
+    only_keys(scores, &dims, " in \"scores\"")?;
     let mut grades = [0u8; 6];
-    for (slot, (d, _)) in grades.iter_mut().zip(DIMENSIONS) {
-        let x = o.get(d).ok_or_else(|| format!("missing key {d:?}"))?;
+    let mut justifications = BTreeMap::new();
+    for (slot, d) in grades.iter_mut().zip(&dims) {
+        let e = scores
+            .get(*d)
+            .ok_or_else(|| format!("missing key {d:?} in \"scores\""))?
+            .as_object()
+            .ok_or_else(|| format!("{d:?} must be an object with score and justification"))?;
+        only_keys(e, &["score", "justification"], &format!(" in {d:?}"))?;
+        let x = e
+            .get("score")
+            .ok_or_else(|| format!("missing key \"score\" in {d:?}"))?;
         let n = x
             .as_u64()
             .or_else(|| {
@@ -130,13 +175,29 @@ pub fn parse_answer(text: &str) -> Result<Grades, String> {
                     .map(|f| f as u64)
             })
             .filter(|n| (1..=5).contains(n))
-            .ok_or_else(|| format!("{d:?} must be an integer from 1 to 5, got {x}"))?;
+            .ok_or_else(|| format!("{d:?} score must be an integer from 1 to 5, got {x}"))?;
         *slot = n as u8;
+        match e.get("justification") {
+            Some(Value::String(j)) => {
+                justifications.insert(d.to_string(), j.clone());
+            }
+            Some(x) => return Err(format!("{d:?} justification must be a string, got {x}")),
+            None => return Err(format!("missing key \"justification\" in {d:?}")),
+        }
     }
-    let rationale = match o.get("rationale") {
-        None => None,
-        Some(Value::String(s)) => Some(s.clone()),
-        Some(x) => return Err(format!("\"rationale\" must be a string, got {x}")),
+    let annotation_contradiction = match o.get("annotation_contradiction") {
+        Some(Value::Bool(b)) => *b,
+        Some(x) => {
+            return Err(format!(
+                "\"annotation_contradiction\" must be true or false, got {x}"
+            ));
+        }
+        None => return Err("missing key \"annotation_contradiction\"".into()),
+    };
+    let summary = match o.get("summary") {
+        Some(Value::String(s)) => s.clone(),
+        Some(x) => return Err(format!("\"summary\" must be a string, got {x}")),
+        None => return Err("missing key \"summary\"".into()),
     };
     let [a, b, c, d, e, f] = grades;
     Ok(Grades {
@@ -144,33 +205,56 @@ pub fn parse_answer(text: &str) -> Result<Grades, String> {
         usage_guidelines: b,
         behavioral_transparency: c,
         parameter_semantics: d,
-        conciseness: e,
+        conciseness_structure: e,
         contextual_completeness: f,
-        rationale,
+        justifications,
+        annotation_contradiction,
+        summary: Some(summary),
     })
 }
 
-/// The user message for one tool: its definition as the rubric sees it (the spec's named fields
-/// only, canonical key order).
-pub fn tool_message(t: &Tool) -> String {
-    let full = t.to_value();
-    let only: Map<String, Value> = full
-        .as_object()
-        .into_iter()
-        .flatten()
-        .filter(|(k, _)| KNOWN_FIELDS.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+/// The user message for one tool, laid out as the spec's judge sees it: name, title,
+/// description, input schema and annotations (pretty JSON), the context signals counted for the
+/// model (the invocation-cost signals are withheld, as the spec withholds them), and the names of
+/// its siblings.
+pub fn tool_message(t: &Tool, q: &ToolQuality, siblings: &[&str]) -> String {
+    let pretty = |v: &Value| serde_json::to_string_pretty(v).unwrap_or_default();
+    let schema = if t.input_schema.is_null() {
+        "{}".to_string()
+    } else {
+        pretty(&t.input_schema)
+    };
+    let annotations = match &t.annotations {
+        Some(a) if !a.is_empty() => pretty(&Value::Object(a.clone())),
+        _ => "None provided".to_string(),
+    };
+    let siblings = if siblings.is_empty() {
+        "None".to_string()
+    } else {
+        siblings.join("\n")
+    };
     format!(
-        "Grade this tool definition:\n{}",
-        to_canonical(&Value::Object(only))
+        "TOOL NAME: {}\nTITLE: {}\n\nDESCRIPTION:\n\"{}\"\n\n<input-schema>\n{schema}\n</input-schema>\n\n\
+         <annotations>\n{annotations}\n</annotations>\n\nCONTEXT SIGNALS:\n\
+         - Parameter count: {}\n- Required parameters: {}\n- Schema description coverage: {}%\n\
+         - Parameters with enums: {}\n- Has output schema: {}\n- Has nested objects: {}\n\n\
+         <sibling-tools>\n{siblings}\n</sibling-tools>\n\nRespond with JSON only.",
+        t.name,
+        t.title.as_deref().unwrap_or("null"),
+        t.description.as_deref().unwrap_or(""),
+        q.param_count,
+        q.required_param_count,
+        q.schema_description_coverage,
+        q.params_with_enums,
+        q.has_output_schema,
+        q.has_nested_objects,
     )
 }
 
 /// A tier's name: one of [`TIERS`], "F", or [`UNSCORED`].
 pub type Tier = &'static str;
 
-fn tier_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Tier, D::Error> {
+pub(crate) fn tier_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Tier, D::Error> {
     crate::choice::known(
         d,
         "tier",
@@ -200,11 +284,19 @@ fn prompt_file<'de, D: serde::Deserializer<'de>>(d: D) -> Result<PromptFile, D::
 pub struct ToolScore {
     pub name: String,
     pub input_hash: String,
-    /// Absent for hard-gated tools (not sent) and tools that could not be scored.
+    /// Absent for tools that could not be scored. A tool with no description is not sent and
+    /// grades 1 everywhere; a tautological one has Purpose Clarity capped at 2.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub grades: Option<Grades>,
-    /// Weighted grades in [1, 5]; 0 for a hard-gated tool.
+    /// Weighted grades in [1, 5], one decimal; 0 when unscored.
     pub score: f64,
+    /// Dimensions graded below 3.
+    #[serde(default)]
+    pub smells: Vec<String>,
+    /// The spec's tool flags: the hard gate, and "Annotation Contradiction" when the model says
+    /// so or post-processing found one (kept apart from smells).
+    #[serde(default)]
+    pub flags: Vec<String>,
     #[serde(deserialize_with = "tier_name")]
     pub tier: Tier,
     #[serde(
@@ -228,7 +320,8 @@ pub struct LlmReport {
     pub prompt: PromptFile,
     pub prompt_sha256: String,
     pub tools: Vec<ToolScore>,
-    /// 0.6 · mean + 0.4 · min over all tools; absent when any tool could not be scored.
+    /// round1(0.6 · mean + 0.4 · min) over the scored tools; absent when fewer than 80% were
+    /// scored.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub server_score: Option<f64>,
     #[serde(
@@ -298,15 +391,15 @@ fn sampling() -> Sampling {
     Sampling {
         temperature: 0.0,
         seed: Some(0),
-        max_tokens: 600,
+        max_tokens: 1200,
     }
 }
 
-async fn ask(router: &dyn Router, t: &Tool, policy: &RetryPolicy) -> Asked {
+async fn ask(router: &dyn Router, t: &Tool, message: String, policy: &RetryPolicy) -> Asked {
     let mut out = Asked::default();
     let mut messages = vec![Message {
         role: "user".into(),
-        content: tool_message(t),
+        content: message,
     }];
     let mut last_problem = String::new();
     while out.answers < MAX_ANSWER_ATTEMPTS {
@@ -357,7 +450,7 @@ async fn ask(router: &dyn Router, t: &Tool, policy: &RetryPolicy) -> Asked {
         messages.push(Message {
             role: "user".into(),
             content: format!(
-                "That answer does not match the required format: {problem}. Reply with only the JSON object: the six keys, each an integer from 1 to 5."
+                "That answer does not match the required format: {problem}. Reply with only the JSON object: \"scores\" with the six dimensions, each {{\"score\": an integer from 1 to 5, \"justification\": a string}}, then \"annotation_contradiction\" (true or false) and \"summary\" (a string)."
             ),
         });
     }
@@ -378,20 +471,35 @@ pub async fn score(
     policy: &RetryPolicy,
 ) -> LlmReport {
     let cache = &cache.section("lint-llm");
+    let names: Vec<&str> = tools.tools.iter().map(|t| t.name.as_str()).collect();
+    let names = &names;
     let jobs = tools.tools.iter().zip(quality).map(|(t, q)| async move {
-        if let Some(g) = q.hard_gates.first() {
-            return (q, None, Some(*g), false, Asked::default());
+        let gate = q.hard_gates.first().copied();
+        // Nothing to evaluate: every dimension 1, no request.
+        if gate == Some(super::quality::NO_DESCRIPTION) {
+            return (q, Some(Grades::floor()), gate, false, Asked::default());
         }
         let key = cache_key(router, &q.input_hash);
-        if let Some(g) = cache.get::<Grades>(&key) {
-            return (q, Some(g), None, true, Asked::default());
-        }
-        let asked = ask(router, t, policy).await;
-        if let Some(g) = &asked.grades {
-            // Best effort: a cache that cannot be written only costs requests next time.
-            let _ = cache.put(&key, g);
-        }
-        (q, asked.grades.clone(), None, false, asked)
+        let (grades, cached, asked) = match cache.get::<Grades>(&key) {
+            Some(g) => (Some(g), true, Asked::default()),
+            None => {
+                let siblings: Vec<&str> = names.iter().copied().filter(|n| *n != t.name).collect();
+                let asked = ask(router, t, tool_message(t, q, &siblings), policy).await;
+                if let Some(g) = &asked.grades {
+                    // Best effort: a cache that cannot be written only costs requests next time.
+                    let _ = cache.put(&key, g);
+                }
+                (asked.grades.clone(), false, asked)
+            }
+        };
+        // The tautology cap applies after the model, so a cached answer is capped the same way.
+        let grades = grades.map(|mut g| {
+            if gate == Some(super::quality::TAUTOLOGICAL_DESCRIPTION) {
+                g.purpose_clarity = g.purpose_clarity.min(TAUTOLOGY_CAP);
+            }
+            g
+        });
+        (q, grades, gate, cached, asked)
     });
     let done: Vec<_> = futures::stream::iter(jobs)
         .buffered(concurrency.max(1))
@@ -407,16 +515,25 @@ pub async fn score(
         if let Some(e) = asked.error {
             report.errors.push(e);
         }
-        // A hard gate is a fail whatever the prose would score: 0, tier F, no request.
         let score = grades.as_ref().map_or(0.0, Grades::score);
         report.tools.push(ToolScore {
             name: q.name.clone(),
             input_hash: q.input_hash.clone(),
-            tier: if grades.is_some() || gate.is_some() {
+            tier: if grades.is_some() {
                 tier(score)
             } else {
                 UNSCORED
             },
+            smells: grades.as_ref().map(Grades::smells).unwrap_or_default(),
+            flags: gate
+                .map(str::to_string)
+                .into_iter()
+                .chain(
+                    (grades.as_ref().is_some_and(|g| g.annotation_contradiction)
+                        || !q.contradictions.is_empty())
+                    .then(|| ANNOTATION_CONTRADICTION.to_string()),
+                )
+                .collect(),
             grades,
             score,
             hard_gate: gate,
@@ -424,11 +541,15 @@ pub async fn score(
             answers: asked.answers,
         });
     }
-    if report.errors.is_empty() && !report.tools.is_empty() {
-        let scores: Vec<f64> = report.tools.iter().map(|t| t.score).collect();
-        let mean = scores.iter().sum::<f64>() / scores.len() as f64;
-        let min = scores.iter().copied().fold(f64::INFINITY, f64::min);
-        let s = ((MEAN_WEIGHT * mean + MIN_WEIGHT * min) * 1000.0).round() / 1000.0;
+    let scored: Vec<f64> = report
+        .tools
+        .iter()
+        .filter(|t| t.grades.is_some())
+        .map(|t| t.score)
+        .collect();
+    if super::score::enough_scored(scored.len(), report.tools.len())
+        && let Some(s) = super::score::description_quality(&scored)
+    {
         report.server_score = Some(s);
         report.server_tier = Some(tier(s));
     }
@@ -441,70 +562,142 @@ mod tests {
 
     #[test]
     fn tiers_and_weights() {
-        assert_eq!(DIMENSIONS.iter().map(|(_, w)| w).sum::<f64>(), 1.0);
-        for (s, t) in [
-            (5.0, "A"),
-            (3.5, "A"),
-            (3.49, "B"),
-            (3.0, "B"),
-            (2.0, "C"),
-            (1.99, "D"),
-            (1.0, "D"),
-            (0.0, "F"),
-        ] {
-            assert_eq!(tier(s), t, "{s}");
-        }
+        assert_eq!(DIMENSIONS.iter().map(|(_, w)| w).sum::<u64>(), 100);
+        assert_eq!(Grades::floor().score(), 1.0);
+        assert_eq!(tier(Grades::floor().score()), "D");
+        assert!(Grades::floor().smells().len() == 6);
+    }
+
+    fn answer(g: [u8; 6]) -> String {
+        let d: Vec<&str> = DIMENSIONS.iter().map(|(d, _)| *d).collect();
+        let scores: Map<String, Value> = d
+            .iter()
+            .zip(g)
+            .map(|(d, g)| {
+                (
+                    d.to_string(),
+                    json!({"score": g, "justification": format!("j {d}")}),
+                )
+            })
+            .collect();
+        json!({"scores": scores, "annotation_contradiction": false, "summary": "s"}).to_string()
     }
 
     #[test]
     fn answers_are_validated_strictly() {
-        let ok = r#"{"purpose_clarity": 5, "usage_guidelines": 4, "behavioral_transparency": 3,
-            "parameter_semantics": 2, "conciseness": 1, "contextual_completeness": 4, "rationale": "r"}"#;
-        let g = parse_answer(ok).unwrap();
+        let ok = answer([5, 4, 3, 2, 1, 4]);
+        let g = parse_answer(&ok).unwrap();
         assert_eq!(g.values(), [5, 4, 3, 2, 1, 4]);
-        // 0.25·5 + 0.2·4 + 0.2·3 + 0.15·2 + 0.1·1 + 0.1·4 = 3.45
-        assert_eq!(g.score(), 3.45);
-        assert_eq!(g.rationale.as_deref(), Some("r"));
-        assert_eq!(parse_answer(&format!("```json\n{ok}\n```")).unwrap(), g);
+        // 0.25·5 + 0.2·4 + 0.2·3 + 0.15·2 + 0.1·1 + 0.1·4 = 3.45 → 3.5, tier A.
+        assert_eq!((g.score(), tier(g.score())), (3.5, "A"));
+        assert_eq!(g.smells(), ["parameter_semantics", "conciseness_structure"]);
+        assert_eq!(g.justifications["usage_guidelines"], "j usage_guidelines");
         assert_eq!(
-            parse_answer(&ok.replace("5,", "5.0,"))
-                .unwrap()
-                .purpose_clarity,
+            (g.annotation_contradiction, g.summary.as_deref()),
+            (false, Some("s"))
+        );
+        assert_eq!(parse_answer(&format!("```json\n{ok}\n```")).unwrap(), g);
+        let v: Value = serde_json::from_str(&ok).unwrap();
+        let with = |f: &dyn Fn(&mut Value)| {
+            let mut x = v.clone();
+            f(&mut x);
+            x.to_string()
+        };
+        assert_eq!(
+            parse_answer(&with(
+                &|x| x["scores"]["purpose_clarity"]["score"] = json!(5.0)
+            ))
+            .unwrap()
+            .purpose_clarity,
             5
         );
         for (bad, why) in [
-            ("Sure! Here it is", "not a JSON object"),
-            ("[1,2]", "expected a JSON object"),
+            ("Sure! Here it is".to_string(), "not a JSON object"),
+            ("[1,2]".into(), "expected a JSON object"),
             (
-                &ok.replace("\"conciseness\": 1,", "") as &str,
-                "missing key \"conciseness\"",
+                with(&|x| {
+                    x["scores"]
+                        .as_object_mut()
+                        .unwrap()
+                        .remove("conciseness_structure");
+                }),
+                "missing key \"conciseness_structure\"",
             ),
-            (&ok.replace("5,", "6,"), "from 1 to 5"),
-            (&ok.replace("5,", "0,"), "from 1 to 5"),
-            (&ok.replace("5,", "4.5,"), "from 1 to 5"),
-            (&ok.replace("5,", "\"5\","), "from 1 to 5"),
-            (&ok.replace("\"r\"", "3"), "rationale"),
             (
-                &ok.replace("\"rationale\"", "\"extra\""),
-                "unexpected key \"extra\"",
+                with(&|x| x["scores"]["purpose_clarity"]["score"] = json!(6)),
+                "from 1 to 5",
+            ),
+            (
+                with(&|x| x["scores"]["purpose_clarity"]["score"] = json!(0)),
+                "from 1 to 5",
+            ),
+            (
+                with(&|x| x["scores"]["purpose_clarity"]["score"] = json!(4.5)),
+                "from 1 to 5",
+            ),
+            (
+                with(&|x| x["scores"]["purpose_clarity"]["score"] = json!("5")),
+                "from 1 to 5",
+            ),
+            (
+                with(&|x| x["scores"]["purpose_clarity"] = json!(5)),
+                "must be an object",
+            ),
+            (
+                with(&|x| {
+                    x["scores"]["purpose_clarity"]
+                        .as_object_mut()
+                        .unwrap()
+                        .remove("justification");
+                }),
+                "missing key \"justification\"",
+            ),
+            (
+                with(&|x| x["annotation_contradiction"] = json!("no")),
+                "true or false",
+            ),
+            (
+                with(&|x| {
+                    x.as_object_mut().unwrap().remove("summary");
+                }),
+                "missing key \"summary\"",
+            ),
+            (with(&|x| x["extra"] = json!(1)), "unexpected key \"extra\""),
+            (
+                with(&|x| x["scores"]["conciseness"] = json!({"score": 3, "justification": ""})),
+                "unexpected key \"conciseness\" in \"scores\"",
             ),
         ] {
-            let e = parse_answer(bad).unwrap_err();
+            let e = parse_answer(&bad).unwrap_err();
             assert!(e.contains(why), "{bad}: {e}");
         }
     }
 
     #[test]
-    fn the_message_holds_only_the_named_fields() {
+    fn the_message_carries_the_context_signals_and_siblings() {
         let t = Tool::from_value(
-            &json!({"name": "a", "description": "d", "_meta": {"x": 1}, "inputSchema": {"type": "object"}}),
+            &json!({"name": "a", "description": "Does a.", "_meta": {"x": 1},
+                "inputSchema": {"type": "object", "properties": {"p": {"type": "string", "description": "P."}}}}),
             "t",
             "",
         )
         .unwrap();
-        assert_eq!(
-            tool_message(&t),
-            "Grade this tool definition:\n{\"description\":\"d\",\"inputSchema\":{\"type\":\"object\"},\"name\":\"a\"}"
+        let q = super::super::quality::assess(&t);
+        let m = tool_message(&t, &q, &["b", "c"]);
+        assert!(
+            m.starts_with("TOOL NAME: a\nTITLE: null\n\nDESCRIPTION:\n\"Does a.\"\n"),
+            "{m}"
         );
+        for part in [
+            "<annotations>\nNone provided\n</annotations>",
+            "- Parameter count: 1\n- Required parameters: 0\n- Schema description coverage: 100%",
+            "- Has output schema: false\n- Has nested objects: false",
+            "<sibling-tools>\nb\nc\n</sibling-tools>\n\nRespond with JSON only.",
+        ] {
+            assert!(m.contains(part), "{part}\n{m}");
+        }
+        // Invocation cost is withheld from the tool prompt, as the spec withholds it; so is _meta.
+        assert!(!m.contains("cost") && !m.contains("_meta"), "{m}");
+        assert!(tool_message(&t, &q, &[]).contains("<sibling-tools>\nNone\n"));
     }
 }

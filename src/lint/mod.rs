@@ -9,9 +9,13 @@
 //! [`llm`] optionally adds the rubric's six model-scored dimensions. In `check`, lint runs on
 //! base and head and only what the PR introduced or fixed is reported ([`LintSection::delta`]).
 
+pub mod coherence;
+pub mod contradiction;
 pub mod llm;
 pub mod pairs;
 pub mod quality;
+pub mod score;
+pub mod shadowing;
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -21,8 +25,10 @@ use crate::embed::Embedder;
 use crate::error::Result;
 use crate::tools::ToolSet;
 
+pub use coherence::Coherence;
 pub use pairs::{Pair, PairAnalysis, ScopeNote, TooManyPairs, Weights};
 pub use quality::{Shadow, ToolQuality};
+pub use shadowing::ShadowingRisk;
 
 /// How much a finding matters. Notes are for the reader; `--strict` fails on warnings and errors.
 #[derive(
@@ -64,9 +70,21 @@ pub const RULES: &[Rule] = &[
         summary: "hard gate: the description only repeats the tool's name or title",
     },
     Rule {
+        id: "annotation-contradiction",
+        level: Level::Warning,
+        summary: "an annotation the description contradicts: `readOnlyHint: true` on a tool whose \
+                  action changes state, `destructiveHint: false` on one whose action deletes",
+    },
+    Rule {
         id: "confusable-pair",
         level: Level::Warning,
         summary: "two tools take the same arguments and read alike: agents cannot tell them apart",
+    },
+    Rule {
+        id: "shadowing-risk",
+        level: Level::Warning,
+        summary: "a costly tool whose purpose a much cheaper sibling covers: agents take the cheap \
+                  call (cost prefilter, then confirmed purpose overlap)",
     },
     Rule {
         id: "scope-ambiguity",
@@ -139,7 +157,14 @@ pub struct Lint {
     pub embedding_model: Option<String>,
     pub pairs: PairAnalysis,
     pub tools: Vec<ToolQuality>,
+    /// The cost prefilter's candidates (at most one per tool).
     pub shadows: Vec<Shadow>,
+    /// Candidates whose purposes overlap: the shadowing risks.
+    pub shadowing_risks: Vec<ShadowingRisk>,
+    /// Candidates the confirmation rejected, with why.
+    pub shadowing_rejected: Vec<ShadowingRisk>,
+    /// The set-level dimensions, read off the set.
+    pub coherence: Coherence,
     /// Most severe first.
     pub findings: Vec<Finding>,
 }
@@ -165,12 +190,36 @@ pub async fn analyse(
         Some(e) if tools.len() >= 2 => Some(e.embed(&description_texts(tools)).await?),
         _ => None,
     };
+    let purposes = purpose_embeddings(tools, embedder).await?;
     Ok(lint_with(
         tools,
         &candidates,
         embeddings.as_ref(),
+        purposes.as_ref(),
         embedder.map(|e| e.id().to_string()),
         opts,
+    ))
+}
+
+/// The purposes (first sentences) the shadowing confirmation compares, embedded: only the tools
+/// of a cost candidate, so a set without candidates embeds nothing more.
+async fn purpose_embeddings(
+    tools: &ToolSet,
+    embedder: Option<&dyn Embedder>,
+) -> Result<Option<BTreeMap<String, Vec<f32>>>> {
+    let Some(e) = embedder else { return Ok(None) };
+    let (_, shadows) = quality::assess_all(tools);
+    let need = shadowing::needs_purpose(tools, &shadows);
+    if need.is_empty() {
+        return Ok(Some(BTreeMap::new()));
+    }
+    let texts: Vec<String> = need.iter().map(|t| shadowing::purpose(t)).collect();
+    let rows = e.embed(&texts).await?;
+    Ok(Some(
+        need.iter()
+            .zip(rows.rows())
+            .map(|(t, r)| (t.name.clone(), r.to_vec()))
+            .collect(),
     ))
 }
 
@@ -187,7 +236,8 @@ fn description_texts(tools: &ToolSet) -> Vec<String> {
         .collect()
 }
 
-/// [`analyse`] with the description embeddings already computed (one row per tool).
+/// [`analyse`] with the description embeddings already computed (one row per tool). Shadow
+/// candidates are then confirmed on words only.
 pub fn analyse_with(
     tools: &ToolSet,
     embeddings: Option<&ndarray::Array2<f32>>,
@@ -199,6 +249,7 @@ pub fn analyse_with(
         tools,
         &candidates,
         embeddings,
+        None,
         embedding_model,
         opts,
     ))
@@ -208,11 +259,18 @@ fn lint_with(
     tools: &ToolSet,
     candidates: &pairs::Candidates,
     embeddings: Option<&ndarray::Array2<f32>>,
+    purposes: Option<&BTreeMap<String, Vec<f32>>>,
     embedding_model: Option<String>,
     opts: &LintOptions,
 ) -> Lint {
     let pairs = pairs::analyse(tools, candidates, embeddings, opts.threshold);
     let (quality, shadows) = quality::assess_all(tools);
+    let (shadowing_risks, shadowing_rejected) = shadowing::confirm(tools, &shadows, purposes);
+    let flagged: Vec<(String, String)> = pairs
+        .flagged()
+        .map(|p| (p.a.clone(), p.b.clone()))
+        .collect();
+    let coherence = coherence::offline(tools, &flagged);
     let mut findings = Vec::new();
     for q in &quality {
         for g in &q.hard_gates {
@@ -233,6 +291,16 @@ fn lint_with(
             };
             findings.push(f);
         }
+        for c in &q.contradictions {
+            findings.push(Finding::new(
+                "annotation-contradiction",
+                vec![q.name.clone()],
+                format!(
+                    "`{}` declares {}: {} but its description says it {}",
+                    q.name, c.hint, c.value, c.verb
+                ),
+            ));
+        }
     }
     for p in pairs.flagged() {
         let mut f = Finding::new(
@@ -250,6 +318,20 @@ fn lint_with(
         );
         f.pair = Some(p.clone());
         findings.push(f);
+    }
+    for r in &shadowing_risks {
+        findings.push(Finding::new(
+            "shadowing-risk",
+            vec![r.tool.clone(), r.cheaper_sibling.clone()],
+            format!(
+                "`{}` (cost {}) may lose to its much cheaper sibling `{}` (cost {}): {}",
+                r.tool,
+                r.invocation_cost,
+                r.cheaper_sibling,
+                r.cheaper_sibling_invocation_cost,
+                r.justification
+            ),
+        ));
     }
     for n in &pairs.scope_notes {
         let mut f = Finding::new(
@@ -279,6 +361,9 @@ fn lint_with(
         pairs,
         tools: quality,
         shadows,
+        shadowing_risks,
+        shadowing_rejected,
+        coherence,
         findings,
     }
 }
@@ -310,8 +395,21 @@ pub struct LintSection {
     /// `lint`: the quality signals of every tool.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tools: Option<Vec<ToolQuality>>,
+    /// `lint`: the cost prefilter's shadow candidates (at most one per tool).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shadows: Option<Vec<Shadow>>,
+    /// `lint`: the candidates whose purposes overlap (confirmed).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shadowing_risks: Option<Vec<ShadowingRisk>>,
+    /// `lint`: the candidates the confirmation rejected, with why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shadowing_rejected: Option<Vec<ShadowingRisk>>,
+    /// `lint`: server coherence (offline, or the model's with `--llm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coherence: Option<Coherence>,
+    /// `check`: what the PR moved in the scores (coherence, tiers).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub score_changes: Option<Vec<ScoreChange>>,
     /// `lint --llm`: the rubric's model-scored dimensions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub llm: Option<llm::LlmReport>,
@@ -331,6 +429,10 @@ impl LintSection {
             findings: Some(lint.findings),
             tools: Some(lint.tools),
             shadows: Some(lint.shadows),
+            shadowing_risks: Some(lint.shadowing_risks),
+            shadowing_rejected: Some(lint.shadowing_rejected),
+            coherence: Some(lint.coherence),
+            score_changes: None,
             pairs: Some(lint.pairs),
             llm: None,
             introduced: None,
@@ -378,6 +480,10 @@ impl LintSection {
             pairs: None,
             tools: None,
             shadows: None,
+            shadowing_risks: None,
+            shadowing_rejected: None,
+            coherence: None,
+            score_changes: Some(ScoreChange::between(base, head)),
             llm: None,
             introduced: Some(introduced),
             fixed: Some(fixed),
@@ -388,6 +494,67 @@ impl LintSection {
     pub fn is_empty_delta(&self) -> bool {
         self.introduced.as_ref().is_none_or(Vec::is_empty)
             && self.fixed.as_ref().is_none_or(Vec::is_empty)
+            && self.score_changes.as_ref().is_none_or(Vec::is_empty)
+    }
+}
+
+/// A score a PR moved: the server's coherence (or one of its dimensions), with the tier it lands
+/// in. Only moves are kept; an unchanged score is not a change.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ScoreChange {
+    /// What moved: `coherence`, or a dimension (`coherence.naming_consistency`, …).
+    pub score: String,
+    pub base: f64,
+    pub head: f64,
+    #[serde(deserialize_with = "llm::tier_name")]
+    pub base_tier: llm::Tier,
+    #[serde(deserialize_with = "llm::tier_name")]
+    pub head_tier: llm::Tier,
+    /// How the report says it: "coherence 4.5 (A) → 3.8 (A)".
+    pub message: String,
+}
+
+impl ScoreChange {
+    fn new(score: String, base: f64, head: f64) -> ScoreChange {
+        let (bt, ht) = (score::tier(base), score::tier(head));
+        let message = if bt == ht {
+            format!("{score} {base:.1} → {head:.1} (tier {ht})")
+        } else {
+            format!("{score} {base:.1} ({bt}) → {head:.1} ({ht}): tier {bt} → {ht}")
+        };
+        ScoreChange {
+            score,
+            base,
+            head,
+            base_tier: bt,
+            head_tier: ht,
+            message,
+        }
+    }
+
+    /// What moved in the offline scores between base and head.
+    pub fn between(base: &Lint, head: &Lint) -> Vec<ScoreChange> {
+        let (b, h) = (&base.coherence, &head.coherence);
+        let mut out = Vec::new();
+        if b.score != h.score {
+            out.push(ScoreChange::new("coherence".into(), b.score, h.score));
+        }
+        for ((name, x), (_, y)) in b.dimensions().into_iter().zip(h.dimensions()) {
+            if x.score != y.score {
+                let mut c = ScoreChange::new(
+                    format!("coherence.{name}"),
+                    f64::from(x.score),
+                    f64::from(y.score),
+                );
+                // A dimension is a grade, not a score with a tier.
+                c.message = format!(
+                    "{} {} → {} ({})",
+                    c.score, x.score, y.score, y.justification
+                );
+                out.push(c);
+            }
+        }
+        out
     }
 }
 
@@ -407,6 +574,16 @@ fn pr_message(f: &Finding, introduced: bool, threshold: f64) -> String {
             t(1),
             f.pair.as_ref().map_or(0.0, |p| p.score)
         ),
+        ("shadowing-risk", true) => format!(
+            "this PR adds a shadowing risk: `{}` may lose to its much cheaper sibling `{}`",
+            t(0),
+            t(1)
+        ),
+        ("shadowing-risk", false) => format!(
+            "this PR removes the shadowing risk of `{}` by `{}`",
+            t(0),
+            t(1)
+        ),
         ("scope-ambiguity", true) => format!(
             "this PR adds `{}` / `{}`: the same action at another scope",
             t(0),
@@ -416,6 +593,14 @@ fn pr_message(f: &Finding, introduced: bool, threshold: f64) -> String {
             "this PR resolves the scope ambiguity of `{}` / `{}`",
             t(0),
             t(1)
+        ),
+        ("annotation-contradiction", true) => format!(
+            "this PR makes `{}`'s annotations contradict its description",
+            t(0)
+        ),
+        ("annotation-contradiction", false) => format!(
+            "this PR makes `{}`'s annotations agree with its description",
+            t(0)
         ),
         ("no-description", true) => format!("this PR leaves `{}` without a description", t(0)),
         ("no-description", false) => format!("this PR gives `{}` a description", t(0)),
@@ -471,8 +656,12 @@ pub async fn check_delta(
         None => (None, None),
     };
     let model = embedder.map(|e| e.id().to_string());
-    let b = lint_with(base, &cb, eb.as_ref(), model.clone(), &opts);
-    let h = lint_with(head, &ch, eh.as_ref(), model, &opts);
+    let (pb, ph) = (
+        purpose_embeddings(base, embedder).await?,
+        purpose_embeddings(head, embedder).await?,
+    );
+    let b = lint_with(base, &cb, eb.as_ref(), pb.as_ref(), model.clone(), &opts);
+    let h = lint_with(head, &ch, eh.as_ref(), ph.as_ref(), model, &opts);
     let renames: BTreeMap<String, String> = diff
         .tools
         .iter()
@@ -569,6 +758,57 @@ mod tests {
             msgs[1].starts_with("this PR makes `read_file` and `read_text_file` distinguishable")
         );
         assert!(LintSection::delta(&head, &head, &BTreeMap::new()).is_empty_delta());
+    }
+
+    #[test]
+    fn the_delta_shows_a_new_shadowing_risk_and_the_scores_it_moved() {
+        let list = json!({"name": "list_players", "description": "List all players with their season stats."});
+        let search = json!({"name": "search_players",
+            "description": "Search players with their season stats by team, position and season.",
+            "inputSchema": {"type": "object", "required": ["team", "position", "season", "order"],
+                "properties": {"team": {"type": "string"}, "position": {"type": "string"},
+                    "season": {"type": "string"}, "order": {"type": "string"}}}});
+        let get = json!({"name": "get_player", "description": "Get one player by id.",
+            "inputSchema": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}});
+        let base = lint(json!([list.clone(), get.clone()]));
+        let head = lint(json!([list, get, search]));
+        let s = LintSection::delta(&base, &head, &BTreeMap::new());
+        let msgs: Vec<&str> = s
+            .introduced
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|f| f.message.as_str())
+            .collect();
+        assert_eq!(
+            msgs,
+            [
+                "this PR adds a shadowing risk: `search_players` may lose to its much cheaper sibling `list_players`"
+            ]
+        );
+        // Two tools are thin (3), three are well-scoped (5): coherence 4.5 → 5.0, both tier A.
+        let c: Vec<&str> = s
+            .score_changes
+            .as_ref()
+            .unwrap()
+            .iter()
+            .map(|c| c.message.as_str())
+            .collect();
+        assert_eq!(
+            c,
+            [
+                "coherence 4.5 → 5.0 (tier A)",
+                "coherence.tool_count_appropriateness 3 → 5 (3 tools: within the well-scoped 3–15)"
+            ]
+        );
+        assert!(!s.is_empty_delta());
+        // Back again: the risk is fixed, the score moves down.
+        let back = LintSection::delta(&head, &base, &BTreeMap::new());
+        assert_eq!(back.fixed.as_ref().unwrap().len(), 1);
+        assert_eq!(back.score_changes.as_ref().unwrap()[0].head, 4.5);
+        // A tier move is said as one.
+        let moved = ScoreChange::new("coherence".into(), 3.5, 3.4);
+        assert_eq!(moved.message, "coherence 3.5 (A) → 3.4 (B): tier A → B");
     }
 
     #[test]

@@ -244,6 +244,25 @@ pub fn analyse(
     scan.finish(passed)
 }
 
+/// Name and description-word affinity, and the veto, of any pairs `(i, j)` of `tools` — not only
+/// those the schema gate passes: the shadowing check asks about pairs whose arguments differ by
+/// construction. Weighted as a words-only pair score (the embedding is the caller's).
+pub fn word_affinity(tools: &ToolSet, pairs: &[(usize, usize)]) -> Vec<(f64, Option<Veto>)> {
+    let scan = Scan::new(tools, None, None);
+    let w = WITHOUT_EMBEDDING;
+    pairs
+        .iter()
+        .map(|&(i, j)| {
+            let (name, description) = scan.words(i, j);
+            let (a, b) = (&scan.ts[i], &scan.ts[j]);
+            (
+                round4(w.name * name + w.description * description),
+                veto(a, b, &scan.names[i], &scan.names[j]),
+            )
+        })
+        .collect()
+}
+
 /// Each tool's name terms, the server's namespace set aside (see [`namespace`]).
 fn server_names(ts: &[Tool]) -> (Vec<Vec<String>>, Option<String>) {
     let mut names: Vec<Vec<String>> = ts.iter().map(|t| name_terms(&t.name)).collect();
@@ -306,6 +325,19 @@ impl<'a> Scan<'a> {
                 scope_notes: Vec::new(),
             },
         }
+    }
+
+    /// Name affinity and description-word cosine of the pair.
+    fn words(&self, i: usize, j: usize) -> (f64, f64) {
+        let names = &self.names;
+        let edit = edit_similarity(&names[i], &names[j]);
+        let (prefix, suffix) = affixes(&names[i], &names[j]);
+        let terms = terms::weighted_jaccard(&names[i], &names[j], &self.name_w);
+        let name = NAME_PARTS.edit * edit
+            + NAME_PARTS.ends * (prefix + suffix).min(1.0)
+            + NAME_PARTS.terms * terms;
+        let description = terms::tfidf_cosine(&self.descs[i], &self.descs[j], &self.desc_w);
+        (name, description)
     }
 
     /// Gate, score or note the pair `i < j`; true when it passed the gate. Pairs must come in

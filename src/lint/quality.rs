@@ -5,8 +5,6 @@
 //! costs the model, and the two hard gates (no description, a description that only repeats
 //! the name or title).
 
-use std::collections::BTreeMap;
-
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -21,13 +19,29 @@ pub const SHADOW_RATIO: u32 = 2;
 /// … and at least this much more.
 pub const SHADOW_MIN_DIFFERENCE: u32 = 4;
 
-/// The MCP annotation hints reported as values.
-pub const HINTS: [&str; 4] = [
-    "readOnlyHint",
-    "destructiveHint",
-    "idempotentHint",
-    "openWorldHint",
-];
+/// The four MCP hints, read as `true`, `false` or `null` (undeclared, or not a boolean).
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "camelCase")]
+pub struct AnnotationValues {
+    pub read_only: Option<bool>,
+    pub destructive: Option<bool>,
+    pub idempotent: Option<bool>,
+    pub open_world: Option<bool>,
+}
+
+impl AnnotationValues {
+    pub fn of(t: &Tool) -> AnnotationValues {
+        let hint = |k: &str| t.annotations.as_ref()?.get(k)?.as_bool();
+        AnnotationValues {
+            read_only: hint("readOnlyHint"),
+            destructive: hint("destructiveHint"),
+            idempotent: hint("idempotentHint"),
+            open_world: hint("openWorldHint"),
+        }
+    }
+}
 
 /// Field names follow the published rubric, so numbers can be compared with it directly.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -38,24 +52,31 @@ pub struct ToolQuality {
     pub required_param_count: usize,
     pub params_with_descriptions: usize,
     pub params_with_enums: usize,
-    /// Percent of parameters with a description; 100 when there are none.
+    /// Percent of parameters with a description, rounded to a whole percent; 100 when there are
+    /// none.
     pub schema_description_coverage: f64,
     pub has_nested_objects: bool,
-    /// Nesting depth of the required arguments: 1 for a flat object.
+    /// Nesting depth of the required arguments: 1 for a flat object, 0 without a schema (absent,
+    /// empty or property-less).
     pub schema_depth: usize,
     pub union_choice_count: usize,
     /// required + 2·max(0, depth − 1) + 2·unions.
     pub invocation_cost: u32,
     pub has_output_schema: bool,
     pub has_annotations: bool,
-    /// The standard hints the tool declares, with their values.
-    pub annotations: BTreeMap<String, Value>,
+    /// The four standard hints, each `true`, `false` or `null`.
+    pub annotation_values: AnnotationValues,
     pub title_is_meaningful: bool,
-    /// First 16 hex digits of the sha256 of the canonical definition.
+    /// First 16 hex digits of the sha256 of the canonical definition's six spec fields (name,
+    /// title, description, inputSchema, outputSchema, annotations).
     pub input_hash: String,
     /// Hard gates failed: "No Description", "Tautological Description".
     #[serde(deserialize_with = "gate_names")]
     pub hard_gates: Vec<HardGate>,
+    /// Post-processing flags: declared hints the description's action contradicts (kept apart
+    /// from the model's smells).
+    #[serde(default)]
+    pub contradictions: Vec<super::contradiction::Contradiction>,
 }
 
 /// A cheap sibling an agent may reach for instead of a costly tool.
@@ -88,8 +109,18 @@ pub(crate) fn gate_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<HardGa
     crate::choice::known(d, "hard gate", HARD_GATES)
 }
 
+/// Only the spec's six definition fields count: a server's extra keys (`_meta`, vendor fields) do
+/// not make a tool look changed.
 pub fn input_hash(t: &Tool) -> String {
-    let h = canon::hash(&t.to_value());
+    let only: serde_json::Map<String, Value> = t
+        .to_value()
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(k, _)| crate::tools::KNOWN_FIELDS.contains(&k.as_str()))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let h = canon::hash(&Value::Object(only));
     h.trim_start_matches("sha256:")[..16].to_string()
 }
 
@@ -113,17 +144,17 @@ pub fn assess(t: &Tool) -> ToolQuality {
         .filter(|(_, p)| p.get("enum").is_some() || p.pointer("/items/enum").is_some())
         .count();
     let has_nested = top.properties.iter().any(|(_, p)| w.is_nested(p, 0));
-    let depth = w.depth(root, &mut Vec::new(), 0).clamp(1, MAX_DEPTH);
-    let unions = w.unions;
     let required = top.required.len();
-    let cost = required as u32 + 2 * (depth as u32 - 1) + 2 * unions as u32;
-    let annotations: BTreeMap<String, Value> = t
-        .annotations
-        .iter()
-        .flat_map(|a| a.iter())
-        .filter(|(k, _)| HINTS.contains(&k.as_str()))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
+    // An absent, empty or property-less schema has nothing to fill in: 0 on every cost signal.
+    let (depth, unions, cost) = if param_count == 0 {
+        (0, 0, 0)
+    } else {
+        let depth = w.depth(root, &mut Vec::new(), 0).clamp(1, MAX_DEPTH);
+        let unions = w.unions;
+        let cost = required as u32 + 2 * (depth as u32 - 1) + 2 * unions as u32;
+        (depth, unions, cost)
+    };
+    let values = AnnotationValues::of(t);
     ToolQuality {
         name: t.name.clone(),
         param_count,
@@ -133,7 +164,7 @@ pub fn assess(t: &Tool) -> ToolQuality {
         schema_description_coverage: if param_count == 0 {
             100.0
         } else {
-            (1000.0 * with_desc as f64 / param_count as f64).round() / 10.0
+            (100.0 * with_desc as f64 / param_count as f64).round()
         },
         has_nested_objects: has_nested,
         schema_depth: depth,
@@ -141,10 +172,11 @@ pub fn assess(t: &Tool) -> ToolQuality {
         invocation_cost: cost,
         has_output_schema: t.output_schema.is_some(),
         has_annotations: t.annotations.as_ref().is_some_and(|a| !a.is_empty()),
-        annotations,
+        annotation_values: values,
         title_is_meaningful: title_is_meaningful(t),
         input_hash: input_hash(t),
         hard_gates: hard_gates(t),
+        contradictions: super::contradiction::find(t, &values),
     }
 }
 
@@ -577,21 +609,42 @@ mod tests {
         let q = schema(json!({"type": "object"}));
         assert_eq!((q.param_count, q.schema_description_coverage), (0, 100.0));
         assert_eq!(q.invocation_cost, 0);
+        // No schema to fill in: depth 0, not the 1 of a flat object (the spec's rule).
+        for s in [
+            json!({}),
+            json!({"type": "object"}),
+            json!({"type": "object", "properties": {}}),
+        ] {
+            let q = schema(s);
+            assert_eq!(
+                (q.schema_depth, q.union_choice_count, q.invocation_cost),
+                (0, 0, 0)
+            );
+        }
+        assert_eq!(
+            assess(&tool(json!({"name": "t", "description": "d"}))).schema_depth,
+            0
+        );
         let q = schema(json!({"type": "object", "properties": {
             "a": {"type": "string", "description": "x"}, "b": {"type": "string", "description": " "},
             "c": {"type": "array", "items": {"enum": [1, 2]}}}}));
         assert_eq!((q.params_with_descriptions, q.params_with_enums), (1, 1));
-        assert_eq!(q.schema_description_coverage, 33.3);
+        // round(1/3 × 100): whole percents, as the spec rounds them.
+        assert_eq!(q.schema_description_coverage, 33.0);
+        let q = schema(json!({"type": "object", "properties": {
+            "a": {"description": "x"}, "b": {"description": "y"}, "c": {}}}));
+        assert_eq!(q.schema_description_coverage, 67.0);
         let t = tool(
             json!({"name": "read_file", "title": "Read File", "description": "d",
-            "annotations": {"readOnlyHint": true, "title": "x", "category": "fs"},
+            "annotations": {"readOnlyHint": true, "destructiveHint": "no", "title": "x", "category": "fs"},
             "outputSchema": {"type": "object"}}),
         );
         let q = assess(&t);
         assert!(q.has_output_schema && q.has_annotations);
+        // Normalised to true/false/null: undeclared and non-boolean hints are null.
         assert_eq!(
-            serde_json::to_value(&q.annotations).unwrap(),
-            json!({"readOnlyHint": true})
+            serde_json::to_value(q.annotation_values).unwrap(),
+            json!({"readOnly": true, "destructive": null, "idempotent": null, "openWorld": null})
         );
         assert!(
             !q.title_is_meaningful,
@@ -603,7 +656,7 @@ mod tests {
     }
 
     #[test]
-    fn input_hash_is_the_canonical_definition_hash() {
+    fn input_hash_covers_exactly_the_six_definition_fields() {
         let a = tool(
             json!({"name": "a", "description": "d", "inputSchema": {"type": "object", "properties": {}}}),
         );
@@ -615,6 +668,21 @@ mod tests {
         assert!(canon::hash(&a.to_value()).starts_with(&format!("sha256:{}", input_hash(&a))));
         let c = tool(json!({"name": "a", "description": "d."}));
         assert_ne!(input_hash(&a), input_hash(&c));
+        // Fields beyond the six do not move it; each of the six does.
+        let extra = tool(
+            json!({"name": "a", "description": "d", "_meta": {"v": 2}, "icons": [],
+            "inputSchema": {"type": "object", "properties": {}}}),
+        );
+        assert_eq!(input_hash(&extra), input_hash(&a));
+        for (k, v) in [
+            ("title", json!("T")),
+            ("outputSchema", json!({"type": "object"})),
+            ("annotations", json!({"readOnlyHint": true})),
+        ] {
+            let mut d = a.to_value();
+            d[k] = v;
+            assert_ne!(input_hash(&tool(d)), input_hash(&a), "{k}");
+        }
     }
 
     #[test]

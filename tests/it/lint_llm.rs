@@ -34,20 +34,32 @@ fn completion(content: &str) -> String {
         .body()
 }
 
-fn grades(g: [u8; 6]) -> String {
-    json!({"purpose_clarity": g[0], "usage_guidelines": g[1], "behavioral_transparency": g[2],
-        "parameter_semantics": g[3], "conciseness": g[4], "contextual_completeness": g[5],
-        "rationale": "ok"})
-    .to_string()
+fn answer(g: [u8; 6], contradiction: bool) -> String {
+    let d = llm::DIMENSIONS.iter().map(|(d, _)| *d);
+    let scores: serde_json::Map<String, Value> = d
+        .zip(g)
+        .map(|(d, g)| {
+            (
+                d.to_string(),
+                json!({"score": g, "justification": format!("{d} is {g}")}),
+            )
+        })
+        .collect();
+    json!({"scores": scores, "annotation_contradiction": contradiction, "summary": "ok"})
+        .to_string()
 }
 
-/// The tool named in a request (its definition is the last user message).
+fn grades(g: [u8; 6]) -> String {
+    answer(g, false)
+}
+
+/// The tool named in a request (the first user message opens with `TOOL NAME: `).
 fn tool_name(body: &Value) -> String {
     let msgs = body["messages"].as_array().unwrap();
     let user = msgs.iter().find(|m| m["role"] == "user").unwrap();
     let text = user["content"].as_str().unwrap();
-    let def: Value = serde_json::from_str(text.split_once('\n').unwrap().1).unwrap();
-    def["name"].as_str().unwrap().to_string()
+    let first = text.lines().next().unwrap();
+    first.strip_prefix("TOOL NAME: ").unwrap().to_string()
 }
 
 fn run(cache: &std::path::Path, args: &[&str]) -> (i32, String, String) {
@@ -89,14 +101,14 @@ fn scores_every_tool_and_an_unchanged_tool_costs_nothing_next_time() {
     let l = &v["lint"]["llm"];
     assert_eq!(l["requests_sent"], 14);
     assert_eq!(l["cache_hits"], 0);
-    assert_eq!(l["prompt"], "prompts/lint-tdqs.v1.md");
+    assert_eq!(l["prompt"], "prompts/lint-tdqs.v2.md");
     assert_eq!(l["input_tokens"], 1400);
     let tools = l["tools"].as_array().unwrap();
     assert_eq!(tools.len(), 14);
-    // 0.25·5 + 0.2·4 + 0.2·4 + 0.15·4 + 0.1·4 + 0.1·4 = 4.25 → A
+    // 0.25·5 + 0.2·4 + 0.2·4 + 0.15·4 + 0.1·4 + 0.1·4 = 4.25 → 4.3 (one decimal, half-up), A
     assert_eq!(
         (tools[0]["name"].as_str(), tools[0]["score"].as_f64()),
-        (Some("read_file"), Some(4.25))
+        (Some("read_file"), Some(4.3))
     );
     assert_eq!(tools[0]["tier"], "A");
     // 0.75 + 0.4 + 0.4 + 0.45 + 0.3 + 0.2 = 2.5 → C
@@ -104,12 +116,13 @@ fn scores_every_tool_and_an_unchanged_tool_costs_nothing_next_time() {
         (tools[4]["score"].as_f64(), tools[4]["tier"].as_str()),
         (Some(2.5), Some("C"))
     );
-    // 4 tools at 4.25, 10 at 2.5: mean 3.0, min 2.5 → 0.6·3.0 + 0.4·2.5 = 2.8 (C)
+    // 4 tools at 4.3, 10 at 2.5: mean 3.01, min 2.5 → 0.6·3.01 + 0.4·2.5 = 2.81 → 2.8 (C)
     assert_eq!(l["server_score"], 2.8);
     assert_eq!(l["server_tier"], "C");
 
     // The exact request: a plain completion (no tools), our prompt as the system message.
-    let first = &fake.bodies()[0];
+    let bodies = fake.bodies();
+    let first = bodies.iter().find(|b| tool_name(b) == "read_file").unwrap();
     assert_eq!(first["model"], "grader");
     assert_eq!(first["temperature"], 0.0);
     assert!(first.get("tools").is_none() && first.get("tool_choice").is_none());
@@ -117,11 +130,34 @@ fn scores_every_tool_and_an_unchanged_tool_costs_nothing_next_time() {
     assert_eq!(msgs.len(), 2);
     assert_eq!(msgs[0]["role"], "system");
     assert_eq!(msgs[0]["content"], llm::PROMPT);
+    let user = msgs[1]["content"].as_str().unwrap();
+    assert!(user.starts_with("TOOL NAME: read_file\nTITLE: "), "{user}");
+    // The context signals and every sibling's name, as the spec's judge receives them.
     assert!(
-        msgs[1]["content"]
-            .as_str()
-            .unwrap()
-            .starts_with("Grade this tool definition:\n{\"annotations\":")
+        user.contains("CONTEXT SIGNALS:\n- Parameter count: 3\n"),
+        "{user}"
+    );
+    assert!(
+        user.contains("<sibling-tools>\nread_text_file\nread_media_file\n"),
+        "{user}"
+    );
+    assert!(
+        !user.contains("\nread_file\n"),
+        "a tool is not its own sibling"
+    );
+    // Justifications, summary and smells come back in the report.
+    assert_eq!(
+        tools[4]["grades"]["justifications"]["usage_guidelines"],
+        "usage_guidelines is 2"
+    );
+    assert_eq!(tools[4]["grades"]["summary"], "ok");
+    assert_eq!(
+        tools[4]["smells"],
+        json!([
+            "usage_guidelines",
+            "behavioral_transparency",
+            "contextual_completeness"
+        ])
     );
 
     // Unchanged tools: zero requests.
@@ -157,10 +193,10 @@ fn scores_every_tool_and_an_unchanged_tool_costs_nothing_next_time() {
     args3.truncate(args3.len() - 2);
     let (_, out, _) = run(cache.path(), &args3);
     assert!(
-        out.contains("Model scores (openai grader, prompts/lint-tdqs.v1.md):"),
+        out.contains("Model scores (openai grader, prompts/lint-tdqs.v2.md):"),
         "{out}"
     );
-    assert!(out.contains("Server score 2.80 (tier C)"), "{out}");
+    assert!(out.contains("Server score 2.8 (tier C)"), "{out}");
 }
 
 fn set(v: Value) -> ToolSet {
@@ -223,7 +259,7 @@ async fn a_mismatched_answer_is_sent_back_with_the_reason_and_asked_again() {
         m[5]["content"]
             .as_str()
             .unwrap()
-            .contains("\"purpose_clarity\" must be an integer from 1 to 5, got 9")
+            .contains("\"purpose_clarity\" score must be an integer from 1 to 5, got 9")
     );
 }
 
@@ -240,9 +276,10 @@ async fn never_a_valid_answer_leaves_the_tool_unscored_and_the_run_incomplete() 
     );
     assert_eq!(r.server_score, None);
     assert_eq!(r.tools[0].tier, llm::UNSCORED);
-    // `b` fails a hard gate: 0, tier F, never sent.
-    assert_eq!((r.tools[1].score, r.tools[1].tier), (0.0, "F"));
+    // `b` has no description: every dimension 1, TDQS 1.0, tier D, never sent.
+    assert_eq!((r.tools[1].score, r.tools[1].tier), (1.0, "D"));
     assert_eq!(r.tools[1].hard_gate, Some("No Description"));
+    assert_eq!(r.tools[1].smells.len(), 6);
     assert_eq!(fake.bodies().len(), 3);
     assert!(fake.bodies().iter().all(|b| tool_name(b) == "a"));
 
@@ -323,28 +360,34 @@ async fn the_cache_is_keyed_by_input_hash_and_model() {
 fn the_validator_agrees_with_the_published_answer_schema() {
     let schema: Value = serde_json::from_str(llm::ANSWER_SCHEMA).unwrap();
     let v = jsonschema::validator_for(&schema).unwrap();
-    let ok = json!({"purpose_clarity": 5, "usage_guidelines": 1, "behavioral_transparency": 3,
-        "parameter_semantics": 2, "conciseness": 4, "contextual_completeness": 3});
-    let with = |k: &str, x: Value| {
+    let ok: Value = serde_json::from_str(&grades([5, 1, 3, 2, 4, 3])).unwrap();
+    let with = |f: &dyn Fn(&mut Value)| {
         let mut o = ok.clone();
-        o[k] = x;
-        o
-    };
-    let without = |k: &str| {
-        let mut o = ok.clone();
-        o.as_object_mut().unwrap().remove(k);
+        f(&mut o);
         o
     };
     let cases = [
         ok.clone(),
-        with("rationale", json!("fine")),
-        with("rationale", json!(1)),
-        with("conciseness", json!(0)),
-        with("conciseness", json!(6)),
-        with("conciseness", json!(2.5)),
-        with("conciseness", json!("3")),
-        with("extra", json!(1)),
-        without("usage_guidelines"),
+        with(&|o| o["summary"] = json!(1)),
+        with(&|o| o["annotation_contradiction"] = json!(true)),
+        with(&|o| o["annotation_contradiction"] = json!("yes")),
+        with(&|o| o["scores"]["conciseness_structure"]["score"] = json!(0)),
+        with(&|o| o["scores"]["conciseness_structure"]["score"] = json!(6)),
+        with(&|o| o["scores"]["conciseness_structure"]["score"] = json!(2.5)),
+        with(&|o| o["scores"]["conciseness_structure"]["score"] = json!("3")),
+        with(&|o| o["scores"]["conciseness_structure"]["justification"] = json!(3)),
+        with(&|o| o["scores"]["conciseness_structure"]["extra"] = json!(3)),
+        with(&|o| o["scores"]["extra"] = json!({"score": 3, "justification": ""})),
+        with(&|o| o["extra"] = json!(1)),
+        with(&|o| {
+            o["scores"]
+                .as_object_mut()
+                .unwrap()
+                .remove("usage_guidelines");
+        }),
+        with(&|o| {
+            o.as_object_mut().unwrap().remove("summary");
+        }),
         json!([1, 2, 3]),
     ];
     for c in cases {
@@ -355,11 +398,63 @@ fn the_validator_agrees_with_the_published_answer_schema() {
         );
     }
     // Every dimension the code weighs is required by the schema, and nothing else is.
-    let required: Vec<&str> = schema["required"]
+    let required: Vec<&str> = schema["properties"]["scores"]["required"]
         .as_array()
         .unwrap()
         .iter()
         .map(|x| x.as_str().unwrap())
         .collect();
     assert_eq!(required, llm::DIMENSIONS.map(|(d, _)| d));
+}
+
+#[tokio::test]
+async fn a_tautological_description_is_scored_with_purpose_capped_at_2() {
+    let fake = grader(|_, _| (200, completion(&grades([5, 4, 4, 4, 4, 4]))));
+    let tools = set(json!([
+        {"name": "read_file", "description": "Read file."},
+        {"name": "write_file", "description": "Write a file to disk, replacing it."}
+    ]));
+    let r = score_with(&fake, &tools, None).await;
+    // Sent (unlike a missing description), then capped: 0.25·2 + 0.2·4·2 + 0.15·4 + 0.1·4·2
+    // = 0.5 + 1.6 + 0.6 + 0.8 = 3.5 → A; the uncapped sibling 4.25 → 4.3.
+    assert_eq!(fake.bodies().len(), 2);
+    let g = r.tools[0].grades.as_ref().unwrap();
+    assert_eq!(g.purpose_clarity, 2);
+    assert_eq!(r.tools[0].hard_gate, Some("Tautological Description"));
+    assert_eq!((r.tools[0].score, r.tools[0].tier), (3.5, "A"));
+    assert_eq!(r.tools[0].smells, ["purpose_clarity"]);
+    assert_eq!((r.tools[1].score, r.tools[1].tier), (4.3, "A"));
+    assert!(r.tools[1].smells.is_empty());
+    // 0.6·3.9 + 0.4·3.5 = 2.34 + 1.4 = 3.74 → 3.7 (A)
+    assert_eq!(r.server_score, Some(3.7));
+}
+
+#[tokio::test]
+async fn the_contradiction_flag_is_read_and_raised_apart_from_smells() {
+    let fake = grader(|body, _| {
+        let c = tool_name(body) == "create_record";
+        (
+            200,
+            completion(&answer([4, 4, if c { 1 } else { 4 }, 4, 4, 4], c)),
+        )
+    });
+    let tools = set(json!([
+        {"name": "create_record", "description": "Store a row.", "annotations": {"readOnlyHint": true}},
+        {"name": "get_record", "description": "Fetch a row by id."}
+    ]));
+    let r = score_with(&fake, &tools, None).await;
+    assert_eq!(r.tools[0].flags, ["Annotation Contradiction"]);
+    assert!(r.tools[0].grades.as_ref().unwrap().annotation_contradiction);
+    assert_eq!(r.tools[0].smells, ["behavioral_transparency"]);
+    // 1.0 + 0.8 + 0.2 + 0.6 + 0.4 + 0.4 = 3.4 → B
+    assert_eq!((r.tools[0].score, r.tools[0].tier), (3.4, "B"));
+    assert!(r.tools[1].flags.is_empty() && r.tools[1].smells.is_empty());
+    // The deterministic post-processing flag raises it too, whatever the model says.
+    let fake = grader(|_, _| (200, completion(&grades([4, 4, 4, 4, 4, 4]))));
+    let tools = set(json!([
+        {"name": "create_record", "description": "Creates a new record in the database.",
+         "annotations": {"readOnlyHint": true}}
+    ]));
+    let r = score_with(&fake, &tools, None).await;
+    assert_eq!(r.tools[0].flags, ["Annotation Contradiction"]);
 }

@@ -465,10 +465,26 @@ fn lint(report: &Report) -> Vec<String> {
             l.fixed.as_deref().unwrap_or_default(),
         ),
         table("Lint findings", l.findings.as_deref().unwrap_or_default()),
+        score_changes(l.score_changes.as_deref().unwrap_or_default()),
     ]
     .into_iter()
     .flatten()
     .collect()
+}
+
+/// `check`: the TDQS scores the PR moved (coherence and its dimensions).
+fn score_changes(changes: &[crate::lint::ScoreChange]) -> Option<String> {
+    if changes.is_empty() {
+        return None;
+    }
+    let mut b = "#### Lint: scores this PR moved
+
+"
+    .to_string();
+    for c in changes {
+        let _ = writeln!(b, "- {}", md_code(&c.message, 300, true));
+    }
+    Some(b)
 }
 
 /// Tools in the comment's chart; more would make the bars unreadable.

@@ -764,15 +764,47 @@ fn lint_report(report: &Report, p: &Paint) -> String {
             let _ = writeln!(out, "  {l}");
         }
     }
-    for s in l.shadows.as_deref().unwrap_or_default() {
+    for r in l.shadowing_risks.as_deref().unwrap_or_default() {
         let _ = writeln!(
             out,
-            "  shadow candidate: `{}` (cost {}) may lose to its cheap sibling `{}` (cost {})",
-            cell(&s.dearer, 40),
-            s.dearer_cost,
-            cell(&s.cheaper, 40),
-            s.cheaper_cost
+            "  shadowing risk: `{}` (cost {}) may lose to its cheap sibling `{}` (cost {}): {}",
+            cell(&r.tool, 40),
+            r.invocation_cost,
+            cell(&r.cheaper_sibling, 40),
+            r.cheaper_sibling_invocation_cost,
+            cell(&r.justification, 160)
         );
+    }
+    for r in l.shadowing_rejected.as_deref().unwrap_or_default() {
+        let _ = writeln!(
+            out,
+            "  shadow candidate rejected: `{}` (cost {}) / `{}` (cost {}): {}",
+            cell(&r.tool, 40),
+            r.invocation_cost,
+            cell(&r.cheaper_sibling, 40),
+            r.cheaper_sibling_invocation_cost,
+            cell(&r.justification, 160)
+        );
+    }
+    if let Some(c) = &l.coherence {
+        let _ = writeln!(
+            out,
+            "\nServer coherence ({}): {:.1} (tier {})",
+            cell(&c.source, 20),
+            c.score,
+            c.tier
+        );
+        for (name, d) in c.dimensions() {
+            let _ = writeln!(
+                out,
+                "  {name:<27} {}  {}",
+                d.score,
+                cell(&d.justification, 160)
+            );
+        }
+        if let Some(s) = &c.summary {
+            let _ = writeln!(out, "  {}", cell(s, 300));
+        }
     }
     if let Some(m) = &l.llm {
         let _ = writeln!(
@@ -793,7 +825,7 @@ fn lint_report(report: &Report, p: &Paint) -> String {
                 r.push(if t.tier == crate::lint::llm::UNSCORED {
                     "-".to_string()
                 } else {
-                    format!("{:.2}", t.score)
+                    format!("{:.1}", t.score)
                 });
                 r.push(t.tier.to_string());
                 r.push(if t.cached { "cached" } else { "" }.to_string());
@@ -816,7 +848,10 @@ fn lint_report(report: &Report, p: &Paint) -> String {
             let _ = writeln!(out, "  {l}");
         }
         if let (Some(s), Some(t)) = (m.server_score, m.server_tier) {
-            let _ = writeln!(out, "Server score {s:.2} (tier {t}) = 0.6·mean + 0.4·min");
+            let _ = writeln!(
+                out,
+                "Server score {s:.1} (tier {t}) = round1(0.6·mean + 0.4·min)"
+            );
         }
         for e in &m.errors {
             let _ = writeln!(
@@ -910,6 +945,12 @@ fn lint_delta(report: &Report, p: &Paint, out: &mut String) {
             p.wrap("2", "(a heuristic, not part of the verdict)")
         );
         lint_findings(p, list, "  ", true, out);
+    }
+    if let Some(c) = l.score_changes.as_deref().filter(|x| !x.is_empty()) {
+        let _ = writeln!(out, "\nLint scores this PR moved:");
+        for x in c {
+            let _ = writeln!(out, "  {}", cell(&x.message, 300));
+        }
     }
 }
 
