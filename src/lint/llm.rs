@@ -126,9 +126,22 @@ fn only_keys(o: &Map<String, Value>, keys: &[&str], at: &str) -> Result<(), Stri
     }
 }
 
+/// An integer 1..=5, as JSON Schema's `integer` reads it (`5.0` is an integer, `4.5` is not).
+fn grade_score(x: &Value) -> Option<u8> {
+    x.as_u64()
+        .or_else(|| {
+            x.as_f64()
+                .filter(|f| f.fract() == 0.0 && *f >= 0.0)
+                .map(|f| f as u64)
+        })
+        .filter(|n| (1..=5).contains(n))
+        .map(|n| n as u8)
+}
+
 /// Read the model's text as [`Grades`], enforcing the answer schema
 /// (`prompts/lint-tdqs.v2.schema.json`): one JSON object with `scores` (each of the six
-/// dimensions an object of an integer `score` in 1..=5 and a string `justification`), a boolean
+/// dimensions an object of an integer `score` in 1..=5 and a string `justification`, or that bare
+/// score), a boolean
 /// `annotation_contradiction` and a string `summary`, nothing else. A code fence around the
 /// object is tolerated (models add one despite being told not to); anything else is a mismatch
 /// whose message is sent back to the model.
@@ -158,25 +171,24 @@ pub fn parse_answer(text: &str) -> Result<Grades, String> {
     let mut grades = [0u8; 6];
     let mut justifications = BTreeMap::new();
     for (slot, d) in grades.iter_mut().zip(&dims) {
-        let e = scores
+        let given = scores
             .get(*d)
-            .ok_or_else(|| format!("missing key {d:?} in \"scores\""))?
-            .as_object()
-            .ok_or_else(|| format!("{d:?} must be an object with score and justification"))?;
+            .ok_or_else(|| format!("missing key {d:?} in \"scores\""))?;
+        // Small local models often flatten a grade to its bare score: the score is kept and the
+        // justification left missing (never invented), so the dimension has none in the report.
+        if let Some(n) = grade_score(given) {
+            *slot = n;
+            continue;
+        }
+        let e = given.as_object().ok_or_else(|| {
+            format!("{d:?} must be an object with score and justification, or a score from 1 to 5")
+        })?;
         only_keys(e, &["score", "justification"], &format!(" in {d:?}"))?;
         let x = e
             .get("score")
             .ok_or_else(|| format!("missing key \"score\" in {d:?}"))?;
-        let n = x
-            .as_u64()
-            .or_else(|| {
-                x.as_f64()
-                    .filter(|f| f.fract() == 0.0 && *f >= 0.0)
-                    .map(|f| f as u64)
-            })
-            .filter(|n| (1..=5).contains(n))
+        *slot = grade_score(x)
             .ok_or_else(|| format!("{d:?} score must be an integer from 1 to 5, got {x}"))?;
-        *slot = n as u8;
         match e.get("justification") {
             Some(Value::String(j)) => {
                 justifications.insert(d.to_string(), j.clone());
@@ -611,6 +623,12 @@ mod tests {
             .purpose_clarity,
             5
         );
+        // A bare score (small models flatten the object) is kept; its justification stays
+        // missing rather than invented.
+        let bare = parse_answer(&with(&|x| x["scores"]["purpose_clarity"] = json!(5))).unwrap();
+        assert_eq!(bare.purpose_clarity, 5);
+        assert!(!bare.justifications.contains_key("purpose_clarity"));
+        assert_eq!(bare.justifications.len(), 5);
         for (bad, why) in [
             ("Sure! Here it is".to_string(), "not a JSON object"),
             ("[1,2]".into(), "expected a JSON object"),
@@ -640,7 +658,11 @@ mod tests {
                 "from 1 to 5",
             ),
             (
-                with(&|x| x["scores"]["purpose_clarity"] = json!(5)),
+                with(&|x| x["scores"]["purpose_clarity"] = json!(6)),
+                "must be an object with score and justification, or a score from 1 to 5",
+            ),
+            (
+                with(&|x| x["scores"]["purpose_clarity"] = json!("5")),
                 "must be an object",
             ),
             (

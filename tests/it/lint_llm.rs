@@ -377,6 +377,11 @@ fn the_validator_agrees_with_the_published_answer_schema() {
         with(&|o| o["scores"]["conciseness_structure"]["score"] = json!("3")),
         with(&|o| o["scores"]["conciseness_structure"]["justification"] = json!(3)),
         with(&|o| o["scores"]["conciseness_structure"]["extra"] = json!(3)),
+        with(&|o| o["scores"]["conciseness_structure"] = json!(3)),
+        with(&|o| o["scores"]["conciseness_structure"] = json!(6)),
+        with(&|o| o["scores"]["conciseness_structure"] = json!(3.0)),
+        with(&|o| o["scores"]["conciseness_structure"] = json!(2.5)),
+        with(&|o| o["scores"]["conciseness_structure"] = json!("3")),
         with(&|o| o["scores"]["extra"] = json!({"score": 3, "justification": ""})),
         with(&|o| o["extra"] = json!(1)),
         with(&|o| {
