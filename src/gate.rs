@@ -399,6 +399,27 @@ fn scan_failures(scan: Option<&ScanSection>, fail_on: FailOn) -> Vec<String> {
 /// `driftgate check` and `diff`: incomplete outranks everything; then an injected instruction
 /// the PR introduced, then routing (the ground truth), then meaning drift, then the schema law.
 /// The reason names the deciding number.
+/// `check --lint-llm`: a grade the model never gave leaves the check incomplete, whatever the
+/// rest says (a failed measurement never reads as a pass). An already incomplete verdict keeps
+/// its own reason.
+pub fn with_lint_model(verdict: Verdict, lint: Option<&LintSection>) -> Verdict {
+    let errors = lint
+        .and_then(|l| l.llm.as_ref())
+        .map(|m| m.errors.as_slice())
+        .unwrap_or_default();
+    match errors.first() {
+        Some(e) if verdict.status != Status::Incomplete => Verdict {
+            status: Status::Incomplete,
+            reason: format!(
+                "--lint-llm: the model could not grade {} part(s) of the sides (first: {e}); the measurement is incomplete, not a pass; without it: {}",
+                errors.len(),
+                verdict.reason
+            ),
+        },
+        _ => verdict,
+    }
+}
+
 pub fn check_verdict(
     diff: &Diff,
     drift: Option<&crate::drift::Drift>,
@@ -592,7 +613,7 @@ pub fn lint_verdict(
         return Verdict {
             status: Status::Incomplete,
             reason: format!(
-                "{} tool(s) could not be scored by the model (first: {}); {summary}",
+                "the model could not score {} part(s) of the set (first: {}); {summary}",
                 l.errors.len(),
                 l.errors[0]
             ),
@@ -658,8 +679,9 @@ mod tests {
         let v = lint_verdict(&s, None, FailOn::High, false);
         assert_eq!(v.status, Status::Incomplete);
         assert!(
-            v.reason
-                .starts_with("1 tool(s) could not be scored by the model (first: `a`: HTTP 500)")
+            v.reason.starts_with(
+                "the model could not score 1 part(s) of the set (first: `a`: HTTP 500)"
+            )
         );
     }
 

@@ -18,15 +18,13 @@ fn set(v: Value) -> ToolSet {
     ToolSet::from_array(v.as_array().unwrap(), "t", "").unwrap()
 }
 
-/// The real model (llama.cpp with a small instruct model) through the real wire: every tool gets
-/// a schema-valid answer within the retry budget.
-#[tokio::test]
-async fn real_llama_server_scores_tools() {
+/// The router to the real server, or `None` (the test is skipped) when none is running.
+fn llama() -> Option<ProviderRouter> {
     let Ok(url) = std::env::var("DRIFTGATE_LLAMA_URL") else {
         eprintln!(
             "skipped: DRIFTGATE_LLAMA_URL is not set (start one with `bash .ci/llama.sh start`)"
         );
-        return;
+        return None;
     };
     let router = ProviderRouter::openai(
         Some(&format!("{}/v1", url.trim_end_matches('/'))),
@@ -35,10 +33,22 @@ async fn real_llama_server_scores_tools() {
         Duration::from_secs(300),
     )
     .unwrap();
-    let all: Value = serde_json::from_str(
+    Some(router)
+}
+
+fn filesystem() -> Value {
+    serde_json::from_str(
         &std::fs::read_to_string(format!("{}/{FS}", env!("CARGO_MANIFEST_DIR"))).unwrap(),
     )
-    .unwrap();
+    .unwrap()
+}
+
+/// The real model (llama.cpp with a small instruct model) through the real wire: every tool gets
+/// a schema-valid answer within the retry budget.
+#[tokio::test]
+async fn real_llama_server_scores_tools() {
+    let Some(router) = llama() else { return };
+    let all = filesystem();
     let tools = set(json!([all[0], all[2], all[13]]));
     let (q, _) = quality::assess_all(&tools);
     let r = llm::score(
@@ -64,4 +74,60 @@ async fn real_llama_server_scores_tools() {
         assert_eq!(t.tier, llm::tier(t.score));
     }
     assert!(r.server_score.is_some());
+}
+
+/// The set-level call against the real model: the coherence answer validates (shape and the
+/// referential checks) within the retry budget, on a set with a prefilter candidate.
+#[tokio::test]
+async fn real_llama_server_judges_coherence_and_shadowing() {
+    let Some(router) = llama() else { return };
+    let all = filesystem();
+    // read_file, edit_file, list_allowed_directories: edit_file / list_allowed_directories is a
+    // prefilter candidate.
+    let pick = |n: &str| {
+        all.as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    let tools = set(json!([
+        pick("read_text_file"),
+        pick("edit_file"),
+        pick("list_allowed_directories")
+    ]));
+    let (q, shadows) = quality::assess_all(&tools);
+    assert!(
+        !shadows.is_empty(),
+        "the set must have a candidate to judge"
+    );
+    let mut r = llm::LlmReport::new(&router);
+    llm::judge_server(
+        &mut r,
+        &tools,
+        &q,
+        &shadows,
+        &router,
+        &Cache::new(None),
+        &RetryPolicy::default(),
+    )
+    .await;
+    eprintln!("{}", serde_json::to_string_pretty(&r).unwrap());
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    let j = r.server.as_ref().unwrap();
+    let c = j.coherence.as_ref().unwrap();
+    assert_eq!(c.source, "model");
+    assert!(
+        c.dimensions()
+            .iter()
+            .all(|(_, d)| (1..=5).contains(&d.score))
+    );
+    assert_eq!((c.score * 10.0).round() / 10.0, c.score);
+    // Every candidate is judged exactly once, confirmed or rejected.
+    assert_eq!(
+        j.shadowing_risks.len() + j.shadowing_rejected.len(),
+        shadows.len()
+    );
+    assert!(r.requests_sent >= 1);
 }

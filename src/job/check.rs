@@ -30,6 +30,16 @@ pub struct CheckInputs {
     pub notes: Vec<String>,
     /// Accepted scan findings (`[[scan.allow]]`), each with its reason.
     pub scan_allow: Vec<crate::scan::Allow>,
+    /// `--lint-llm`: grade both sides' tools with this model and report the tier moves.
+    pub lint_model: Option<LintModel>,
+}
+
+/// The model `check --lint-llm` grades tools with.
+pub struct LintModel {
+    pub router: Box<dyn Router>,
+    pub cache: Cache,
+    pub concurrency: usize,
+    pub retry: crate::http::retry::RetryPolicy,
 }
 
 pub struct ReplayInputs {
@@ -57,6 +67,7 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
         replay,
         mut notes,
         scan_allow,
+        lint_model,
     } = inputs;
     let d = diff::diff(&base.tools, &head.tools);
     let scan = ScanSection::delta(&base.tools, &head.tools, &scan_allow);
@@ -293,8 +304,20 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
     // Lint is a heuristic: reported (what the PR introduced or fixed), never part of the verdict.
     let lint = match command {
         Command::Check => {
-            match crate::lint::check_delta(&d, &base.tools, &head.tools, embedder.as_deref())
-                .await?
+            let grader = lint_model.as_ref().map(|m| crate::lint::Grader {
+                router: m.router.as_ref(),
+                cache: &m.cache,
+                concurrency: m.concurrency,
+                retry: &m.retry,
+            });
+            match crate::lint::check_delta(
+                &d,
+                &base.tools,
+                &head.tools,
+                embedder.as_deref(),
+                grader.as_ref(),
+            )
+            .await?
             {
                 Ok(section) => Some(section),
                 Err(too_many) => {
@@ -329,12 +352,15 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
         routing.as_ref(),
         &thresholds,
     ));
-    let mut verdict = gate::check_verdict(
-        &d,
-        drift.as_ref(),
-        routing.as_ref(),
-        Some(&scan),
-        &thresholds,
+    let mut verdict = gate::with_lint_model(
+        gate::check_verdict(
+            &d,
+            drift.as_ref(),
+            routing.as_ref(),
+            Some(&scan),
+            &thresholds,
+        ),
+        lint.as_ref(),
     );
     if let Some(p) = &part {
         verdict.reason = format!(

@@ -99,12 +99,15 @@ pub fn merge(parts: Vec<Part>) -> Result<Report> {
         Some(&routing),
         &f.thresholds,
     ));
-    let verdict = gate::check_verdict(
-        &f.diff,
-        f.drift.as_ref(),
-        Some(&routing),
-        f.scan.as_ref(),
-        &f.thresholds,
+    let verdict = gate::with_lint_model(
+        gate::check_verdict(
+            &f.diff,
+            f.drift.as_ref(),
+            Some(&routing),
+            f.scan.as_ref(),
+            &f.thresholds,
+        ),
+        f.lint.as_ref(),
     );
     Ok(Report {
         verdict,

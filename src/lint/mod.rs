@@ -319,20 +319,7 @@ fn lint_with(
         f.pair = Some(p.clone());
         findings.push(f);
     }
-    for r in &shadowing_risks {
-        findings.push(Finding::new(
-            "shadowing-risk",
-            vec![r.tool.clone(), r.cheaper_sibling.clone()],
-            format!(
-                "`{}` (cost {}) may lose to its much cheaper sibling `{}` (cost {}): {}",
-                r.tool,
-                r.invocation_cost,
-                r.cheaper_sibling,
-                r.cheaper_sibling_invocation_cost,
-                r.justification
-            ),
-        ));
-    }
+    findings.extend(shadowing_risks.iter().map(shadowing_finding));
     for n in &pairs.scope_notes {
         let mut f = Finding::new(
             "scope-ambiguity",
@@ -348,14 +335,7 @@ fn lint_with(
         f.scope = Some(n.clone());
         findings.push(f);
     }
-    // Most severe first; pairs by score, then by name, so output is stable.
-    let score = |f: &Finding| f.pair.as_ref().map_or(0.0, |p| p.score);
-    findings.sort_by(|x, y| {
-        y.level
-            .cmp(&x.level)
-            .then_with(|| score(y).total_cmp(&score(x)))
-            .then_with(|| x.tools.cmp(&y.tools))
-    });
+    sort_findings(&mut findings);
     Lint {
         embedding_model,
         pairs,
@@ -365,6 +345,48 @@ fn lint_with(
         shadowing_rejected,
         coherence,
         findings,
+    }
+}
+
+fn shadowing_finding(r: &ShadowingRisk) -> Finding {
+    Finding::new(
+        "shadowing-risk",
+        vec![r.tool.clone(), r.cheaper_sibling.clone()],
+        format!(
+            "`{}` (cost {}) may lose to its much cheaper sibling `{}` (cost {}): {}",
+            r.tool,
+            r.invocation_cost,
+            r.cheaper_sibling,
+            r.cheaper_sibling_invocation_cost,
+            r.justification
+        ),
+    )
+}
+
+/// Most severe first; pairs by score, then by name, so output is stable.
+fn sort_findings(findings: &mut [Finding]) {
+    let score = |f: &Finding| f.pair.as_ref().map_or(0.0, |p| p.score);
+    findings.sort_by(|x, y| {
+        y.level
+            .cmp(&x.level)
+            .then_with(|| score(y).total_cmp(&score(x)))
+            .then_with(|| x.tools.cmp(&y.tools))
+    });
+}
+
+impl Lint {
+    /// Take the model's set-level judgement (`--llm`) over the offline estimate: its coherence,
+    /// and its confirmations as the shadowing risks and findings. A call that failed leaves the
+    /// offline estimate (the run is incomplete anyway).
+    pub fn apply_model(&mut self, j: &llm::coherence::ServerJudgement) {
+        let Some(c) = &j.coherence else { return };
+        self.coherence = c.clone();
+        self.shadowing_risks = j.shadowing_risks.clone();
+        self.shadowing_rejected = j.shadowing_rejected.clone();
+        self.findings.retain(|f| f.rule != "shadowing-risk");
+        self.findings
+            .extend(self.shadowing_risks.iter().map(shadowing_finding));
+        sort_findings(&mut self.findings);
     }
 }
 
@@ -558,6 +580,51 @@ impl ScoreChange {
     }
 }
 
+impl ScoreChange {
+    /// What moved in the model's grades between base and head: a tool whose tier moved (a
+    /// renamed tool is followed; a score moving within its tier is noise, not a change), the
+    /// description quality and the overall score.
+    pub fn graded_between(
+        base: &llm::LlmReport,
+        head: &llm::LlmReport,
+        renames: &BTreeMap<String, String>,
+    ) -> Vec<ScoreChange> {
+        let mut out = Vec::new();
+        let back: BTreeMap<&str, &str> = renames
+            .iter()
+            .map(|(b, h)| (h.as_str(), b.as_str()))
+            .collect();
+        for t in head.tools.iter().filter(|t| t.grades.is_some()) {
+            let was = back.get(t.name.as_str()).copied().unwrap_or(&t.name);
+            let Some(b) = base
+                .tools
+                .iter()
+                .find(|b| b.name == was && b.grades.is_some())
+            else {
+                continue;
+            };
+            if b.tier != t.tier {
+                let mut c = ScoreChange::new(format!("tool `{}`", t.name), b.score, t.score);
+                if !t.smells.is_empty() {
+                    c.message = format!("{}; below 3: {}", c.message, t.smells.join(", "));
+                }
+                out.push(c);
+            }
+        }
+        for (name, b, h) in [
+            ("description quality", base.server_score, head.server_score),
+            ("overall", base.overall_score, head.overall_score),
+        ] {
+            if let (Some(b), Some(h)) = (b, h)
+                && b != h
+            {
+                out.push(ScoreChange::new(name.into(), b, h));
+            }
+        }
+        out
+    }
+}
+
 /// How a finding reads in a PR report: what the PR did, not what the tool set is.
 fn pr_message(f: &Finding, introduced: bool, threshold: f64) -> String {
     let t = |i: usize| f.tools.get(i).map(String::as_str).unwrap_or_default();
@@ -623,6 +690,7 @@ pub async fn check_delta(
     base: &ToolSet,
     head: &ToolSet,
     embedder: Option<&dyn Embedder>,
+    model: Option<&Grader<'_>>,
 ) -> Result<Result<LintSection, TooManyPairs>> {
     let opts = LintOptions::default();
     let (cb, ch) = match (pairs::Candidates::find(base), pairs::Candidates::find(head)) {
@@ -655,19 +723,78 @@ pub async fn check_delta(
         }
         None => (None, None),
     };
-    let model = embedder.map(|e| e.id().to_string());
     let (pb, ph) = (
         purpose_embeddings(base, embedder).await?,
         purpose_embeddings(head, embedder).await?,
     );
-    let b = lint_with(base, &cb, eb.as_ref(), pb.as_ref(), model.clone(), &opts);
-    let h = lint_with(head, &ch, eh.as_ref(), ph.as_ref(), model, &opts);
+    let embedding_model = embedder.map(|e| e.id().to_string());
+    let mut b = lint_with(
+        base,
+        &cb,
+        eb.as_ref(),
+        pb.as_ref(),
+        embedding_model.clone(),
+        &opts,
+    );
+    let mut h = lint_with(head, &ch, eh.as_ref(), ph.as_ref(), embedding_model, &opts);
     let renames: BTreeMap<String, String> = diff
         .tools
         .iter()
         .filter_map(|t| Some((t.base_name.clone()?, t.head_name.clone()?)))
         .collect();
-    Ok(Ok(LintSection::delta(&b, &h, &renames)))
+    let Some(g) = model else {
+        return Ok(Ok(LintSection::delta(&b, &h, &renames)));
+    };
+    // Both sides graded; base's unchanged tools (most of them) come from the cache.
+    let mut graded = Vec::with_capacity(2);
+    for (tools, lint) in [(base, &mut b), (head, &mut h)] {
+        let mut m = llm::score(
+            tools,
+            &lint.tools,
+            g.router,
+            g.cache,
+            g.concurrency,
+            g.retry,
+        )
+        .await;
+        llm::judge_server(
+            &mut m,
+            tools,
+            &lint.tools,
+            &lint.shadows,
+            g.router,
+            g.cache,
+            g.retry,
+        )
+        .await;
+        if let Some(j) = &m.server {
+            lint.apply_model(j);
+        }
+        graded.push(m);
+    }
+    let head_model = graded.pop().expect("two sides");
+    let base_model = graded.pop().expect("two sides");
+    let mut section = LintSection::delta(&b, &h, &renames);
+    let mut changes = ScoreChange::graded_between(&base_model, &head_model, &renames);
+    changes.extend(section.score_changes.take().unwrap_or_default());
+    section.score_changes = Some(changes);
+    // Head's grades, with both sides' failures: a grade the model never gave is an incomplete
+    // measurement, not a pass.
+    let mut shown = head_model;
+    let base_errors = base_model.errors.iter().map(|e| format!("base: {e}"));
+    shown.errors = base_errors
+        .chain(shown.errors.iter().map(|e| format!("head: {e}")))
+        .collect();
+    section.llm = Some(shown);
+    Ok(Ok(section))
+}
+
+/// `check --lint-llm`: the model that grades both sides' tools, with what it needs.
+pub struct Grader<'a> {
+    pub router: &'a dyn crate::route::Router,
+    pub cache: &'a crate::cache::Cache,
+    pub concurrency: usize,
+    pub retry: &'a crate::http::retry::RetryPolicy,
 }
 
 /// Tool sets the tests of lint and of its verdict (`gate`) share.

@@ -96,7 +96,7 @@ fn check(
 }
 
 /// `check` with its cache and report in `dir`, so a second run can reuse the cache.
-fn check_in(
+pub(crate) fn check_in(
     dir: &std::path::Path,
     fake: &Fake,
     base: &str,

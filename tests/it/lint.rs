@@ -288,7 +288,7 @@ fn check_reports_only_what_a_real_release_introduced() {
         .unwrap();
     let e = embedder();
     let s = rt
-        .block_on(lint::check_delta(&d, &base, &head, Some(e.as_ref())))
+        .block_on(lint::check_delta(&d, &base, &head, Some(e.as_ref()), None))
         .unwrap()
         .unwrap();
     let introduced: Vec<(String, Vec<String>)> = s
@@ -320,7 +320,13 @@ fn check_reports_only_what_a_real_release_introduced() {
     // The other way round, the same three are what the PR fixed.
     let back = driftgate::diff::diff(&head, &base);
     let s = rt
-        .block_on(lint::check_delta(&back, &head, &base, Some(e.as_ref())))
+        .block_on(lint::check_delta(
+            &back,
+            &head,
+            &base,
+            Some(e.as_ref()),
+            None,
+        ))
         .unwrap()
         .unwrap();
     assert_eq!(s.introduced.as_ref().unwrap().len(), 0);

@@ -87,3 +87,31 @@ fn check_markdown_says_what_the_pr_introduced() {
         "{md}"
     );
 }
+
+#[test]
+fn lint_html_shows_the_coherence_dimensions_escaped() {
+    // A tool named with markup: the coherence justifications quote names, and stay escaped.
+    let dir = tempfile::tempdir().unwrap();
+    let f = dir.path().join("tools.json");
+    std::fs::write(
+        &f,
+        r#"[{"name": "get_x", "description": "Get x."}, {"name": "listY<b>y</b>", "description": "List y."}, {"name": "put_z", "description": "Put z."}]"#,
+    )
+    .unwrap();
+    let (code, html) = run(&[
+        "lint",
+        f.to_str().unwrap(),
+        "--no-embed",
+        "--format",
+        "html",
+    ]);
+    assert_eq!(code, 0, "{html}");
+    assert!(html.contains("<h2>Server coherence (offline): "), "{html}");
+    assert!(html.contains("<code>naming_consistency</code>"), "{html}");
+    // The off-style name is quoted in the naming justification, escaped.
+    assert!(html.contains("listY&lt;b&gt;y&lt;/b&gt;"), "{html}");
+    assert!(
+        !html.contains("<b>y</b>"),
+        "tool text must not inject markup"
+    );
+}

@@ -74,6 +74,11 @@ pub struct CheckArgs {
     /// With --batch: the longest pause between two polls of the batch [default: 30].
     #[arg(long, value_name = "SECS", requires = "batch")]
     pub batch_poll: Option<f64>,
+    /// Also grade both sides' tools on the TDQS rubric with the router's model (openai or
+    /// anthropic) and report what the PR moved: tool tiers, description quality, coherence,
+    /// overall. Unchanged tools come from the cache; a grade never given is exit 3.
+    #[arg(long)]
+    pub lint_llm: bool,
     /// After the report, say on stderr what the run cost in embeddings: texts asked, distinct,
     /// embedded by the model, from the disk cache.
     #[arg(long)]
@@ -137,6 +142,21 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
     let embedder = settings::drift_embedder(&a.gate, &cache)?;
     let r = RouterSettings::resolve(&k.router, &cfg)?;
     let router = r.router(embedder.clone())?;
+    let lint_model = match k.lint_llm {
+        false => None,
+        true if router.kind() == "semantic" => {
+            return Err(Error::Usage(
+                "--lint-llm needs a model: --router openai|anthropic --model M (or [router] in driftgate.toml)"
+                    .into(),
+            ));
+        }
+        true => Some(check::LintModel {
+            router: r.router(None)?,
+            cache: settings::cache(&a.gate.cache, &cfg),
+            concurrency: r.concurrency.unwrap_or(4),
+            retry: r.retry(),
+        }),
+    };
     let mut config = r.replay(router.kind() == "semantic", 4);
     config.batch = settings::batch(&k.batch_settings(), &cfg, router.as_ref())?;
     let console = Terminal::new(Progress::detect());
@@ -158,6 +178,7 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
         }),
         notes,
         scan_allow: cfg.scan.allow.clone(),
+        lint_model,
     };
     if k.plan {
         let plan = check::plan(&inputs)?;

@@ -38,6 +38,7 @@ pub async fn run(d: DiffArgs) -> Result<i32> {
         replay: None,
         notes: Vec::new(),
         scan_allow: cfg.scan.allow.clone(),
+        lint_model: None,
     };
     let report = check::run(Command::Diff, inputs, &console).await?;
     super::deliver(report, &a.out, &a.github, &console).await

@@ -74,23 +74,38 @@ pub async fn run(a: LintArgs) -> Result<i32> {
     let opts = LintOptions {
         threshold: a.threshold,
     };
-    let analysis = lint::analyse(&loaded.tools, embedder.as_deref(), &opts).await?;
-    let quality = analysis.tools.clone();
-    let mut section = LintSection::full(analysis);
-    if a.llm {
-        let router = r.router(None)?;
-        section.llm = Some(
-            llm::score(
+    let mut analysis = lint::analyse(&loaded.tools, embedder.as_deref(), &opts).await?;
+    let model = match a.llm {
+        true => {
+            let router = r.router(None)?;
+            let mut m = llm::score(
                 &loaded.tools,
-                &quality,
+                &analysis.tools,
                 router.as_ref(),
                 &cache,
                 r.concurrency.unwrap_or(4),
                 &r.retry(),
             )
-            .await,
-        );
-    }
+            .await;
+            llm::judge_server(
+                &mut m,
+                &loaded.tools,
+                &analysis.tools,
+                &analysis.shadows,
+                router.as_ref(),
+                &cache,
+                &r.retry(),
+            )
+            .await;
+            if let Some(j) = &m.server {
+                analysis.apply_model(j);
+            }
+            Some(m)
+        }
+        false => None,
+    };
+    let mut section = LintSection::full(analysis);
+    section.llm = model;
     let scan = ScanSection::full(&loaded.tools, &cfg.scan.allow);
     let fail_on = a.scan_fail_on.or(cfg.scan.fail_on).unwrap_or_default();
     let report = Report::of_lint(Side::of(&loaded), section, scan, fail_on, a.strict);

@@ -716,6 +716,32 @@ fn lint(l: &crate::lint::LintSection, b: &mut String) {
     if !rows.is_empty() {
         b.push_str(&table(None, &["level", "rule", "tools", "message"], &rows));
     }
+    if let Some(c) = &l.coherence {
+        let _ = writeln!(
+            b,
+            "<h2>Server coherence ({}): {:.1}, tier {}</h2>",
+            html(&c.source, false),
+            c.score,
+            c.tier
+        );
+        let rows: Vec<Vec<String>> = c
+            .dimensions()
+            .into_iter()
+            .map(|(name, d)| vec![code(name), num(d.score), html(&d.justification, false)])
+            .collect();
+        b.push_str(&table(None, &["dimension", "grade", "why"], &rows));
+        if let Some(s) = &c.summary {
+            let _ = writeln!(b, "<p>{}</p>", html(s, false));
+        }
+    }
+    let changes = l.score_changes.as_deref().unwrap_or_default();
+    if !changes.is_empty() {
+        let _ = writeln!(b, "<h2>Scores this change moved</h2>\n<ul>");
+        for c in changes {
+            let _ = writeln!(b, "<li>{}</li>", html(&c.message, false));
+        }
+        b.push_str("</ul>\n");
+    }
     if let Some(p) = &l.pairs {
         pair_map(p, b);
     }

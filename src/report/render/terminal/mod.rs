@@ -847,10 +847,36 @@ fn lint_report(report: &Report, p: &Paint) -> String {
         for l in table(&header, &rows) {
             let _ = writeln!(out, "  {l}");
         }
+        // Smells (dimensions below 3) and flags (hard gates, contradictions) stay apart.
+        for t in &m.tools {
+            if !t.flags.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  {} `{}`: {}",
+                    p.wrap("1;33", "flag"),
+                    cell(&t.name, 40),
+                    t.flags.join(", ")
+                );
+            }
+            if !t.smells.is_empty() {
+                let _ = writeln!(
+                    out,
+                    "  smell `{}`: {} below 3",
+                    cell(&t.name, 40),
+                    t.smells.join(", ")
+                );
+            }
+        }
         if let (Some(s), Some(t)) = (m.server_score, m.server_tier) {
             let _ = writeln!(
                 out,
-                "Server score {s:.1} (tier {t}) = round1(0.6·mean + 0.4·min)"
+                "Description quality {s:.1} (tier {t}) = round1(0.6·mean + 0.4·min)"
+            );
+        }
+        if let (Some(s), Some(t)) = (m.overall_score, m.overall_tier) {
+            let _ = writeln!(
+                out,
+                "Overall {s:.1} (tier {t}) = round1(0.7·description quality + 0.3·coherence)"
             );
         }
         for e in &m.errors {

@@ -10,6 +10,8 @@
 //! Answers are cached under the tool's input hash (with model, endpoint and prompt), so a tool
 //! that did not change costs nothing on the next run.
 
+pub mod coherence;
+
 use futures::StreamExt;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -24,10 +26,10 @@ use crate::llm::{Answer, Message, Sampling, ToolChoice};
 use crate::route::{RouteRequest, Router};
 use crate::tools::{Tool, ToolSet};
 
-pub const PROMPT: &str = include_str!("../../prompts/lint-tdqs.v2.md");
+pub const PROMPT: &str = include_str!("../../../prompts/lint-tdqs.v2.md");
 pub const PROMPT_FILE: &str = "prompts/lint-tdqs.v2.md";
 /// The JSON Schema the answer must match (what [`parse_answer`] enforces).
-pub const ANSWER_SCHEMA: &str = include_str!("../../prompts/lint-tdqs.v2.schema.json");
+pub const ANSWER_SCHEMA: &str = include_str!("../../../prompts/lint-tdqs.v2.schema.json");
 
 /// The rubric's dimensions and their weights (hundredths) in a tool's score.
 pub const DIMENSIONS: [(&str, u64); 6] = [
@@ -119,7 +121,7 @@ impl Grades {
     }
 }
 
-fn only_keys(o: &Map<String, Value>, keys: &[&str], at: &str) -> Result<(), String> {
+pub(super) fn only_keys(o: &Map<String, Value>, keys: &[&str], at: &str) -> Result<(), String> {
     match o.keys().find(|k| !keys.contains(&k.as_str())) {
         Some(k) => Err(format!("unexpected key {k:?}{at}")),
         None => Ok(()),
@@ -127,7 +129,7 @@ fn only_keys(o: &Map<String, Value>, keys: &[&str], at: &str) -> Result<(), Stri
 }
 
 /// An integer 1..=5, as JSON Schema's `integer` reads it (`5.0` is an integer, `4.5` is not).
-fn grade_score(x: &Value) -> Option<u8> {
+pub(super) fn grade_score(x: &Value) -> Option<u8> {
     x.as_u64()
         .or_else(|| {
             x.as_f64()
@@ -138,14 +140,9 @@ fn grade_score(x: &Value) -> Option<u8> {
         .map(|n| n as u8)
 }
 
-/// Read the model's text as [`Grades`], enforcing the answer schema
-/// (`prompts/lint-tdqs.v2.schema.json`): one JSON object with `scores` (each of the six
-/// dimensions an object of an integer `score` in 1..=5 and a string `justification`, or that bare
-/// score), a boolean
-/// `annotation_contradiction` and a string `summary`, nothing else. A code fence around the
-/// object is tolerated (models add one despite being told not to); anything else is a mismatch
-/// whose message is sent back to the model.
-pub fn parse_answer(text: &str) -> Result<Grades, String> {
+/// The model's text as a JSON object; a code fence around it is tolerated (models add one
+/// despite being told not to).
+pub(super) fn answer_object(text: &str) -> Result<Map<String, Value>, String> {
     let t = text.trim();
     let t = t
         .strip_prefix("```json")
@@ -154,12 +151,45 @@ pub fn parse_answer(text: &str) -> Result<Grades, String> {
         .map(str::trim)
         .unwrap_or(t);
     let v: Value = serde_json::from_str(t).map_err(|e| format!("not a JSON object: {e}"))?;
-    let o = v.as_object().ok_or_else(|| {
-        format!(
+    match v {
+        Value::Object(o) => Ok(o),
+        v => Err(format!(
             "expected a JSON object, got {}",
             crate::tools::json_kind(&v)
-        )
+        )),
+    }
+}
+
+/// One graded dimension `d`: `{"score": 1..=5, "justification": "..."}`, or the bare score.
+/// Small local models often flatten a grade to its bare score: the score is kept and the
+/// justification left missing (never invented).
+pub(super) fn grade(d: &str, given: &Value) -> Result<(u8, Option<String>), String> {
+    if let Some(n) = grade_score(given) {
+        return Ok((n, None));
+    }
+    let e = given.as_object().ok_or_else(|| {
+        format!("{d:?} must be an object with score and justification, or a score from 1 to 5")
     })?;
+    only_keys(e, &["score", "justification"], &format!(" in {d:?}"))?;
+    let x = e
+        .get("score")
+        .ok_or_else(|| format!("missing key \"score\" in {d:?}"))?;
+    let n = grade_score(x)
+        .ok_or_else(|| format!("{d:?} score must be an integer from 1 to 5, got {x}"))?;
+    match e.get("justification") {
+        Some(Value::String(j)) => Ok((n, Some(j.clone()))),
+        Some(x) => Err(format!("{d:?} justification must be a string, got {x}")),
+        None => Err(format!("missing key \"justification\" in {d:?}")),
+    }
+}
+
+/// Read the model's text as [`Grades`], enforcing the answer schema
+/// (`prompts/lint-tdqs.v2.schema.json`): one JSON object with `scores` (each of the six
+/// dimensions an object of an integer `score` in 1..=5 and a string `justification`, or that bare
+/// score), a boolean `annotation_contradiction` and a string `summary`, nothing else. Anything
+/// else is a mismatch whose message is sent back to the model.
+pub fn parse_answer(text: &str) -> Result<Grades, String> {
+    let o = &answer_object(text)?;
     only_keys(o, &["scores", "annotation_contradiction", "summary"], "")?;
     let scores = o
         .get("scores")
@@ -174,27 +204,10 @@ pub fn parse_answer(text: &str) -> Result<Grades, String> {
         let given = scores
             .get(*d)
             .ok_or_else(|| format!("missing key {d:?} in \"scores\""))?;
-        // Small local models often flatten a grade to its bare score: the score is kept and the
-        // justification left missing (never invented), so the dimension has none in the report.
-        if let Some(n) = grade_score(given) {
-            *slot = n;
-            continue;
-        }
-        let e = given.as_object().ok_or_else(|| {
-            format!("{d:?} must be an object with score and justification, or a score from 1 to 5")
-        })?;
-        only_keys(e, &["score", "justification"], &format!(" in {d:?}"))?;
-        let x = e
-            .get("score")
-            .ok_or_else(|| format!("missing key \"score\" in {d:?}"))?;
-        *slot = grade_score(x)
-            .ok_or_else(|| format!("{d:?} score must be an integer from 1 to 5, got {x}"))?;
-        match e.get("justification") {
-            Some(Value::String(j)) => {
-                justifications.insert(d.to_string(), j.clone());
-            }
-            Some(x) => return Err(format!("{d:?} justification must be a string, got {x}")),
-            None => return Err(format!("missing key \"justification\" in {d:?}")),
+        let (n, j) = grade(d, given)?;
+        *slot = n;
+        if let Some(j) = j {
+            justifications.insert(d.to_string(), j);
         }
     }
     let annotation_contradiction = match o.get("annotation_contradiction") {
@@ -342,12 +355,24 @@ pub struct LlmReport {
         skip_serializing_if = "Option::is_none"
     )]
     pub server_tier: Option<Tier>,
+    /// The set-level call: the model's coherence and its shadowing confirmations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server: Option<coherence::ServerJudgement>,
+    /// round1(0.7 · server_score + 0.3 · the model's coherence); absent unless both are there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub overall_score: Option<f64>,
+    #[serde(
+        default,
+        deserialize_with = "some_tier",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub overall_tier: Option<Tier>,
     pub requests_sent: u64,
     pub cache_hits: u64,
     pub retries: u64,
     pub input_tokens: u64,
     pub output_tokens: u64,
-    /// Tools that could not be scored, with why: the run is incomplete.
+    /// What could not be scored (a tool, the server coherence), with why: the run is incomplete.
     pub errors: Vec<String>,
 }
 
@@ -363,6 +388,9 @@ impl LlmReport {
             tools: Vec::new(),
             server_score: None,
             server_tier: None,
+            server: None,
+            overall_score: None,
+            overall_tier: None,
             requests_sent: 0,
             cache_hits: 0,
             retries: 0,
@@ -371,6 +399,42 @@ impl LlmReport {
             errors: Vec::new(),
         }
     }
+}
+
+impl LlmReport {
+    /// Count what one question cost.
+    fn add<T>(&mut self, asked: &Asked<T>, cached: bool) {
+        self.requests_sent += asked.requests;
+        self.retries += asked.retries;
+        self.input_tokens += asked.input_tokens;
+        self.output_tokens += asked.output_tokens;
+        self.cache_hits += u64::from(cached);
+        if let Some(e) = &asked.error {
+            self.errors.push(e.clone());
+        }
+    }
+}
+
+/// The set-level call ([`coherence`]) for the tools `score` graded into `report`: the model's
+/// coherence and shadowing confirmations, its cost, and the overall score when the
+/// description-quality rollup and the coherence are both there.
+pub async fn judge_server(
+    report: &mut LlmReport,
+    tools: &ToolSet,
+    quality: &[ToolQuality],
+    shadows: &[super::quality::Shadow],
+    router: &dyn Router,
+    cache: &Cache,
+    policy: &RetryPolicy,
+) {
+    let (j, asked) = coherence::judge(tools, quality, shadows, router, cache, policy).await;
+    report.add(&asked, j.cached);
+    if let (Some(d), Some(c)) = (report.server_score, &j.coherence) {
+        let o = super::score::overall(d, c.score);
+        report.overall_score = Some(o);
+        report.overall_tier = Some(tier(o));
+    }
+    report.server = Some(j);
 }
 
 /// Everything that can change the answer for a tool: its input hash, the prompt, the router.
@@ -386,20 +450,33 @@ pub fn cache_key(router: &dyn Router, input_hash: &str) -> String {
     }))
 }
 
-/// What asking about one tool took.
-#[derive(Default)]
-struct Asked {
-    grades: Option<Grades>,
-    error: Option<String>,
-    answers: usize,
-    requests: u64,
-    retries: u64,
-    input_tokens: u64,
-    output_tokens: u64,
+/// What asking one question took.
+pub(super) struct Asked<T> {
+    pub answer: Option<T>,
+    pub error: Option<String>,
+    pub answers: usize,
+    pub requests: u64,
+    pub retries: u64,
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+impl<T> Default for Asked<T> {
+    fn default() -> Self {
+        Asked {
+            answer: None,
+            error: None,
+            answers: 0,
+            requests: 0,
+            retries: 0,
+            input_tokens: 0,
+            output_tokens: 0,
+        }
+    }
 }
 
 /// Room for the six grades with some slack (a cut answer is unparseable and costs a retry).
-fn sampling() -> Sampling {
+pub(super) fn sampling() -> Sampling {
     Sampling {
         temperature: 0.0,
         seed: Some(0),
@@ -407,7 +484,18 @@ fn sampling() -> Sampling {
     }
 }
 
-async fn ask(router: &dyn Router, t: &Tool, message: String, policy: &RetryPolicy) -> Asked {
+/// One question: `system` and `message` as a plain completion (no tools offered), the answer
+/// read by `parse`; a mismatch is sent back with the reason and `reminder` and asked again, up to
+/// [`MAX_ANSWER_ATTEMPTS`]. `label` names the subject in errors.
+pub(super) async fn ask<T>(
+    router: &dyn Router,
+    label: &str,
+    system: &str,
+    message: String,
+    parse: impl Fn(&str) -> Result<T, String>,
+    reminder: &str,
+    policy: &RetryPolicy,
+) -> Asked<T> {
     let mut out = Asked::default();
     let mut messages = vec![Message {
         role: "user".into(),
@@ -416,7 +504,7 @@ async fn ask(router: &dyn Router, t: &Tool, message: String, policy: &RetryPolic
     let mut last_problem = String::new();
     while out.answers < MAX_ANSWER_ATTEMPTS {
         let req = RouteRequest {
-            system: PROMPT.to_string(),
+            system: system.to_string(),
             messages: messages.clone(),
             tools: Vec::new(),
             tool_choice: ToolChoice::Auto,
@@ -429,7 +517,7 @@ async fn ask(router: &dyn Router, t: &Tool, message: String, policy: &RetryPolic
         let resp = match r.result {
             Ok(resp) => resp,
             Err(e) => {
-                out.error = Some(format!("`{}`: {e}", t.name));
+                out.error = Some(format!("{label}: {e}"));
                 return out;
             }
         };
@@ -439,9 +527,9 @@ async fn ask(router: &dyn Router, t: &Tool, message: String, policy: &RetryPolic
             out.output_tokens += u.output_tokens;
         }
         let (text, problem) = match resp.answer {
-            Answer::NoCall { text } => match parse_answer(&text) {
+            Answer::NoCall { text } => match parse(&text) {
                 Ok(g) => {
-                    out.grades = Some(g);
+                    out.answer = Some(g);
                     return out;
                 }
                 Err(p) => (text, p),
@@ -462,16 +550,18 @@ async fn ask(router: &dyn Router, t: &Tool, message: String, policy: &RetryPolic
         messages.push(Message {
             role: "user".into(),
             content: format!(
-                "That answer does not match the required format: {problem}. Reply with only the JSON object: \"scores\" with the six dimensions, each {{\"score\": an integer from 1 to 5, \"justification\": a string}}, then \"annotation_contradiction\" (true or false) and \"summary\" (a string)."
+                "That answer does not match the required format: {problem}. {reminder}"
             ),
         });
     }
     out.error = Some(format!(
-        "`{}`: no valid answer in {MAX_ANSWER_ATTEMPTS} tries (last: {last_problem})",
-        t.name
+        "{label}: no valid answer in {MAX_ANSWER_ATTEMPTS} tries (last: {last_problem})"
     ));
     out
 }
+
+/// What the tool rubric's re-ask reminds the model of.
+const TOOL_REMINDER: &str = "Reply with only the JSON object: \"scores\" with the six dimensions, each {\"score\": an integer from 1 to 5, \"justification\": a string}, then \"annotation_contradiction\" (true or false) and \"summary\" (a string).";
 
 /// Score every tool of `tools` (`quality` in the same order, for the hard gates and hashes).
 pub async fn score(
@@ -496,12 +586,21 @@ pub async fn score(
             Some(g) => (Some(g), true, Asked::default()),
             None => {
                 let siblings: Vec<&str> = names.iter().copied().filter(|n| *n != t.name).collect();
-                let asked = ask(router, t, tool_message(t, q, &siblings), policy).await;
-                if let Some(g) = &asked.grades {
+                let asked = ask(
+                    router,
+                    &format!("`{}`", t.name),
+                    PROMPT,
+                    tool_message(t, q, &siblings),
+                    parse_answer,
+                    TOOL_REMINDER,
+                    policy,
+                )
+                .await;
+                if let Some(g) = &asked.answer {
                     // Best effort: a cache that cannot be written only costs requests next time.
                     let _ = cache.put(&key, g);
                 }
-                (asked.grades.clone(), false, asked)
+                (asked.answer.clone(), false, asked)
             }
         };
         // The tautology cap applies after the model, so a cached answer is capped the same way.
@@ -519,14 +618,7 @@ pub async fn score(
         .await;
     let mut report = LlmReport::new(router);
     for (q, grades, gate, cached, asked) in done {
-        report.requests_sent += asked.requests;
-        report.retries += asked.retries;
-        report.input_tokens += asked.input_tokens;
-        report.output_tokens += asked.output_tokens;
-        report.cache_hits += u64::from(cached);
-        if let Some(e) = asked.error {
-            report.errors.push(e);
-        }
+        report.add(&asked, cached);
         let score = grades.as_ref().map_or(0.0, Grades::score);
         report.tools.push(ToolScore {
             name: q.name.clone(),
