@@ -435,6 +435,10 @@ pub fn plan(inputs: &CheckInputs) -> Result<replay::plan::Plan> {
         price_per_mtok: r.price_per_mtok,
         max_tokens: r.config.sampling.max_tokens,
         batch_discount: r.config.batch.as_ref().map(|_| crate::llm::batch::DISCOUNT),
+        lint_llm_to_send: inputs.lint_model.as_ref().map(|m| {
+            [&inputs.base.tools, &inputs.head.tools]
+                .map(|t| crate::lint::llm::pending(t, m.router.as_ref(), &m.cache))
+        }),
     }
     .priced())
 }

@@ -46,6 +46,10 @@ pub struct Plan {
     /// `--batch`: the fraction taken off the live price in both costs above (0.5).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub batch_discount: Option<f64>,
+    /// `--lint-llm`: grading requests (first attempts) left to send at base and head after the
+    /// cache; not in the costs above.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lint_llm_to_send: Option<[usize; 2]>,
 }
 
 impl Plan {
@@ -106,6 +110,12 @@ impl std::fmt::Display for Plan {
             )?;
         }
         writeln!(f, "tokens: {}", self.tokens_counted_with)?;
+        if let Some([b, h]) = self.lint_llm_to_send {
+            writeln!(
+                f,
+                "--lint-llm: {b} grading request(s) to send at base, {h} at head (not in the cost below)"
+            )?;
+        }
         if self.targeted {
             writeln!(
                 f,

@@ -899,3 +899,55 @@ fn check_lint_llm_needs_a_model() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--lint-llm needs a model"), "{err}");
 }
+
+#[test]
+fn check_plan_counts_the_grading_requests_lint_llm_would_send() {
+    use crate::check_faults::{BASE, HEAD, SUITE};
+    let fake = calendar_grader(false);
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let url = fake.base_url();
+    let plan = || -> Value {
+        let (code, out, err) = cli::driftgate([
+            "check",
+            "--base",
+            BASE,
+            "--head",
+            HEAD,
+            "--suite",
+            SUITE,
+            "--router",
+            "openai",
+            "--base-url",
+            &url,
+            "--model",
+            "m",
+            "--no-embed",
+            "--lint-llm",
+            "--plan",
+            "--format",
+            "json",
+            "--cache-dir",
+            cache.to_str().unwrap(),
+        ])
+        .run()
+        .parts();
+        assert_eq!(code, 0, "{err}");
+        serde_json::from_str(&out).unwrap()
+    };
+    let tools = |f: &str| -> usize {
+        let v: Value =
+            serde_json::from_str(&std::fs::read_to_string(crate::support::repo(f)).unwrap())
+                .unwrap();
+        v["tools"].as_array().unwrap().len()
+    };
+    // Nothing cached: every tool and the set call, at each side; nothing sent.
+    assert_eq!(
+        plan()["lint_llm_to_send"],
+        json!([tools(BASE) + 1, tools(HEAD) + 1])
+    );
+    assert!(fake.bodies().is_empty());
+    // After a run, base and head are cached: nothing left to grade.
+    check_lint_llm(dir.path(), &fake);
+    assert_eq!(plan()["lint_llm_to_send"], json!([0, 0]));
+}

@@ -37,6 +37,9 @@ pub const DIMENSIONS: [&str; 4] = [
 /// A description longer than this is cut in the message (the set must fit one request).
 pub const DESCRIPTION_CHARS: usize = 600;
 
+/// The cache section of the set-level answers.
+pub(super) const SECTION: &str = "lint-llm-coherence";
+
 /// Cache entry format, part of every key.
 const CACHE_FORMAT: u32 = 1;
 
@@ -242,7 +245,7 @@ pub(super) async fn judge(
     cache: &Cache,
     policy: &RetryPolicy,
 ) -> (ServerJudgement, Asked<Judgement>) {
-    let cache = &cache.section("lint-llm-coherence");
+    let cache = &cache.section(SECTION);
     let key = cache_key(router, quality, shadows);
     let (answer, cached, asked) = match cache.get::<Judgement>(&key) {
         Some(j) => (Some(j), true, Asked::default()),

@@ -50,6 +50,9 @@ pub const TAUTOLOGY_CAP: u8 = 2;
 /// Answers per tool that may fail validation before the tool counts as unscored.
 pub const MAX_ANSWER_ATTEMPTS: usize = 3;
 
+/// The cache section of the tool answers.
+const SECTION: &str = "lint-llm";
+
 /// Cache entry format, part of every key: bump it when the entry shape changes.
 const CACHE_FORMAT: u32 = 2;
 
@@ -563,6 +566,28 @@ pub(super) async fn ask<T>(
 /// What the tool rubric's re-ask reminds the model of.
 const TOOL_REMINDER: &str = "Reply with only the JSON object: \"scores\" with the six dimensions, each {\"score\": an integer from 1 to 5, \"justification\": a string}, then \"annotation_contradiction\" (true or false) and \"summary\" (a string).";
 
+/// The requests (first attempts) scoring `tools` and judging the set would send: the tools
+/// the cache does not answer (a tool with no description is never sent), and the set-level
+/// call unless cached.
+pub fn pending(tools: &ToolSet, router: &dyn Router, cache: &Cache) -> usize {
+    let (quality, shadows) = super::quality::assess_all(tools);
+    let section = cache.section(SECTION);
+    let tools_left = quality
+        .iter()
+        .filter(|q| q.hard_gates.first().copied() != Some(super::quality::NO_DESCRIPTION))
+        .filter(|q| {
+            section
+                .get::<Grades>(&cache_key(router, &q.input_hash))
+                .is_none()
+        })
+        .count();
+    let set = cache
+        .section(coherence::SECTION)
+        .get::<coherence::Judgement>(&coherence::cache_key(router, &quality, &shadows))
+        .is_none();
+    tools_left + usize::from(set)
+}
+
 /// Score every tool of `tools` (`quality` in the same order, for the hard gates and hashes).
 pub async fn score(
     tools: &ToolSet,
@@ -572,7 +597,7 @@ pub async fn score(
     concurrency: usize,
     policy: &RetryPolicy,
 ) -> LlmReport {
-    let cache = &cache.section("lint-llm");
+    let cache = &cache.section(SECTION);
     let names: Vec<&str> = tools.tools.iter().map(|t| t.name.as_str()).collect();
     let names = &names;
     let jobs = tools.tools.iter().zip(quality).map(|(t, q)| async move {
