@@ -199,3 +199,27 @@ fn a_bad_shard_is_a_usage_error() {
         assert!(run.stderr.contains("expected I/N"), "{}", run.dump());
     }
 }
+
+#[test]
+fn a_part_with_a_missing_answer_merges_into_an_incomplete_report_exit_3() {
+    // Part 2's head run lost one answer after retries (as a router outage leaves it): the merged
+    // verdict is incomplete, never a pass or a fail read off the rest.
+    let dir = tempfile::tempdir().unwrap();
+    let files = four_parts(dir.path());
+    let mut part: Value =
+        serde_json::from_str(&std::fs::read_to_string(&files[1]).unwrap()).unwrap();
+    part["shard"]["head_run"]["cases"][0]["samples"][0]["outcome"] =
+        serde_json::json!({"type": "error", "message": "HTTP 503 after 3 attempts"});
+    std::fs::write(&files[1], part.to_string()).unwrap();
+    let p: Vec<&std::path::Path> = files.iter().map(|f| f.as_path()).collect();
+    let run = merge(&p);
+    assert_eq!(run.code, 3, "{}", run.dump());
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["verdict"]["status"], "incomplete");
+    let reason = v["verdict"]["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("1 routing answer(s) missing after retries"),
+        "{reason}"
+    );
+    assert!(reason.contains("HTTP 503 after 3 attempts"), "{reason}");
+}
