@@ -396,9 +396,6 @@ fn scan_failures(scan: Option<&ScanSection>, fail_on: FailOn) -> Vec<String> {
         .collect()
 }
 
-/// `driftgate check` and `diff`: incomplete outranks everything; then an injected instruction
-/// the PR introduced, then routing (the ground truth), then meaning drift, then the schema law.
-/// The reason names the deciding number.
 /// `check --lint-llm`: a grade the model never gave leaves the check incomplete, whatever the
 /// rest says (a failed measurement never reads as a pass). An already incomplete verdict keeps
 /// its own reason.
@@ -420,6 +417,9 @@ pub fn with_lint_model(verdict: Verdict, lint: Option<&LintSection>) -> Verdict 
     }
 }
 
+/// `driftgate check` and `diff`: incomplete outranks everything; then an injected instruction
+/// the PR introduced, then routing (the ground truth), then meaning drift, then the schema law.
+/// The reason names the deciding number.
 pub fn check_verdict(
     diff: &Diff,
     drift: Option<&crate::drift::Drift>,

@@ -746,34 +746,8 @@ pub async fn check_delta(
         return Ok(Ok(LintSection::delta(&b, &h, &renames)));
     };
     // Both sides graded; base's unchanged tools (most of them) come from the cache.
-    let mut graded = Vec::with_capacity(2);
-    for (tools, lint) in [(base, &mut b), (head, &mut h)] {
-        let mut m = llm::score(
-            tools,
-            &lint.tools,
-            g.router,
-            g.cache,
-            g.concurrency,
-            g.retry,
-        )
-        .await;
-        llm::judge_server(
-            &mut m,
-            tools,
-            &lint.tools,
-            &lint.shadows,
-            g.router,
-            g.cache,
-            g.retry,
-        )
-        .await;
-        if let Some(j) = &m.server {
-            lint.apply_model(j);
-        }
-        graded.push(m);
-    }
-    let head_model = graded.pop().expect("two sides");
-    let base_model = graded.pop().expect("two sides");
+    let base_model = g.grade(base, &mut b).await;
+    let head_model = g.grade(head, &mut h).await;
     let mut section = LintSection::delta(&b, &h, &renames);
     let mut changes = ScoreChange::graded_between(&base_model, &head_model, &renames);
     changes.extend(section.score_changes.take().unwrap_or_default());
@@ -789,12 +763,42 @@ pub async fn check_delta(
     Ok(Ok(section))
 }
 
-/// `check --lint-llm`: the model that grades both sides' tools, with what it needs.
+/// `lint --llm` and `check --lint-llm`: the model that grades tool sets, with what it needs.
 pub struct Grader<'a> {
     pub router: &'a dyn crate::route::Router,
     pub cache: &'a crate::cache::Cache,
     pub concurrency: usize,
     pub retry: &'a crate::http::retry::RetryPolicy,
+}
+
+impl Grader<'_> {
+    /// Grade `tools` (analysed as `lint`): every tool on the rubric, then the set-level call,
+    /// whose coherence and confirmations `lint` takes over its offline estimate.
+    pub async fn grade(&self, tools: &ToolSet, lint: &mut Lint) -> llm::LlmReport {
+        let mut m = llm::score(
+            tools,
+            &lint.tools,
+            self.router,
+            self.cache,
+            self.concurrency,
+            self.retry,
+        )
+        .await;
+        llm::judge_server(
+            &mut m,
+            tools,
+            &lint.tools,
+            &lint.shadows,
+            self.router,
+            self.cache,
+            self.retry,
+        )
+        .await;
+        if let Some(j) = &m.server {
+            lint.apply_model(j);
+        }
+        m
+    }
 }
 
 /// Tool sets the tests of lint and of its verdict (`gate`) share.

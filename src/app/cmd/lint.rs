@@ -8,7 +8,7 @@ use crate::app::console::{Progress, Terminal};
 use crate::app::settings::RouterSettings;
 use crate::app::{output, settings};
 use crate::error::{Error, Result};
-use crate::lint::{self, LintOptions, LintSection, llm};
+use crate::lint::{self, LintOptions, LintSection};
 use crate::report::{Report, Side};
 use crate::scan::{FailOn, ScanSection};
 use crate::source;
@@ -78,29 +78,13 @@ pub async fn run(a: LintArgs) -> Result<i32> {
     let model = match a.llm {
         true => {
             let router = r.router(None)?;
-            let mut m = llm::score(
-                &loaded.tools,
-                &analysis.tools,
-                router.as_ref(),
-                &cache,
-                r.concurrency.unwrap_or(4),
-                &r.retry(),
-            )
-            .await;
-            llm::judge_server(
-                &mut m,
-                &loaded.tools,
-                &analysis.tools,
-                &analysis.shadows,
-                router.as_ref(),
-                &cache,
-                &r.retry(),
-            )
-            .await;
-            if let Some(j) = &m.server {
-                analysis.apply_model(j);
-            }
-            Some(m)
+            let grader = lint::Grader {
+                router: router.as_ref(),
+                cache: &cache,
+                concurrency: r.concurrency.unwrap_or(4),
+                retry: &r.retry(),
+            };
+            Some(grader.grade(&loaded.tools, &mut analysis).await)
         }
         false => None,
     };

@@ -207,7 +207,8 @@ pub fn cache_key(router: &dyn Router, quality: &[ToolQuality], shadows: &[Shadow
     }))
 }
 
-/// The model's judgement as a [`ServerJudgement`] (the candidates it left out are the rejected).
+/// The model's judgement as coherence, confirmed and rejected candidates (the ones it left out
+/// are the rejected).
 fn judged(j: Judgement, shadows: &[Shadow]) -> (Coherence, Vec<ShadowingRisk>, Vec<ShadowingRisk>) {
     let coherence = Coherence::new("model", j.dimensions, Some(j.summary));
     let (mut yes, mut no) = (Vec::new(), Vec::new());
@@ -277,7 +278,7 @@ pub(super) async fn judge(
         answers: asked.answers,
         error: asked.error.clone(),
     };
-    if let Some(j) = answer.clone() {
+    if let Some(j) = answer {
         let (c, yes, no) = judged(j, shadows);
         out.coherence = Some(c);
         out.shadowing_risks = yes;
