@@ -98,7 +98,16 @@ if [ -n "${INPUT_REPORT_ARTIFACT:-}" ]; then
   set -- "$@" --report-artifact "$INPUT_REPORT_ARTIFACT"
 fi
 
-replay="${INPUT_SUITE:-}${INPUT_ROUTER:-}${INPUT_MODEL:-}${INPUT_BASE_URL:-}${INPUT_REPEATS:-}${INPUT_SHARD:-}"
+# A boolean input is passed as its flag when "true"; anything else but "false" or empty is an error.
+flag() { # input-value flag
+  case "$1" in
+    true) set_flag=1 ;;
+    false | "") set_flag=0 ;;
+    *) echo "::error::driftgate: $2 takes true or false, not '$1'"; exit 2 ;;
+  esac
+}
+
+replay="${INPUT_SUITE:-}${INPUT_ROUTER:-}${INPUT_MODEL:-}${INPUT_BASE_URL:-}${INPUT_REPEATS:-}${INPUT_SHARD:-}${INPUT_REPLAY:-}${INPUT_BATCH:-}${INPUT_BATCH_WAIT:-}${INPUT_LINT_LLM:-}${INPUT_ALLOW_UNREVIEWED:-}"
 if [ "$cmd" = "check" ]; then
   if [ -n "${INPUT_SUITE:-}" ]; then set -- "$@" --suite "$INPUT_SUITE"; fi
   if [ -n "${INPUT_ROUTER:-}" ]; then set -- "$@" --router "$INPUT_ROUTER"; fi
@@ -106,8 +115,16 @@ if [ "$cmd" = "check" ]; then
   if [ -n "${INPUT_BASE_URL:-}" ]; then set -- "$@" --base-url "$INPUT_BASE_URL"; fi
   if [ -n "${INPUT_REPEATS:-}" ]; then set -- "$@" --repeats "$INPUT_REPEATS"; fi
   if [ -n "${INPUT_SHARD:-}" ]; then set -- "$@" --shard "$INPUT_SHARD"; fi
+  if [ -n "${INPUT_REPLAY:-}" ]; then set -- "$@" --replay "$INPUT_REPLAY"; fi
+  flag "${INPUT_BATCH:-}" batch
+  if [ "$set_flag" = 1 ]; then set -- "$@" "--batch"; fi
+  if [ -n "${INPUT_BATCH_WAIT:-}" ]; then set -- "$@" --batch-wait "$INPUT_BATCH_WAIT"; fi
+  flag "${INPUT_LINT_LLM:-}" lint-llm
+  if [ "$set_flag" = 1 ]; then set -- "$@" "--lint-llm"; fi
+  flag "${INPUT_ALLOW_UNREVIEWED:-}" allow-unreviewed
+  if [ "$set_flag" = 1 ]; then set -- "$@" "--allow-unreviewed"; fi
 elif [ -n "$replay" ]; then
-  echo "::warning::driftgate: router, model, base-url, repeats and shard need a suite; running diff without a routing replay"
+  echo "::warning::driftgate: router, model, base-url, repeats, shard, replay, batch, batch-wait, lint-llm and allow-unreviewed need a suite; running diff without a routing replay"
 fi
 
 exec driftgate "$@"

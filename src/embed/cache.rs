@@ -35,6 +35,8 @@ pub struct CacheStats {
     pub misses: u64,
     /// Entries that could not be written (the cache is best-effort; results are unaffected).
     pub write_errors: u64,
+    /// Wall time spent in the model (its load included), summed over calls.
+    pub model_ms: u64,
 }
 
 /// Wraps an embedder with a persistent cache keyed by sha256(model id, text).
@@ -47,6 +49,7 @@ pub struct CachedEmbedder {
     hits: AtomicU64,
     misses: AtomicU64,
     write_errors: AtomicU64,
+    model_us: AtomicU64,
 }
 
 impl CachedEmbedder {
@@ -61,6 +64,7 @@ impl CachedEmbedder {
             hits: AtomicU64::new(0),
             misses: AtomicU64::new(0),
             write_errors: AtomicU64::new(0),
+            model_us: AtomicU64::new(0),
         }
     }
 
@@ -72,6 +76,7 @@ impl CachedEmbedder {
             hits: self.hits.load(Ordering::Relaxed),
             misses: self.misses.load(Ordering::Relaxed),
             write_errors: self.write_errors.load(Ordering::Relaxed),
+            model_ms: self.model_us.load(Ordering::Relaxed) / 1000,
         }
     }
 
@@ -190,7 +195,11 @@ impl Embedder for CachedEmbedder {
         let fresh = if miss_texts.is_empty() {
             None
         } else {
-            Some(self.inner.embed(&miss_texts).await?)
+            let started = std::time::Instant::now();
+            let rows = self.inner.embed(&miss_texts).await;
+            self.model_us
+                .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+            Some(rows?)
         };
 
         let dim = cached
@@ -314,6 +323,34 @@ mod tests {
         assert_eq!(decode(&k, &b[..b.len() - 1]), None);
         assert_eq!(decode(&k, b""), None);
         assert_ne!(key("ab", "c"), key("a", "bc"));
+    }
+
+    /// An embedder that takes 30 ms a call, to see the time spent in the model counted.
+    struct Slow;
+
+    #[async_trait::async_trait]
+    impl Embedder for Slow {
+        fn id(&self) -> &str {
+            "slow:v1"
+        }
+        async fn embed(&self, texts: &[String]) -> Result<Array2<f32>> {
+            tokio::time::sleep(std::time::Duration::from_millis(30)).await;
+            Ok(Array2::ones((texts.len(), 2)))
+        }
+    }
+
+    #[tokio::test]
+    async fn model_time_counts_only_calls_that_reach_the_model() {
+        let c = CachedEmbedder::new(Box::new(Slow), &Cache::new(None));
+        assert_eq!(c.stats().model_ms, 0);
+        c.embed(&s(&["a", "b"])).await.unwrap();
+        let once = c.stats().model_ms;
+        assert!((30..1000).contains(&once), "{once} ms");
+        // Answered from the memo: the model is not called, no time is added.
+        c.embed(&s(&["b", "a"])).await.unwrap();
+        assert_eq!(c.stats().model_ms, once);
+        c.embed(&s(&["c"])).await.unwrap();
+        assert!(c.stats().model_ms >= once + 30);
     }
 
     #[tokio::test]

@@ -130,14 +130,19 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
             }
             notes.extend(carried);
             // The cases this process replays: the whole suite, or its shard's.
-            let (run_suite, positions) = match r.shard {
-                Some(s) => s.select(&r.suite.suite),
+            // A shard is chosen by case id, which a rename leaves alone, so head's part is the
+            // same selection of the renamed suite.
+            let (run_suite, positions, head_suite) = match r.shard {
+                Some(s) => {
+                    let (run, positions) = s.select(&r.suite.suite);
+                    (run, positions, s.select(&full_head_suite).0)
+                }
                 None => (
                     r.suite.suite.clone(),
                     (0..r.suite.suite.cases.len()).collect(),
+                    full_head_suite,
                 ),
             };
-            let (head_suite, _) = renamed_suite(&run_suite, &d);
             let replayer =
                 Replayer::new(r.router.as_ref(), &r.cache, &r.config).with_console(console);
             // One batch for both sides, one wait; targeted replay knows head's cases only after

@@ -468,6 +468,11 @@ fn entrypoint_maps_each_input_to_one_argument() {
         ("report-artifact", "reports-node20"),
         ("github-token", "ghs_fromInput"),
         ("shard", "2/4"),
+        ("replay", "targeted"),
+        ("batch", "true"),
+        ("batch-wait", "600"),
+        ("lint-llm", "true"),
+        ("allow-unreviewed", "true"),
     ];
     let (code, _, err) = run_entrypoint(dir.path(), &bin, &all);
     assert_eq!(code, 0, "{err}");
@@ -478,7 +483,8 @@ fn entrypoint_maps_each_input_to_one_argument() {
          --server-env\nAPI_BASE=http://127.0.0.1:9 two words\n--server-env\nGLOB=*\n--server-env\nPASS_THROUGH\n--cosine-floor\n0.9\n\
          --tolerance\n0.05\n--args-tolerance\n0.04\n--require-significance\n0.1\n--fail-on\nbreaking\n--scan-fail-on\nmedium\n--comment\non-failure\n--report-artifact\nreports-node20\n\
          --suite\nsuite.yaml\n--router\nopenai\n--model\ngpt-4o-mini\n--base-url\nhttp://127.0.0.1:11434/v1\n\
-         --repeats\n3\n--shard\n2/4\ntoken=ghs_fromInput\n"
+         --repeats\n3\n--shard\n2/4\n--replay\ntargeted\n--batch\n--batch-wait\n600\n--lint-llm\n--allow-unreviewed\n\
+         token=ghs_fromInput\n"
     );
     assert_eq!(
         inputs().len(),
@@ -499,8 +505,33 @@ fn entrypoint_maps_each_input_to_one_argument() {
     );
     assert!(
         out.contains(
-            "::warning::driftgate: router, model, base-url, repeats and shard need a suite"
+            "::warning::driftgate: router, model, base-url, repeats, shard, replay, batch, batch-wait, lint-llm and allow-unreviewed need a suite"
         ),
+        "{out}"
+    );
+
+    // A boolean input: "false" passes nothing, anything but true/false is refused by name.
+    run_entrypoint(
+        dir.path(),
+        &bin,
+        &[("tools", "t.json"), ("suite", "s.yaml"), ("batch", "false")],
+    );
+    assert_eq!(
+        argv(dir.path()),
+        "check\n--tools\nt.json\n--github\n--annotations\n--suite\ns.yaml\ntoken=\n"
+    );
+    let (code, out, _) = run_entrypoint(
+        dir.path(),
+        &bin,
+        &[
+            ("tools", "t.json"),
+            ("suite", "s.yaml"),
+            ("lint-llm", "yes"),
+        ],
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("::error::driftgate: lint-llm takes true or false, not 'yes'"),
         "{out}"
     );
 
