@@ -98,11 +98,11 @@ if [ -n "${INPUT_REPORT_ARTIFACT:-}" ]; then
   set -- "$@" --report-artifact "$INPUT_REPORT_ARTIFACT"
 fi
 
-# A boolean input is passed as its flag when "true"; anything else but "false" or empty is an error.
-flag() { # input-value flag
+# A boolean input: true (pass its flag) or false/empty (do not); anything else is refused.
+is_true() { # input-value input-name
   case "$1" in
-    true) set_flag=1 ;;
-    false | "") set_flag=0 ;;
+    true) return 0 ;;
+    false | "") return 1 ;;
     *) echo "::error::driftgate: $2 takes true or false, not '$1'"; exit 2 ;;
   esac
 }
@@ -116,13 +116,10 @@ if [ "$cmd" = "check" ]; then
   if [ -n "${INPUT_REPEATS:-}" ]; then set -- "$@" --repeats "$INPUT_REPEATS"; fi
   if [ -n "${INPUT_SHARD:-}" ]; then set -- "$@" --shard "$INPUT_SHARD"; fi
   if [ -n "${INPUT_REPLAY:-}" ]; then set -- "$@" --replay "$INPUT_REPLAY"; fi
-  flag "${INPUT_BATCH:-}" batch
-  if [ "$set_flag" = 1 ]; then set -- "$@" "--batch"; fi
+  if is_true "${INPUT_BATCH:-}" batch; then set -- "$@" "--batch"; fi
   if [ -n "${INPUT_BATCH_WAIT:-}" ]; then set -- "$@" --batch-wait "$INPUT_BATCH_WAIT"; fi
-  flag "${INPUT_LINT_LLM:-}" lint-llm
-  if [ "$set_flag" = 1 ]; then set -- "$@" "--lint-llm"; fi
-  flag "${INPUT_ALLOW_UNREVIEWED:-}" allow-unreviewed
-  if [ "$set_flag" = 1 ]; then set -- "$@" "--allow-unreviewed"; fi
+  if is_true "${INPUT_LINT_LLM:-}" lint-llm; then set -- "$@" "--lint-llm"; fi
+  if is_true "${INPUT_ALLOW_UNREVIEWED:-}" allow-unreviewed; then set -- "$@" "--allow-unreviewed"; fi
 elif [ -n "$replay" ]; then
   echo "::warning::driftgate: router, model, base-url, repeats, shard, replay, batch, batch-wait, lint-llm and allow-unreviewed need a suite; running diff without a routing replay"
 fi
