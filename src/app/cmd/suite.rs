@@ -148,7 +148,7 @@ async fn init(a: InitArgs) -> Result<i32> {
     let cache = settings::cache(&a.model.cache, &cfg);
     let embedder = settings::embedder(&a.model.embed, &cache)?;
     let r = RouterSettings::resolve(&a.model.router, &cfg)?;
-    let semantic = SemanticRouter::new(embedder.clone(), r.none_threshold);
+    let semantic = SemanticRouter::new(embedder.clone(), r.semantic_options());
     let console = Terminal::new(Progress::Off);
     let (drafts, drafted_by) = if a.llm {
         let llm = r.drafter("suite init --llm", &cache)?;
