@@ -99,6 +99,11 @@ impl Options {
         if *self == Options::first() {
             return format!("none<{DEFAULT_NONE_THRESHOLD}");
         }
+        // The shipped router's short name, so the model id fits a terminal line; a test pins
+        // it to these exact options (change them, rename it, or old cache entries would answer).
+        if *self == Options::default() {
+            return "hybrid2".into();
+        }
         format!(
             "{}{}bm25={}:none={none}",
             if self.name_words { "words:" } else { "" },
@@ -369,8 +374,7 @@ impl SemanticRouter {
                 lexical_docs.push(word_text(t));
             }
         }
-        if matches!(o.none, NoneRule::SmallTalk { .. }) && req.tool_choice != ToolChoice::Required
-        {
+        if matches!(o.none, NoneRule::SmallTalk { .. }) && req.tool_choice != ToolChoice::Required {
             for line in SMALL_TALK {
                 texts.push(line.to_string());
                 owner.push(None);
@@ -430,7 +434,8 @@ fn sentences(text: &str) -> Vec<&str> {
     let b = text.as_bytes();
     for (i, c) in text.char_indices() {
         let end_here = c == '\n'
-            || (matches!(c, '.' | '!' | '?') && b.get(i + 1).is_some_and(|n| n.is_ascii_whitespace()));
+            || (matches!(c, '.' | '!' | '?')
+                && b.get(i + 1).is_some_and(|n| n.is_ascii_whitespace()));
         if end_here {
             let piece = text[start..=i].trim();
             if piece.len() > 3 {
@@ -454,7 +459,9 @@ const STOP_WORDS: [&str; 25] = [
     "from", "this", "that", "it", "as", "at", "can", "you", "me", "my",
 ];
 
-/// Lower-cased alphanumeric runs, stop words dropped, a plural or verb ending cut.
+/// Lower-cased alphanumeric runs, stop words dropped, one ending cut ("ing", "ed", "es", "s").
+/// Crude on purpose: query and tools go through the same cut, and a real stemmer (Snowball
+/// English) measured worse on every suite (docs/router.md).
 fn terms(text: &str) -> Vec<String> {
     text.to_lowercase()
         .split(|c: char| !c.is_ascii_alphanumeric())
@@ -507,4 +514,125 @@ fn bm25(query: &str, docs: &[String]) -> Vec<f32> {
                 .sum()
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_every_naming_style_the_same_way() {
+        for name in [
+            "read_text_file",
+            "readTextFile",
+            "read-text-file",
+            "Read Text File",
+        ] {
+            assert_eq!(words(name), "read text file", "{name}");
+        }
+        assert_eq!(words("browser_tab_list2"), "browser tab list2");
+        assert_eq!(words("get_PR_files"), "get pr files");
+        assert_eq!(words("__x__"), "x");
+        assert_eq!(words(""), "");
+    }
+
+    #[test]
+    fn sentences_end_at_terminal_punctuation_before_a_space_and_at_line_breaks() {
+        assert_eq!(
+            sentences("Read a file. Use e.g. paths within allowed dirs! Why?\nLast line"),
+            [
+                "Read a file.",
+                "Use e.g.",
+                "paths within allowed dirs!",
+                "Why?",
+                "Last line"
+            ]
+        );
+        // A dot inside a token (a version, a file name) does not end a sentence.
+        assert_eq!(
+            sentences("Reads config.json from v1.2 servers"),
+            ["Reads config.json from v1.2 servers"]
+        );
+        // Fragments of three characters or fewer are not views of their own…
+        assert_eq!(sentences("Ok. Fine text here."), ["Fine text here."]);
+        // …unless they are the whole description.
+        assert_eq!(sentences("Ok."), ["Ok."]);
+        assert!(sentences("  \n ").is_empty());
+        // Multi-byte text around the punctuation is sliced on character boundaries.
+        assert_eq!(
+            sentences("Öffnet die Datei. Schließt sie."),
+            ["Öffnet die Datei.", "Schließt sie."]
+        );
+    }
+
+    #[test]
+    fn terms_drop_stop_words_and_cut_one_ending() {
+        assert_eq!(
+            terms("Please list the files in my Directories, I'm searching"),
+            ["list", "fil", "directori", "m", "search"]
+        );
+        // Short words keep their endings.
+        assert_eq!(terms("bus uses tags"), ["bus", "use", "tag"]);
+    }
+
+    #[test]
+    fn bm25_prefers_the_tool_with_the_rare_matching_term() {
+        let docs = [
+            "read file: read the contents of a file".to_string(),
+            "write file: write contents to a file".to_string(),
+            "move file: move or rename a file".to_string(),
+        ];
+        let s = bm25("rename this file please", &docs);
+        assert_eq!(s.len(), 3);
+        // "file" is in every tool, so it weighs little; "rename" decides.
+        assert!(s[2] > s[0] && s[2] > s[1], "{s:?}");
+        assert!(s[0] > 0.0, "a shared term still counts a little: {s:?}");
+        assert_eq!(bm25("nothing in common", &docs), [0.0, 0.0, 0.0]);
+        assert!(bm25("anything", &[]).is_empty());
+        // A longer document with the same one match scores lower (length normalisation).
+        let s = bm25(
+            "rename",
+            &[
+                "rename".to_string(),
+                "rename plus many other words here".to_string(),
+            ],
+        );
+        assert!(s[0] > s[1], "{s:?}");
+    }
+
+    #[test]
+    fn labels_name_each_option_and_keep_the_first_routers_id() {
+        assert_eq!(Options::first().label(), "none<0.25");
+        // The short name stands for exactly these options.
+        assert_eq!(
+            Options::default(),
+            Options {
+                sentences: true,
+                name_words: true,
+                lexical: 0.15,
+                none: NoneRule::SmallTalk { margin: 0.05 },
+            }
+        );
+        assert_eq!(Options::default().label(), "hybrid2");
+        let talk_wider = Options {
+            none: NoneRule::SmallTalk { margin: 0.1 },
+            ..Options::default()
+        };
+        assert_eq!(
+            talk_wider.label(),
+            "words:sentences:bm25=0.15:none=talk+0.1"
+        );
+        let threshold = Options {
+            none: NoneRule::Threshold(0.3),
+            ..Options::default()
+        };
+        assert_eq!(threshold.label(), "words:sentences:bm25=0.15:none=<0.3");
+        let never = Options {
+            none: NoneRule::Never,
+            lexical: 0.0,
+            sentences: false,
+            name_words: false,
+        };
+        assert_eq!(never.label(), "bm25=0:none=never");
+    }
 }
