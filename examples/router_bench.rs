@@ -141,6 +141,9 @@ fn request(case: &Case, tools: &ToolSet) -> RouteRequest {
     }
 }
 
+/// The choice recorded for an unreadable answer: no tool has this name.
+const MALFORMED: &str = "(malformed)";
+
 /// What the router chose per case: `Some(name)` or `None` for no call.
 async fn answers(router: &dyn Router, set: &Set) -> Vec<Option<String>> {
     let reqs: Vec<RouteRequest> = set
@@ -153,11 +156,18 @@ async fn answers(router: &dyn Router, set: &Set) -> Vec<Option<String>> {
     router.prepare(&refs).await;
     let mut out = Vec::new();
     for r in &reqs {
-        let a = router.route(r).await.unwrap_or_else(|e| panic!("{e:?}"));
-        out.push(match a.answer {
-            Answer::Call { name, .. } => Some(name),
-            Answer::NoCall { .. } => None,
-            Answer::Malformed { detail } => panic!("malformed answer: {detail}"),
+        // An LLM's unreadable answer (an invented tool the server cannot parse, say) is an answer
+        // of its own, wrong for every case; the semantic router never gives one.
+        out.push(match router.route(r).await {
+            Ok(a) => match a.answer {
+                Answer::Call { name, .. } => Some(name),
+                Answer::NoCall { .. } => None,
+                Answer::Malformed { .. } => Some(MALFORMED.into()),
+            },
+            Err(e) => {
+                eprintln!("router_bench: {}: {e:?}", router.model());
+                Some(MALFORMED.into())
+            }
         });
     }
     out
@@ -169,6 +179,9 @@ fn score(set: &Set, chosen: &[Option<String>]) -> String {
     let (mut ok, mut none_cases, mut none_answered, mut none_right) = (0, 0, 0, 0);
     for (case, c) in set.suite.cases.iter().zip(chosen) {
         let answer = match c {
+            Some(name) if name == MALFORMED => Answer::Malformed {
+                detail: String::new(),
+            },
             Some(name) => Answer::Call {
                 name: name.clone(),
                 arguments: Some(serde_json::json!({})),

@@ -48,7 +48,7 @@ fn the_shipped_router_holds_its_accuracy_on_every_shipped_suite() {
         .map(|&(suite, tools, cases, floor)| {
             let dir = cache.path().to_str().unwrap().to_string();
             std::thread::spawn(move || {
-                let run = cli::driftgate(&[
+                let run = cli::driftgate([
                     "check",
                     "--format",
                     "json",

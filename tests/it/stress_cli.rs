@@ -310,6 +310,23 @@ fn suite_init_offline_drafts_a_reviewable_suite_that_passes_suite_check() {
     let (code, _, err) = run_in(dir.path(), &args);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("review it, then freeze it"), "{err}");
+    // The drafts are worded as requests, not restated descriptions: before the intent templates
+    // a drafted prompt shared 66% of its words with its tool's description here.
+    let loaded = driftgate::source::parse_text(&std::fs::read_to_string(&tools).unwrap(), "t")
+        .unwrap()
+        .0;
+    let parsed = driftgate::suite::load(&out).unwrap();
+    let o = driftgate::suite::check::description_overlap(&parsed.cases, &loaded).unwrap();
+    assert!(o.mean < 0.45, "{o:?}");
+    assert!(
+        err.contains(&format!(
+            "wording: a drafted prompt shares {:.0}% of its words with its tool's description on average ({} of {} at 50% or more)",
+            o.mean * 100.0,
+            o.echoing,
+            o.cases
+        )),
+        "{err}"
+    );
     let text = std::fs::read_to_string(&out).unwrap();
     assert!(
         text.starts_with("# driftgate routing suite: DRAFT written by `driftgate suite init`.")

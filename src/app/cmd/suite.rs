@@ -212,6 +212,21 @@ async fn init(a: InitArgs) -> Result<i32> {
         }
         None => console.out(&text),
     }
+    let overlap = check::overlap_of(
+        drafts
+            .iter()
+            .map(|d| (d.prompt.as_str(), d.expect.as_slice())),
+        &loaded.tools,
+    );
+    if let Some(o) = overlap {
+        console.note(&format!(
+            "wording: a drafted prompt shares {:.0}% of its words with its tool's description on average ({} of {} at {:.0}% or more); replace those with what your users really type",
+            o.mean * 100.0,
+            o.echoing,
+            o.cases,
+            check::ECHO_OVERLAP * 100.0
+        ));
+    }
     Ok(exit::PASS)
 }
 
