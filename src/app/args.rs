@@ -218,7 +218,8 @@ pub struct RouterArgs {
     /// Attempts per request, including the first [default: 4].
     #[arg(long)]
     pub max_attempts: Option<u32>,
-    /// Semantic router: below this cosine, `auto` answers with no call [default: 0.25].
+    /// Semantic router: answer `auto` with no call below this cosine to the nearest tool, instead
+    /// of when the prompt reads more like small talk than like any tool (the default).
     #[arg(long)]
     pub none_threshold: Option<f32>,
     /// USD per million input tokens: with --price-output, the report estimates the run's cost.

@@ -21,7 +21,7 @@ use crate::llm::json::JsonLlm;
 use crate::llm::{Chat, Sampling, ToolChoice};
 use crate::replay::ReplayConfig;
 use crate::route::provider::ProviderRouter;
-use crate::route::semantic::{DEFAULT_NONE_THRESHOLD, SemanticRouter};
+use crate::route::semantic::{self, SemanticRouter};
 use crate::route::{Router, SYSTEM_PROMPT};
 use crate::source::live::LiveOptions;
 
@@ -283,11 +283,22 @@ pub struct RouterSettings {
     pub concurrency: Option<usize>,
     pub timeout: Duration,
     pub max_attempts: u32,
-    pub none_threshold: f32,
+    /// `--none-threshold`: the semantic router's no-call rule as a cosine threshold instead of
+    /// its small-talk reference.
+    pub none_threshold: Option<f32>,
     pub prices: Option<[f64; 2]>,
 }
 
 impl RouterSettings {
+    /// The semantic router's scoring: the shipped default, or its no-call rule as a threshold.
+    pub fn semantic_options(&self) -> semantic::Options {
+        let mut o = semantic::Options::default();
+        if let Some(t) = self.none_threshold {
+            o.none = semantic::NoneRule::Threshold(t);
+        }
+        o
+    }
+
     pub fn resolve(r: &RouterArgs, cfg: &Config) -> Result<RouterSettings> {
         let c = &cfg.router;
         let repeats = r.repeats.or(c.repeats).unwrap_or(1);
@@ -313,10 +324,7 @@ impl RouterSettings {
             concurrency: r.concurrency.or(c.concurrency),
             timeout: Duration::from_secs(timeout),
             max_attempts: r.max_attempts.or(c.max_attempts).unwrap_or(4).max(1),
-            none_threshold: r
-                .none_threshold
-                .or(c.none_threshold)
-                .unwrap_or(DEFAULT_NONE_THRESHOLD),
+            none_threshold: r.none_threshold.or(c.none_threshold),
             prices: r
                 .price_input
                 .or(c.price_input_per_mtok)
@@ -383,7 +391,7 @@ impl RouterSettings {
                     Some(e) => e,
                     None => Arc::from(EmbedderKind::MiniLm.build()?),
                 };
-                Box::new(SemanticRouter::new(e, self.none_threshold))
+                Box::new(SemanticRouter::new(e, self.semantic_options()))
             }
             RouterKind::Openai => {
                 Box::new(ProviderRouter::new(self.chat(false, "--router openai")?))

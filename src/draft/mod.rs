@@ -22,12 +22,13 @@ use crate::error::{Error, Result};
 use crate::llm::json::{JsonLlm, JsonTask};
 use crate::llm::{Answer, Message, Sampling, ToolChoice};
 use crate::route::{RouteRequest, Router};
+use crate::text::terms::{idf, text_terms};
 use crate::text::tokens::{ellipsis, name_tokens, split_first_sentence};
 use crate::text::verbs::NOT_VERBS;
 use crate::tools::{Tool, ToolSet};
 
-pub const PROMPT: &str = include_str!("../../prompts/suite-init.v2.md");
-pub const PROMPT_FILE: &str = "prompts/suite-init.v2.md";
+pub const PROMPT: &str = include_str!("../../prompts/suite-init.v3.md");
+pub const PROMPT_FILE: &str = "prompts/suite-init.v3.md";
 
 /// One drafted case.
 #[derive(Debug, Clone, PartialEq)]
@@ -186,6 +187,10 @@ pub fn example_value(name: &str, schema: &Value) -> Option<String> {
             return Some(v.to_string());
         }
     }
+    // A repository's path is a directory, not a file ("repo_path" in mcp-server-git).
+    if n.contains("repo") && n.contains("path") {
+        return Some("~/src/shop-api".into());
+    }
     if n.contains("path") {
         return Some(if ty == "array" {
             "notes/a.txt and notes/b.txt".into()
@@ -293,6 +298,17 @@ pub fn templates(tool: &Tool, sibling: Option<&Tool>) -> Vec<(String, &'static s
         }
         out.push((format!("{p}."), "template"));
     }
+    // A request in the name's words with the values it needs: what a user asks for, not what
+    // the description says (a suite worded like the descriptions rewards the base wording).
+    let name_words = name_tokens(&tool.name).join(" ");
+    let values: Vec<&str> = examples.iter().map(|(_, v)| v.as_str()).collect();
+    out.push((
+        match values.as_slice() {
+            [] => format!("Could you {name_words} for me?"),
+            vs => format!("Could you {name_words} {} for me?", vs.join(", ")),
+        },
+        "intent",
+    ));
     out.push((format!("Can you {action}?"), "template"));
     if let Some(clause) = need_clause(tool.description_text()) {
         out.push((format!("Help me {clause}."), "template"));
@@ -305,15 +321,14 @@ pub fn templates(tool: &Tool, sibling: Option<&Tool>) -> Vec<(String, &'static s
         None => out.push((format!("{name}, please."), "template")),
     }
     if let Some(s) = sibling {
-        let theirs: Vec<String> = action_phrase(s)
-            .split_whitespace()
-            .map(String::from)
-            .collect();
+        // The sibling's vocabulary (its name's words), then what this tool does in its own.
+        let theirs = name_tokens(&s.name).join(" ");
+        let mine = match values.as_slice() {
+            [] => name_words.clone(),
+            vs => format!("{name_words} {}", vs.join(", ")),
+        };
         out.push((
-            format!(
-                "I don't want to {}; I want to {action}.",
-                shorten(&theirs, 8)
-            ),
+            format!("I don't want to {theirs}; I want to {mine}."),
             "sibling",
         ));
     }
@@ -469,7 +484,12 @@ pub async fn draft_offline(
             chosen.push(s);
         }
         let mut rest: Vec<usize> = (0..scored.len()).filter(|i| !chosen.contains(i)).collect();
-        rest.sort_by_key(|&i| (!scored[i].4, scored[i].0));
+        // Routed right first, then the prompts that do not restate the description.
+        let echoes = |p: &str| {
+            crate::suite::check::overlap(p, tool.description_text())
+                .is_some_and(|o| o >= crate::suite::check::ECHO_OVERLAP)
+        };
+        rest.sort_by_key(|&i| (!scored[i].4, echoes(&scored[i].1), scored[i].0));
         chosen.extend(rest.into_iter().take(k.saturating_sub(chosen.len())));
         chosen.sort_unstable();
         for c in chosen {
@@ -516,8 +536,40 @@ pub fn llm_user_message(tools: &ToolSet, target: Option<&str>, k: usize) -> Stri
             json!({"name": t.name, "description": t.description_text(), "parameters": params})
         })
         .collect();
-    serde_json::to_string_pretty(&json!({"tools": list, "route_to": target, "count": k}))
-        .expect("json")
+    let avoid = target
+        .and_then(|n| tools.get(n))
+        .map(|t| distinctive_words(t, tools, AVOID_WORDS))
+        .unwrap_or_default();
+    serde_json::to_string_pretty(
+        &json!({"tools": list, "route_to": target, "count": k, "avoid_words": avoid}),
+    )
+    .expect("json")
+}
+
+/// How many of the target description's words the drafting model is asked not to use.
+const AVOID_WORDS: usize = 8;
+
+/// The `n` words of `tool`'s description that are rarest among the server's descriptions (ties
+/// by first use): what a prompt copied from the description would share with it, and what a
+/// user who never read it would not say.
+pub fn distinctive_words(tool: &Tool, tools: &ToolSet, n: usize) -> Vec<String> {
+    let docs: Vec<Vec<String>> = tools
+        .tools
+        .iter()
+        .map(|t| text_terms(t.description_text()))
+        .collect();
+    let weight = idf(&docs);
+    let mut words: Vec<String> = Vec::new();
+    for w in text_terms(tool.description_text()) {
+        if !words.contains(&w) {
+            words.push(w);
+        }
+    }
+    // A stable sort keeps first use among equal weights.
+    let w = |t: &String| weight.get(t).copied().unwrap_or(0.0);
+    words.sort_by(|a, b| w(b).total_cmp(&w(a)));
+    words.truncate(n);
+    words
 }
 
 /// Consecutive words shared with a description that make a prompt a copy of it.
@@ -956,6 +1008,10 @@ mod tests {
             example_value("count", &json!({"type": "integer"})).unwrap(),
             "3"
         );
+        assert_eq!(
+            example_value("repo_path", &json!({"type": "string"})).unwrap(),
+            "~/src/shop-api"
+        );
         assert_eq!(example_value("dryRun", &json!({"type": "boolean"})), None);
     }
 
@@ -972,14 +1028,44 @@ mod tests {
             prompts,
             [
                 "Please read notes/todo.txt.",
+                "Could you read text file notes/todo.txt for me?",
                 "Can you read a file as text?",
                 "Help me examine one file.",
                 "Read a file as text.",
                 "Read text file: notes/todo.txt",
-                "I don't want to read the contents of multiple files simultaneously; I want to read a file as text.",
+                "I don't want to read multiple files; I want to read text file notes/todo.txt.",
             ]
         );
         assert_eq!(t.last().unwrap().1, "sibling");
+    }
+
+    #[test]
+    fn the_drafting_model_is_told_the_targets_distinctive_words() {
+        let set = ToolSet::from_array(
+            &[
+                json!({"name": "read_file", "description": "Read the complete contents of a file."}),
+                json!({"name": "write_file", "description": "Write a file, overwriting its contents."}),
+                json!({"name": "move_file", "description": "Move or rename a file."}),
+            ],
+            "t",
+            "",
+        )
+        .unwrap();
+        let read = set.get("read_file").unwrap();
+        // "file" is in every description and "content" in two: rarest first.
+        assert_eq!(
+            distinctive_words(read, &set, 8),
+            ["read", "complete", "content", "file"]
+        );
+        assert_eq!(distinctive_words(read, &set, 2), ["read", "complete"]);
+        let user: Value =
+            serde_json::from_str(&llm_user_message(&set, Some("read_file"), 2)).unwrap();
+        assert_eq!(
+            user["avoid_words"],
+            json!(["read", "complete", "content", "file"])
+        );
+        let none: Value = serde_json::from_str(&llm_user_message(&set, None, 2)).unwrap();
+        assert_eq!(none["avoid_words"], json!([]));
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! The offline default router: embed the user message and each offered tool's text with the
-//! bundled sentence embedder and pick the nearest tool; below a threshold (with `tool_choice:
-//! auto`) answer with no call. Deterministic, no key, no network.
+//! bundled sentence embedder, add a lexical score (BM25 over the offered tools), and pick the best
+//! tool; when the prompt reads more like small talk than like any tool (with `tool_choice: auto`)
+//! answer with no call. Deterministic, no key, no network.
 //!
 //! It is a proxy for an LLM, not an LLM: it measures whether a description still *reads* like the
-//! prompts meant for it, which is exactly what a wording change can break.
+//! prompts meant for it, which is exactly what a wording change can break. Each choice below was
+//! measured on five suites (docs/router.md, `bench/router.sh`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -17,11 +19,99 @@ use super::{RouteRequest, RouteResponse, Router};
 use crate::embed::{Embedder, cosine};
 use crate::http::Failure;
 use crate::llm::{Answer, ToolChoice};
+use crate::tools::Tool;
 
-/// Below this cosine between prompt and best tool, `auto` answers with no call. Calibrated on the
-/// calendar example and the server-filesystem suite: on-topic prompts score ≥ 0.3 against their
-/// tool, chit-chat ≤ 0.2.
+/// The cosine threshold the first semantic router used for "no call": kept for `--none-threshold`.
 pub const DEFAULT_NONE_THRESHOLD: f32 = 0.25;
+
+/// Prompts that want no tool. A prompt closer to one of these than to every offered tool (by a
+/// margin) gets no call: a fixed reference, not a threshold fitted to any suite, so it moves with
+/// the embedder rather than against it.
+pub const SMALL_TALK: [&str; 10] = [
+    "Thanks, that's all.",
+    "Hello, how are you today?",
+    "Tell me a joke.",
+    "Write a short poem about the sea.",
+    "What is the capital of France?",
+    "Explain the difference between two concepts in general terms.",
+    "Translate this sentence into Spanish.",
+    "What's your opinion on this?",
+    "Summarize what we discussed.",
+    "Good morning!",
+];
+
+/// When `auto` answers with no call.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum NoneRule {
+    /// Never: always the best tool.
+    Never,
+    /// Below this cosine between prompt and its nearest tool.
+    Threshold(f32),
+    /// When the prompt's nearest [`SMALL_TALK`] line is closer than its nearest tool plus `margin`.
+    SmallTalk { margin: f32 },
+}
+
+/// How the router scores; [`Options::default`] is the shipped router, the others are what
+/// `bench/router.sh` compares it with.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Options {
+    /// Besides the whole tool text, each description sentence (after the tool's name words) is a
+    /// view of its own, and a tool scores its best view: a long description's one relevant
+    /// sentence is not averaged away by mean pooling.
+    pub sentences: bool,
+    /// The words of names (`read_text_file` → "read text file") and parameter names instead of
+    /// [`Tool::routing_text`] as the whole text.
+    pub name_words: bool,
+    /// Weight of BM25 over the offered tools (scaled to the best tool's 1.0), added to the cosine.
+    pub lexical: f32,
+    pub none: NoneRule,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            sentences: true,
+            name_words: true,
+            lexical: 0.15,
+            none: NoneRule::SmallTalk { margin: 0.05 },
+        }
+    }
+}
+
+impl Options {
+    /// The first router (v0.1): whole routing text, cosine only, a 0.25 threshold.
+    pub fn first() -> Self {
+        Options {
+            sentences: false,
+            name_words: false,
+            lexical: 0.0,
+            none: NoneRule::Threshold(DEFAULT_NONE_THRESHOLD),
+        }
+    }
+
+    /// A short stable name, part of the router's model id (so of every cache key).
+    pub fn label(&self) -> String {
+        let none = match self.none {
+            NoneRule::Never => "never".to_string(),
+            NoneRule::Threshold(t) => format!("<{t}"),
+            NoneRule::SmallTalk { margin } => format!("talk+{margin}"),
+        };
+        if *self == Options::first() {
+            return format!("none<{DEFAULT_NONE_THRESHOLD}");
+        }
+        // The shipped router's short name, so the model id fits a terminal line; a test pins
+        // it to these exact options (change them, rename it, or old cache entries would answer).
+        if *self == Options::default() {
+            return "hybrid2".into();
+        }
+        format!(
+            "{}{}bm25={}:none={none}",
+            if self.name_words { "words:" } else { "" },
+            if self.sentences { "sentences:" } else { "" },
+            self.lexical
+        )
+    }
+}
 
 /// One embedding batch in flight, awaited by every case that needs one of its texts.
 type Batch = Shared<BoxFuture<'static, Result<Arc<Array2<f32>>, String>>>;
@@ -35,7 +125,7 @@ enum Slot {
 pub struct SemanticRouter {
     embedder: Arc<dyn Embedder>,
     model: String,
-    none_threshold: f32,
+    options: Options,
     /// Tool texts recur in every case: embed each once per run. A text being embedded is a
     /// pending slot, so concurrent cases wait for that batch instead of embedding the same tool
     /// texts again (CPU-bound work that only oversubscribes the cores), while each case's own
@@ -45,12 +135,12 @@ pub struct SemanticRouter {
 }
 
 impl SemanticRouter {
-    pub fn new(embedder: Arc<dyn Embedder>, none_threshold: f32) -> Self {
-        let model = format!("{}@none<{none_threshold}", embedder.id());
+    pub fn new(embedder: Arc<dyn Embedder>, options: Options) -> Self {
+        let model = format!("{}@{}", embedder.id(), options.label());
         SemanticRouter {
             embedder,
             model,
-            none_threshold,
+            options,
             memo: Mutex::new(HashMap::new()),
         }
     }
@@ -155,7 +245,7 @@ impl Router for SemanticRouter {
     async fn prepare(&self, requests: &[&RouteRequest]) {
         let mut texts: Vec<String> = Vec::new();
         for r in requests {
-            texts.extend(texts_of(r));
+            texts.extend(self.plan(r).texts);
         }
         // A failure comes back when the request is routed, and is reported there.
         let _ = self.ensure(&texts).await;
@@ -163,35 +253,75 @@ impl Router for SemanticRouter {
 
     async fn route(&self, req: &RouteRequest) -> Result<RouteResponse, Failure> {
         let started = Instant::now();
-        let texts = texts_of(req);
-        let scores = self.cosines(&texts).await?;
-        let best = req
-            .tools
+        let plan = self.plan(req);
+        let cos = self.cosines(&plan.texts).await?;
+        // Each tool's best view; the small-talk lines come after the tools' views.
+        let mut tool_cos = vec![f32::NEG_INFINITY; req.tools.len()];
+        for (c, &k) in cos.iter().zip(&plan.owner) {
+            if let Some(k) = k {
+                tool_cos[k] = tool_cos[k].max(*c);
+            }
+        }
+        let talk = cos
             .iter()
-            .zip(scores)
-            // Ties broken by offered order, which the caller made deterministic.
-            .fold(
-                None::<(&crate::tools::Tool, f32)>,
-                |acc, (t, s)| match acc {
-                    Some((_, bs)) if bs >= s => acc,
-                    _ => Some((t, s)),
-                },
-            );
-        let answer = match best {
-            Some((t, s)) if s >= self.none_threshold || req.tool_choice == ToolChoice::Required => {
-                Answer::Call {
-                    name: t.name.clone(),
-                    arguments: Some(serde_json::json!({})),
-                    raw_arguments: "{}".into(),
-                    others: Vec::new(),
+            .zip(&plan.owner)
+            .filter(|(_, k)| k.is_none())
+            .map(|(c, _)| *c)
+            .fold(f32::NEG_INFINITY, f32::max);
+        let mut score = tool_cos.clone();
+        if self.options.lexical > 0.0 {
+            let lex = bm25(&plan.query, &plan.lexical_docs);
+            let top = lex.iter().cloned().fold(0.0, f32::max);
+            if top > 0.0 {
+                for (s, l) in score.iter_mut().zip(lex) {
+                    *s += self.options.lexical * l / top;
                 }
             }
-            Some((t, s)) => Answer::NoCall {
-                text: format!("no tool close enough (best `{}` at {s:.3})", t.name),
-            },
+        }
+        // Ties broken by offered order, which the caller made deterministic.
+        let best = score
+            .iter()
+            .enumerate()
+            .fold(None::<(usize, f32)>, |acc, (k, &s)| match acc {
+                Some((_, bs)) if bs >= s => acc,
+                _ => Some((k, s)),
+            })
+            .map(|(k, _)| k);
+        let nearest = tool_cos.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+        let answer = match best {
             None => Answer::NoCall {
                 text: "no tools offered".into(),
             },
+            Some(k) => {
+                let t = &req.tools[k];
+                let none = req.tool_choice != ToolChoice::Required
+                    && match self.options.none {
+                        NoneRule::Never => false,
+                        NoneRule::Threshold(th) => tool_cos[k] < th,
+                        NoneRule::SmallTalk { margin } => talk > nearest + margin,
+                    };
+                if none {
+                    Answer::NoCall {
+                        text: match self.options.none {
+                            NoneRule::SmallTalk { .. } => format!(
+                                "reads as small talk ({talk:.3}) more than as any tool (best `{}` at {:.3})",
+                                t.name, tool_cos[k]
+                            ),
+                            _ => format!(
+                                "no tool close enough (best `{}` at {:.3})",
+                                t.name, tool_cos[k]
+                            ),
+                        },
+                    }
+                } else {
+                    Answer::Call {
+                        name: t.name.clone(),
+                        arguments: Some(serde_json::json!({})),
+                        raw_arguments: "{}".into(),
+                        others: Vec::new(),
+                    }
+                }
+            }
         };
         Ok(RouteResponse {
             answer,
@@ -201,16 +331,308 @@ impl Router for SemanticRouter {
     }
 }
 
-/// What a request embeds: the last user message, then each offered tool's routing text.
-fn texts_of(req: &RouteRequest) -> Vec<String> {
-    let query = req
-        .messages
-        .iter()
-        .rev()
-        .find(|m| m.role == "user")
-        .map(|m| m.content.clone())
-        .unwrap_or_default();
-    let mut texts = vec![query];
-    texts.extend(req.tools.iter().map(|t| t.routing_text()));
-    texts
+/// What one request embeds and scores.
+struct Plan {
+    query: String,
+    /// The query, then each tool's views, then the small-talk lines.
+    texts: Vec<String>,
+    /// For `texts[1..]`: the offered tool a view belongs to, `None` for a small-talk line.
+    owner: Vec<Option<usize>>,
+    /// Per offered tool, the text BM25 scores.
+    lexical_docs: Vec<String>,
+}
+
+impl SemanticRouter {
+    fn plan(&self, req: &RouteRequest) -> Plan {
+        let query = req
+            .messages
+            .iter()
+            .rev()
+            .find(|m| m.role == "user")
+            .map(|m| m.content.clone())
+            .unwrap_or_default();
+        let o = &self.options;
+        let mut texts = vec![query.clone()];
+        let mut owner = Vec::new();
+        let mut lexical_docs = Vec::new();
+        for (k, t) in req.tools.iter().enumerate() {
+            let whole = if o.name_words {
+                word_text(t)
+            } else {
+                t.routing_text()
+            };
+            if o.sentences {
+                let name = words(&t.name);
+                for s in sentences(t.description_text()) {
+                    texts.push(format!("{name}: {s}"));
+                    owner.push(Some(k));
+                }
+            }
+            texts.push(whole);
+            owner.push(Some(k));
+            if o.lexical > 0.0 {
+                lexical_docs.push(word_text(t));
+            }
+        }
+        if matches!(o.none, NoneRule::SmallTalk { .. }) && req.tool_choice != ToolChoice::Required {
+            for line in SMALL_TALK {
+                texts.push(line.to_string());
+                owner.push(None);
+            }
+        }
+        Plan {
+            query,
+            texts,
+            owner,
+            lexical_docs,
+        }
+    }
+}
+
+/// A name's words: `read_text_file`, `readTextFile`, `read-text-file` → "read text file".
+fn words(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    let mut prev_lower = false;
+    for c in name.chars() {
+        if c == '_' || c == '-' || c.is_whitespace() {
+            if !out.ends_with(' ') && !out.is_empty() {
+                out.push(' ');
+            }
+            prev_lower = false;
+            continue;
+        }
+        if c.is_uppercase() && prev_lower {
+            out.push(' ');
+        }
+        prev_lower = c.is_lowercase() || c.is_ascii_digit();
+        out.extend(c.to_lowercase());
+    }
+    out.trim_end().to_string()
+}
+
+/// The tool as words: name words (title): description, then its parameters' name words.
+fn word_text(t: &Tool) -> String {
+    let mut s = words(&t.name);
+    if let Some(title) = &t.title {
+        s.push_str(&format!(" ({title})"));
+    }
+    s.push_str(": ");
+    s.push_str(t.description_text());
+    let params: Vec<String> = t.params().into_iter().map(|(p, _)| words(&p)).collect();
+    if !params.is_empty() {
+        s.push_str("\nparameters: ");
+        s.push_str(&params.join(", "));
+    }
+    s
+}
+
+/// A description's sentences (split after `.`, `!`, `?` before whitespace, and at line breaks),
+/// each longer than three characters; the whole text when it has none.
+fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let b = text.as_bytes();
+    for (i, c) in text.char_indices() {
+        let end_here = c == '\n'
+            || (matches!(c, '.' | '!' | '?')
+                && b.get(i + 1).is_some_and(|n| n.is_ascii_whitespace()));
+        if end_here {
+            let piece = text[start..=i].trim();
+            if piece.len() > 3 {
+                out.push(piece);
+            }
+            start = i + 1;
+        }
+    }
+    let piece = text[start..].trim();
+    if piece.len() > 3 {
+        out.push(piece);
+    }
+    if out.is_empty() && !text.trim().is_empty() {
+        out.push(text.trim());
+    }
+    out
+}
+
+const STOP_WORDS: [&str; 25] = [
+    "a", "an", "the", "of", "to", "in", "on", "for", "and", "or", "is", "are", "be", "with", "by",
+    "from", "this", "that", "it", "as", "at", "can", "you", "me", "my",
+];
+
+/// Lower-cased alphanumeric runs, stop words dropped, one ending cut ("ing", "ed", "es", "s").
+/// Crude on purpose: query and tools go through the same cut, and a real stemmer (Snowball
+/// English) measured worse on every suite (docs/router.md).
+fn terms(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|w| !w.is_empty() && !STOP_WORDS.contains(w) && *w != "i" && *w != "please")
+        .map(|w| {
+            for suffix in ["ing", "ed", "es", "s"] {
+                if w.len() > suffix.len() + 2 && w.ends_with(suffix) {
+                    return w[..w.len() - suffix.len()].to_string();
+                }
+            }
+            w.to_string()
+        })
+        .collect()
+}
+
+/// Okapi BM25 (k1 1.2, b 0.75) of `query` against each of `docs`, the documents being the
+/// offered tools: a term every tool shares weighs almost nothing.
+fn bm25(query: &str, docs: &[String]) -> Vec<f32> {
+    let docs: Vec<Vec<String>> = docs.iter().map(|d| terms(d)).collect();
+    let n = docs.len() as f32;
+    if docs.is_empty() {
+        return Vec::new();
+    }
+    let avg = (docs.iter().map(Vec::len).sum::<usize>() as f32 / n).max(1.0);
+    let mut df: HashMap<&str, f32> = HashMap::new();
+    for d in &docs {
+        let mut seen: Vec<&str> = d.iter().map(String::as_str).collect();
+        seen.sort_unstable();
+        seen.dedup();
+        for w in seen {
+            *df.entry(w).or_default() += 1.0;
+        }
+    }
+    let mut q = terms(query);
+    q.sort_unstable();
+    q.dedup();
+    docs.iter()
+        .map(|d| {
+            let len = d.len() as f32;
+            q.iter()
+                .map(|w| {
+                    let f = d.iter().filter(|x| *x == w).count() as f32;
+                    if f == 0.0 {
+                        return 0.0;
+                    }
+                    let df = df[w.as_str()];
+                    let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+                    idf * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * len / avg))
+                })
+                .sum()
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn words_split_every_naming_style_the_same_way() {
+        for name in [
+            "read_text_file",
+            "readTextFile",
+            "read-text-file",
+            "Read Text File",
+        ] {
+            assert_eq!(words(name), "read text file", "{name}");
+        }
+        assert_eq!(words("browser_tab_list2"), "browser tab list2");
+        assert_eq!(words("get_PR_files"), "get pr files");
+        assert_eq!(words("__x__"), "x");
+        assert_eq!(words(""), "");
+    }
+
+    #[test]
+    fn sentences_end_at_terminal_punctuation_before_a_space_and_at_line_breaks() {
+        assert_eq!(
+            sentences("Read a file. Use e.g. paths within allowed dirs! Why?\nLast line"),
+            [
+                "Read a file.",
+                "Use e.g.",
+                "paths within allowed dirs!",
+                "Why?",
+                "Last line"
+            ]
+        );
+        // A dot inside a token (a version, a file name) does not end a sentence.
+        assert_eq!(
+            sentences("Reads config.json from v1.2 servers"),
+            ["Reads config.json from v1.2 servers"]
+        );
+        // Fragments of three characters or fewer are not views of their own…
+        assert_eq!(sentences("Ok. Fine text here."), ["Fine text here."]);
+        // …unless they are the whole description.
+        assert_eq!(sentences("Ok."), ["Ok."]);
+        assert!(sentences("  \n ").is_empty());
+        // Multi-byte text around the punctuation is sliced on character boundaries.
+        assert_eq!(
+            sentences("Öffnet die Datei. Schließt sie."),
+            ["Öffnet die Datei.", "Schließt sie."]
+        );
+    }
+
+    #[test]
+    fn terms_drop_stop_words_and_cut_one_ending() {
+        assert_eq!(
+            terms("Please list the files in my Directories, I'm searching"),
+            ["list", "fil", "directori", "m", "search"]
+        );
+        // Short words keep their endings.
+        assert_eq!(terms("bus uses tags"), ["bus", "use", "tag"]);
+    }
+
+    #[test]
+    fn bm25_prefers_the_tool_with_the_rare_matching_term() {
+        let docs = [
+            "read file: read the contents of a file".to_string(),
+            "write file: write contents to a file".to_string(),
+            "move file: move or rename a file".to_string(),
+        ];
+        let s = bm25("rename this file please", &docs);
+        assert_eq!(s.len(), 3);
+        // "file" is in every tool, so it weighs little; "rename" decides.
+        assert!(s[2] > s[0] && s[2] > s[1], "{s:?}");
+        assert!(s[0] > 0.0, "a shared term still counts a little: {s:?}");
+        assert_eq!(bm25("nothing in common", &docs), [0.0, 0.0, 0.0]);
+        assert!(bm25("anything", &[]).is_empty());
+        // A longer document with the same one match scores lower (length normalisation).
+        let s = bm25(
+            "rename",
+            &[
+                "rename".to_string(),
+                "rename plus many other words here".to_string(),
+            ],
+        );
+        assert!(s[0] > s[1], "{s:?}");
+    }
+
+    #[test]
+    fn labels_name_each_option_and_keep_the_first_routers_id() {
+        assert_eq!(Options::first().label(), "none<0.25");
+        // The short name stands for exactly these options.
+        assert_eq!(
+            Options::default(),
+            Options {
+                sentences: true,
+                name_words: true,
+                lexical: 0.15,
+                none: NoneRule::SmallTalk { margin: 0.05 },
+            }
+        );
+        assert_eq!(Options::default().label(), "hybrid2");
+        let talk_wider = Options {
+            none: NoneRule::SmallTalk { margin: 0.1 },
+            ..Options::default()
+        };
+        assert_eq!(
+            talk_wider.label(),
+            "words:sentences:bm25=0.15:none=talk+0.1"
+        );
+        let threshold = Options {
+            none: NoneRule::Threshold(0.3),
+            ..Options::default()
+        };
+        assert_eq!(threshold.label(), "words:sentences:bm25=0.15:none=<0.3");
+        let never = Options {
+            none: NoneRule::Never,
+            lexical: 0.0,
+            sentences: false,
+            name_words: false,
+        };
+        assert_eq!(never.label(), "bm25=0:none=never");
+    }
 }

@@ -13,6 +13,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::suite::{self, Case, Expect};
+use crate::text::terms::text_terms;
 use crate::tools::ToolSet;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -50,6 +51,67 @@ pub struct SuiteCheck {
     /// default thresholds and an assumed base accuracy ([`crate::stats::min_detectable_drop`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub min_detectable_drop: Option<DetectableDrop>,
+    /// How much the prompts are worded like their tools' descriptions; `None` when no case
+    /// expects a tool the server has.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description_overlap: Option<Overlap>,
+}
+
+/// Prompt–description word overlap: of a prompt's content words (stemmed, stop words dropped),
+/// the share that its expected tool's description also uses (the best expected tool when there
+/// are several). A suite that restates the descriptions rewards the base wording and penalises
+/// any rewrite: it measures lexical overlap, not routing.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Overlap {
+    /// Mean over the measured cases, 0–1.
+    pub mean: f64,
+    /// Cases measured: those expecting a tool of the server, with a content word in the prompt.
+    pub cases: usize,
+    /// Cases at or above [`ECHO_OVERLAP`].
+    pub echoing: usize,
+}
+
+/// A prompt sharing this much of its wording with its tool's description restates it.
+pub const ECHO_OVERLAP: f64 = 0.5;
+
+/// The overlap of one prompt with one description, `None` when the prompt has no content word.
+pub fn overlap(prompt: &str, description: &str) -> Option<f64> {
+    let p: BTreeSet<String> = text_terms(prompt).into_iter().collect();
+    if p.is_empty() {
+        return None;
+    }
+    let d: BTreeSet<String> = text_terms(description).into_iter().collect();
+    Some(p.intersection(&d).count() as f64 / p.len() as f64)
+}
+
+/// The suite's [`Overlap`] against `tools`.
+pub fn description_overlap(cases: &[Case], tools: &ToolSet) -> Option<Overlap> {
+    overlap_of(
+        cases.iter().map(|c| (c.prompt.as_str(), c.expect.names())),
+        tools,
+    )
+}
+
+/// The [`Overlap`] of (prompt, expected tools) pairs: a suite's cases or a draft's.
+pub fn overlap_of<'a>(
+    cases: impl IntoIterator<Item = (&'a str, &'a [String])>,
+    tools: &ToolSet,
+) -> Option<Overlap> {
+    let per_case: Vec<f64> = cases
+        .into_iter()
+        .filter_map(|(prompt, expected)| {
+            expected
+                .iter()
+                .filter_map(|n| tools.get(n))
+                .filter_map(|t| overlap(prompt, t.description_text()))
+                .reduce(f64::max)
+        })
+        .collect();
+    (!per_case.is_empty()).then(|| Overlap {
+        mean: per_case.iter().sum::<f64>() / per_case.len() as f64,
+        cases: per_case.len(),
+        echoing: per_case.iter().filter(|&&o| o >= ECHO_OVERLAP).count(),
+    })
 }
 
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -143,6 +205,7 @@ pub fn check_text(
         ));
     }
     check_cases(&cases, tools, &mut findings);
+    let description_overlap = description_overlap(&cases, tools);
     findings.sort_by_key(|f| (f.level == Level::Warning, f.case.is_none()));
     let errors = findings.iter().filter(|f| f.level == Level::Error).count();
     SuiteCheck {
@@ -156,6 +219,7 @@ pub fn check_text(
         warnings: findings.len() - errors,
         findings,
         min_detectable_drop: None,
+        description_overlap,
     }
 }
 
@@ -464,5 +528,40 @@ mod tests {
         );
         assert_eq!(r.findings[0].code, "invalid-case");
         assert!(r.findings[0].message.starts_with("line 2: invalid JSON"));
+    }
+
+    #[test]
+    fn overlap_is_the_share_of_prompt_words_the_description_uses() {
+        let d = "Read the complete contents of a file from the file system.";
+        // read, complete, content, file of read, complete, content, file: a restatement.
+        assert_eq!(
+            overlap("Can you read the complete contents of a file?", d),
+            Some(1.0)
+        );
+        // read of please, read, note, todo, txt.
+        assert_eq!(overlap("Please read notes/todo.txt", d), Some(0.2));
+        assert_eq!(overlap("what's in my shopping list", d), Some(0.0));
+        assert_eq!(overlap("?!", d), None);
+
+        let set = ToolSet::from_array(
+            &[
+                json!({"name": "read_file", "description": d}),
+                json!({"name": "list_directory", "description": "List a directory."}),
+            ],
+            "t",
+            "",
+        )
+        .unwrap();
+        let text = "- {id: a, prompt: Read the complete contents of a file, expect: read_file}\n- {id: b, prompt: what is in the notes folder, expect: [list_directory, read_file]}\n- {id: c, prompt: hi there, expect: none}\n- {id: d, prompt: do it, expect: write_file}\n";
+        let r = check_text(text, "s.yaml", Path::new("."), &set, "t.json");
+        // a: 1.0; b: its best expected tool, 0 either way; c (none) and d (no such tool) unmeasured.
+        assert_eq!(
+            r.description_overlap,
+            Some(Overlap {
+                mean: 0.5,
+                cases: 2,
+                echoing: 1
+            })
+        );
     }
 }

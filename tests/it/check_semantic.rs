@@ -66,7 +66,7 @@ fn calendar_rewrite_regresses_routing_and_fails() {
     assert_eq!(run.code, 1, "{}", run.dump());
     assert_eq!(r["command"], "check");
     assert_eq!(r["verdict"]["status"], "fail");
-    // The overall drop (5 regressed, 1 fixed, p = 0.109) is not evidence on its own; the edited
+    // The overall drop (6 regressed, 3 fixed, p = 0.254) is not evidence on its own; the edited
     // tool's drop is (5 of 8 cases lost, none won: p = 0.031). Its low cosine is only a review
     // note: routing measured it on 8 cases.
     assert_eq!(
@@ -84,13 +84,13 @@ fn calendar_rewrite_regresses_routing_and_fails() {
 
     let s = &r["routing"]["summary"];
     assert_eq!(s["n_cases"], 36);
-    assert!(close(f(&s["base_accuracy"]), 29.0 / 36.0), "{s}");
-    assert!(close(f(&s["head_accuracy"]), 25.0 / 36.0), "{s}");
-    assert_eq!(s["discordant_right_to_wrong"], 5);
-    assert_eq!(s["discordant_wrong_to_right"], 1);
-    // Exact sign test on the 6 discordant cases: P(X >= 5 | n = 6, p = 1/2) = 7/64.
-    assert!(close(f(&s["p_value_worse"]), 7.0 / 64.0), "{s}");
-    assert!(close(f(&s["p_value_two_sided"]), 14.0 / 64.0), "{s}");
+    assert!(close(f(&s["base_accuracy"]), 30.0 / 36.0), "{s}");
+    assert!(close(f(&s["head_accuracy"]), 27.0 / 36.0), "{s}");
+    assert_eq!(s["discordant_right_to_wrong"], 6);
+    assert_eq!(s["discordant_wrong_to_right"], 3);
+    // Exact sign test on the 9 discordant cases: P(X >= 6 | n = 9, p = 1/2) = 130/512.
+    assert!(close(f(&s["p_value_worse"]), 130.0 / 512.0), "{s}");
+    assert!(close(f(&s["p_value_two_sided"]), 260.0 / 512.0), "{s}");
 
     // The flips: regressions first, each with what was chosen at base and at head.
     let flips = r["routing"]["flips"].as_array().unwrap();
@@ -101,11 +101,14 @@ fn calendar_rewrite_regresses_routing_and_fails() {
     assert_eq!(
         ids,
         [
+            ("cancel-02", "regressed"),
             ("sched-01", "regressed"),
             ("sched-04", "regressed"),
-            ("sched-05", "regressed"),
             ("sched-06", "regressed"),
+            ("sched-07", "regressed"),
             ("sched-08", "regressed"),
+            ("cancel-03", "fixed"),
+            ("list-01", "fixed"),
             ("resch-03", "fixed"),
         ]
     );
@@ -113,7 +116,11 @@ fn calendar_rewrite_regresses_routing_and_fails() {
     assert_eq!(s01["expect"], "schedule_appointment");
     assert_eq!(s01["base"], "schedule_appointment");
     assert_eq!(s01["head"], "reschedule_appointment");
-    assert_eq!(flip(&r, "sched-05").unwrap()["head"], "list_appointments");
+    assert_eq!(flip(&r, "sched-06").unwrap()["head"], "send_reminder");
+    assert_eq!(
+        flip(&r, "cancel-02").unwrap()["head"],
+        "schedule_appointment"
+    );
     assert_eq!(
         flip(&r, "resch-03").unwrap()["base"],
         "schedule_appointment"
@@ -179,7 +186,7 @@ fn identical_sides_pass_and_head_is_answered_by_reuse() {
     assert_eq!(r["verdict"]["status"], "pass");
     assert_eq!(
         r["verdict"]["reason"],
-        "routing 80.6% → 80.6% (+0.0 pts, p=1.0000); call accuracy not measured (semantic router); no change at or above high (0 change(s)); no injection finding introduced"
+        "routing 83.3% → 83.3% (+0.0 pts, p=1.0000); call accuracy not measured (semantic router); no change at or above high (0 change(s)); no injection finding introduced"
     );
     let s = &r["routing"]["summary"];
     assert_eq!(f(&s["delta"]), 0.0);
@@ -236,7 +243,7 @@ fn a_second_run_with_the_same_cache_sends_nothing_and_reports_the_same() {
         run.dump()
     );
     assert!(
-        run.stdout.contains("Regressed cases (5):"),
+        run.stdout.contains("Regressed cases (6):"),
         "{}",
         run.dump()
     );
@@ -254,12 +261,13 @@ fn a_second_run_with_the_same_cache_sends_nothing_and_reports_the_same() {
 /// of a file as text. DEPRECATED: Use read_text_file instead."), and `list_allowed_directories`
 /// gained the word "root".
 ///
-/// What the semantic router measures on the 40-case suite: routing got *better*, 52.5% → 60.0%,
-/// 3 fixed and 0 regressed. fs-06 and fs-07 ask for media files, which base could not serve at all
-/// (no tool scored above the none-threshold, so base answered "no call"); head's new
-/// `read_media_file` takes them. fs-30 ("what roots can this server reach?") now matches the
-/// "root directories" wording. The read cases accept read_file or read_text_file, so the
-/// deprecation moves them to read_text_file without loss (6/9 at both sides).
+/// What the semantic router measures on the 40-case suite: routing got *better*, 75.0% → 85.0%,
+/// 4 fixed and 0 regressed. fs-06, fs-07 and fs-08 ask for media files, which base could not serve
+/// at all (`read_media_file` is new). fs-39 (a typo fix) was a no call at base and is edit_file at
+/// head: the no-call rule compares the prompt's nearest tool with small talk, and head offers two
+/// more tools. The read
+/// cases accept read_file or read_text_file, so the deprecation moves them to read_text_file
+/// without loss (7/9 at both sides).
 ///
 /// Behaviour over proxy: read_file's description cosine to its old self is 0.546, below the 0.92
 /// floor, but the suite measured read_file on 9 of its own cases and routing held (6/9 at both
@@ -281,14 +289,14 @@ fn real_corpus_rewrite_passes_on_behaviour_and_notes_the_low_cosine() {
     assert_eq!(run.code, 0, "{}", run.dump());
     assert_eq!(
         r["verdict"]["reason"],
-        "routing 52.5% → 60.0% (+7.5 pts, p=1.0000); call accuracy not measured (semantic router); 1 description(s) below the cosine floor 0.73 left to review (routing decided); no change at or above high (4 change(s), worst unknown); no injection finding introduced"
+        "routing 75.0% → 85.0% (+10.0 pts, p=1.0000); call accuracy not measured (semantic router); 1 description(s) below the cosine floor 0.73 left to review (routing decided); no change at or above high (4 change(s), worst unknown); no injection finding introduced"
     );
     let s = &r["routing"]["summary"];
     assert_eq!(s["n_cases"], 40);
-    assert!(close(f(&s["base_accuracy"]), 21.0 / 40.0), "{s}");
-    assert!(close(f(&s["head_accuracy"]), 24.0 / 40.0), "{s}");
+    assert!(close(f(&s["base_accuracy"]), 30.0 / 40.0), "{s}");
+    assert!(close(f(&s["head_accuracy"]), 34.0 / 40.0), "{s}");
     assert_eq!(s["discordant_right_to_wrong"], 0);
-    assert_eq!(s["discordant_wrong_to_right"], 3);
+    assert_eq!(s["discordant_wrong_to_right"], 4);
     assert_eq!(f(&s["p_value_worse"]), 1.0);
     let fixed: Vec<(&str, &str, &str)> = r["routing"]["flips"]
         .as_array()
@@ -306,18 +314,19 @@ fn real_corpus_rewrite_passes_on_behaviour_and_notes_the_low_cosine() {
     assert_eq!(
         fixed,
         [
-            ("fs-06", "(none)", "read_media_file"),
-            ("fs-07", "(none)", "read_media_file"),
-            ("fs-30", "(none)", "list_allowed_directories"),
+            ("fs-06", "get_file_info", "read_media_file"),
+            ("fs-07", "read_file", "read_media_file"),
+            ("fs-08", "get_file_info", "read_media_file"),
+            ("fs-39", "(none)", "edit_file"),
         ]
     );
     assert_eq!(
         r["routing"]["base_outcomes"],
-        json!({"correct": 21, "no call": 13, "wrong tool": 6})
+        json!({"correct": 30, "no call": 1, "wrong tool": 9})
     );
     assert_eq!(
         r["routing"]["head_outcomes"],
-        json!({"correct": 24, "no call": 10, "wrong tool": 6})
+        json!({"correct": 34, "wrong tool": 6})
     );
     let drift: Vec<(&str, bool)> = r["drift"]["tools"]
         .as_array()
@@ -337,7 +346,7 @@ fn real_corpus_rewrite_passes_on_behaviour_and_notes_the_low_cosine() {
     let notes = notes_of(&r);
     assert_eq!(notes.len(), 5, "{notes:?}");
     assert!(
-        notes[4].starts_with("`read_file` description cosine 0.546 < floor 0.73, but routing measured it on 9 case(s) (66.7% → 66.7%)"),
+        notes[4].starts_with("`read_file` description cosine 0.546 < floor 0.73, but routing measured it on 9 case(s) (77.8% → 77.8%)"),
         "{notes:?}"
     );
     for (n, id) in notes.iter().zip(["fs-06", "fs-07", "fs-08", "fs-37"]) {
@@ -360,7 +369,7 @@ fn real_corpus_rewrite_passes_on_behaviour_and_notes_the_low_cosine() {
     let reason = r["verdict"]["reason"].as_str().unwrap();
     assert!(
         reason.starts_with(
-            "routing 52.5% → 60.0% (+7.5 pts, p=1.0000); call accuracy not measured (semantic router); min description cosine 0.546 ≥ 0.50"
+            "routing 75.0% → 85.0% (+10.0 pts, p=1.0000); call accuracy not measured (semantic router); min description cosine 0.546 ≥ 0.50"
         ),
         "{reason}"
     );

@@ -32,6 +32,7 @@ mod renderers;
 mod report_formats;
 mod report_schema;
 mod router_faults;
+mod router_quality;
 mod scan;
 mod shard;
 mod stress_cli;

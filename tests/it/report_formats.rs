@@ -135,10 +135,10 @@ fn markdown_leads_with_the_verdict_then_flips_then_ranked_tools_and_diffs() {
         "the deciding numbers: {verdict}"
     );
     let flips = md
-        .find("#### Flipped cases: 5 regressed, 1 fixed")
+        .find("#### Flipped cases: 6 regressed, 3 fixed")
         .expect(&md);
     let table = md
-        .find("#### Changed tools (2), most severe first")
+        .find("#### Changed tools (3), most severe first")
         .unwrap();
     let diffs = md.find("#### Text an agent reads, changed").unwrap();
     assert!(flips < table && table < diffs);
@@ -146,12 +146,12 @@ fn markdown_leads_with_the_verdict_then_flips_then_ranked_tools_and_diffs() {
         .lines()
         .filter(|l| l.starts_with("| 🔴") || l.starts_with("| 🟢"))
         .collect();
-    assert_eq!(rows.len(), 6);
+    assert_eq!(rows.len(), 9);
     assert!(
-        rows[..5].iter().all(|l| l.starts_with("| 🔴 regressed")),
+        rows[..6].iter().all(|l| l.starts_with("| 🔴 regressed")),
         "regressions first"
     );
-    assert!(rows[0].contains("| `sched-01` | `I'd like to set up a new appointment with Dr. Patel next Tuesday at 10am` | `schedule_appointment` | `schedule_appointment` → `reschedule_appointment` |"), "{}", rows[0]);
+    assert!(rows[1].contains("| `sched-01` | `I'd like to set up a new appointment with Dr. Patel next Tuesday at 10am` | `schedule_appointment` | `schedule_appointment` → `reschedule_appointment` |"), "{}", rows[1]);
     let tools: Vec<&str> = md.lines().filter(|l| l.starts_with("| `")).collect();
     assert!(tools[0].starts_with("| `schedule_appointment` | description, input-schema | unknown | 0.235 | 87.5% → 25.0% | -62.5 | 0.0312 | ❌ fail |"), "{}", tools[0]);
     assert!(
@@ -579,10 +579,14 @@ fn html_shows_the_check_with_charts_and_flips() {
     let chart = chart.split("```").next().unwrap();
     assert!(chart.starts_with("xychart-beta\n"), "{chart}");
     assert!(
-        chart.contains("x-axis [\"reschedule_appointment\", \"schedule_appointment\"]"),
+        chart.contains(
+            "x-axis [\"list_appointments\", \"reschedule_appointment\", \"schedule_appointment\"]"
+        ),
         "{chart}"
     );
-    assert!(chart.contains("bar [83.3, 87.5]") && chart.contains("line [100.0, 25.0]"));
+    assert!(
+        chart.contains("bar [66.7, 83.3, 87.5]") && chart.contains("line [100.0, 100.0, 25.0]")
+    );
 }
 
 /// A PR that rewrites 600 long descriptions: the page keeps 500 word diffs and every table at

@@ -148,7 +148,7 @@ async fn init(a: InitArgs) -> Result<i32> {
     let cache = settings::cache(&a.model.cache, &cfg);
     let embedder = settings::embedder(&a.model.embed, &cache)?;
     let r = RouterSettings::resolve(&a.model.router, &cfg)?;
-    let semantic = SemanticRouter::new(embedder.clone(), r.none_threshold);
+    let semantic = SemanticRouter::new(embedder.clone(), r.semantic_options());
     let console = Terminal::new(Progress::Off);
     let (drafts, drafted_by) = if a.llm {
         let llm = r.drafter("suite init --llm", &cache)?;
@@ -211,6 +211,21 @@ async fn init(a: InitArgs) -> Result<i32> {
             ));
         }
         None => console.out(&text),
+    }
+    let overlap = check::overlap_of(
+        drafts
+            .iter()
+            .map(|d| (d.prompt.as_str(), d.expect.as_slice())),
+        &loaded.tools,
+    );
+    if let Some(o) = overlap {
+        console.note(&format!(
+            "wording: a drafted prompt shares {:.0}% of its words with its tool's description on average ({} of {} at {:.0}% or more); replace those with what your users really type",
+            o.mean * 100.0,
+            o.echoing,
+            o.cases,
+            check::ECHO_OVERLAP * 100.0
+        ));
     }
     Ok(exit::PASS)
 }

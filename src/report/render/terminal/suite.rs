@@ -21,6 +21,15 @@ pub fn render(r: &SuiteCheck) -> String {
             m.assumed_base_accuracy * 100.0
         ));
     }
+    if let Some(o) = r.description_overlap {
+        out.push_str(&format!(
+            "  wording: a prompt shares {:.0}% of its words with its tool's description on average; {} of {} case(s) at {:.0}% or more restate it (a suite worded like the descriptions rewards the base wording, not routing)\n",
+            o.mean * 100.0,
+            o.echoing,
+            o.cases,
+            crate::suite::check::ECHO_OVERLAP * 100.0
+        ));
+    }
     for f in &r.findings {
         let level = match f.level {
             Level::Error => "error",
