@@ -22,6 +22,7 @@ use crate::embed::{Embedder, cosine};
 use crate::error::Result;
 use crate::http::secret::{Pii, scrub};
 use crate::llm::Message;
+use crate::tools::ToolSet;
 
 /// The end of every imported case's note.
 const CONFIRM: &str = "; confirm, then delete `review`";
@@ -41,6 +42,9 @@ pub struct ImportOptions {
     pub seed: u64,
     /// Near-duplicate threshold (cosine of the prompts' embeddings); `None`: exact duplicates only.
     pub threshold: Option<f32>,
+    /// The server the suite is for (`--tools`, with its label): a call to a tool it does not
+    /// have proposes nothing, and requests that offered another tool list are counted.
+    pub tools: Option<(ToolSet, String)>,
 }
 
 /// A case dropped as a duplicate of a kept one.
@@ -75,6 +79,11 @@ pub struct Summary {
     /// but expect different tools: the production model answered it differently on different
     /// occasions, and `suite check` will call the group contradictory until one is chosen.
     pub inconsistent: Vec<Vec<String>>,
+    /// With `--tools`: exchanges whose request offered a tool list other than the server's, and
+    /// the names that differ (the server's tools not offered; offered tools it lacks).
+    pub offered_other: usize,
+    pub offered_missing: BTreeSet<String>,
+    pub offered_extra: BTreeSet<String>,
 }
 
 pub struct Imported {
@@ -97,6 +106,34 @@ pub async fn import(
     embedder: Option<&dyn Embedder>,
 ) -> Result<Imported> {
     let read = import::read(files, opts.format, opts.max_history);
+    propose_suite(read, opts, embedder).await
+}
+
+/// Why an exchange's answer proposes no expectation, if it does not: the production model
+/// called a tool its request did not offer (an invented call), or one the server lacks.
+fn unusable_call(e: &Exchange, tools: Option<&(ToolSet, String)>) -> Option<String> {
+    let name = &e.calls.first()?.name;
+    if let Some(offered) = &e.offered
+        && !offered.contains(name)
+    {
+        return Some(format!(
+            "the production model called `{name}`, which its request did not offer: an invented call is no expectation"
+        ));
+    }
+    let (set, label) = tools?;
+    set.get(name).is_none().then(|| {
+        format!(
+            "calls `{name}`, which {label} does not have (renamed or removed since it was logged?)"
+        )
+    })
+}
+
+/// Propose a suite from what the readers found (see [`import`]).
+pub async fn propose_suite(
+    read: import::Read,
+    opts: &ImportOptions,
+    embedder: Option<&dyn Embedder>,
+) -> Result<Imported> {
     let mut summary = Summary {
         files: read.formats,
         records: read.records,
@@ -108,6 +145,24 @@ pub async fn import(
     // Grouped by expectation, in file order within each.
     let mut groups: BTreeMap<(bool, String), Vec<Proposal>> = BTreeMap::new();
     for e in read.exchanges {
+        if let Some(why) = unusable_call(&e, opts.tools.as_ref()) {
+            summary.exchanges -= 1;
+            summary.skipped.push((e.at, why));
+            continue;
+        }
+        if let (Some((set, _)), Some(offered)) = (&opts.tools, &e.offered) {
+            let offered: BTreeSet<&str> = offered.iter().map(String::as_str).collect();
+            let server: BTreeSet<&str> = set.names().into_iter().collect();
+            if offered != server {
+                summary.offered_other += 1;
+                summary
+                    .offered_missing
+                    .extend(server.difference(&offered).map(|n| n.to_string()));
+                summary
+                    .offered_extra
+                    .extend(offered.difference(&server).map(|n| n.to_string()));
+            }
+        }
         let p = propose(e);
         let key = (
             p.draft.expect.is_none(),
@@ -123,7 +178,15 @@ pub async fn import(
         } else {
             name
         };
-        let kept = dedupe(group, opts.threshold, embedder, &mut summary.duplicates).await?;
+        let kept = dedupe(
+            group,
+            opts.threshold,
+            embedder,
+            &mut summary.duplicates,
+            Some((opts.per_tool, opts.seed, &label)),
+            &mut summary.capped,
+        )
+        .await?;
         let (kept, capped) = stratify(kept, opts.per_tool, opts.seed, &label);
         summary.capped += capped;
         for p in kept {
@@ -305,6 +368,8 @@ async fn dedupe(
     threshold: Option<f32>,
     embedder: Option<&dyn Embedder>,
     dropped: &mut Vec<Duplicate>,
+    sample: Option<(usize, u64, &str)>,
+    capped: &mut usize,
 ) -> Result<Vec<Proposal>> {
     let mut seen: HashMap<(String, String), String> = HashMap::new();
     let mut unique = Vec::new();
@@ -324,6 +389,17 @@ async fn dedupe(
     }
     let (Some(t), Some(embedder)) = (threshold, embedder) else {
         return Ok(unique);
+    };
+    // Near-duplicates are a pairwise search over embedded prompts: a log's hundred thousand
+    // distinct prompts for one tool would be hours of embedding for a suite that keeps twenty.
+    // A seeded sample of NEAR_POOL × the cap is searched instead (the rest count as capped).
+    let unique = match sample {
+        Some((cap, seed, label)) if cap > 0 => {
+            let (u, left) = stratify(unique, cap.saturating_mul(NEAR_POOL), seed, label);
+            *capped += left;
+            u
+        }
+        _ => unique,
     };
     if unique.len() < 2 {
         return Ok(unique);
@@ -349,6 +425,10 @@ async fn dedupe(
     }
     Ok(kept.into_iter().map(|(_, p)| p).collect())
 }
+
+/// With a per-tool cap of N, the near-duplicate search of a group runs over at most
+/// `NEAR_POOL × N` of its exactly-distinct prompts.
+pub const NEAR_POOL: usize = 10;
 
 /// At most `cap` of a group (0: all), chosen by a shuffle seeded with `seed` and the group's
 /// name (so one tool's choice does not move when another's cases change), back in file order;
@@ -391,6 +471,7 @@ mod tests {
                     arguments: a.as_object().cloned(),
                 })
                 .collect(),
+            offered: None,
         }
     }
 
@@ -478,9 +559,55 @@ mod tests {
             propose(ex("f:3", "List my folders", None)),
         ];
         let mut dropped = Vec::new();
-        let kept = dedupe(group, None, None, &mut dropped).await.unwrap();
+        let kept = dedupe(group, None, None, &mut dropped, None, &mut 0)
+            .await
+            .unwrap();
         assert_eq!(kept.len(), 2);
         assert_eq!(dropped[0].at, "f:2");
         assert_eq!(dropped[0].cosine, None);
+    }
+
+    /// Every text a vector of its own (no two near), counting the texts it was asked.
+    struct Apart(std::sync::atomic::AtomicUsize);
+
+    #[async_trait::async_trait]
+    impl Embedder for Apart {
+        fn id(&self) -> &str {
+            "apart"
+        }
+        async fn embed(&self, texts: &[String]) -> Result<ndarray::Array2<f32>> {
+            self.0
+                .fetch_add(texts.len(), std::sync::atomic::Ordering::Relaxed);
+            Ok(ndarray::Array2::from_shape_fn(
+                (texts.len(), texts.len()),
+                |(i, j)| f32::from(u8::from(i == j)),
+            ))
+        }
+    }
+
+    #[tokio::test]
+    async fn the_near_duplicate_search_is_bounded_by_the_cap() {
+        let group: Vec<Proposal> = (0..50)
+            .map(|i| propose(ex(&format!("f:{i}"), &format!("prompt number {i}"), None)))
+            .collect();
+        let embedder = Apart(Default::default());
+        let (mut dropped, mut capped) = (Vec::new(), 0);
+        let kept = dedupe(
+            group,
+            Some(0.95),
+            Some(&embedder),
+            &mut dropped,
+            Some((2, 7, "t")),
+            &mut capped,
+        )
+        .await
+        .unwrap();
+        // 2 × NEAR_POOL embedded and searched, the other 30 left out as capped.
+        assert_eq!(embedder.0.into_inner(), 2 * NEAR_POOL);
+        assert_eq!((kept.len(), capped), (2 * NEAR_POOL, 50 - 2 * NEAR_POOL));
+        assert!(dropped.is_empty());
+        // In file order.
+        let at: Vec<usize> = kept.iter().map(|p| p.at[2..].parse().unwrap()).collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{at:?}");
     }
 }

@@ -615,3 +615,152 @@ fn truncated_and_mistyped_records_never_panic_and_are_all_accounted_for() {
         }
     }
 }
+
+/// `suite import --no-embed LOG -o OUT` with `extra` flags.
+fn import_log(log: &Path, out: &Path, extra: &[&str]) -> Run {
+    let mut args = vec![
+        "suite",
+        "import",
+        "--no-embed",
+        log.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    cli::driftgate(&args).run()
+}
+
+/// One OpenAI `{request, response}` line: `prompt` asked with `offered` tools, `called` called.
+fn call_line(prompt: &str, offered: &[&str], called: &str) -> String {
+    let tools: Vec<Value> = offered
+        .iter()
+        .map(|n| serde_json::json!({"type": "function", "function": {"name": n}}))
+        .collect();
+    serde_json::json!({
+        "request": {"messages": [{"role": "user", "content": prompt}], "tools": tools},
+        "response": {"choices": [{"message": {"role": "assistant", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": called, "arguments": "{}"}}]}}]}
+    })
+    .to_string()
+}
+
+#[test]
+fn an_invented_call_or_one_the_server_lacks_proposes_nothing_and_another_tool_list_is_said() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("traffic.jsonl");
+    let lines = [
+        call_line(
+            "weather in Oslo?",
+            &["get_weather", "get_forecast"],
+            "get_weather",
+        ),
+        // The production model called a tool its request did not offer.
+        call_line("book me a flight to Lima", &["get_weather"], "book_flight"),
+        // Offered then, gone from the server now.
+        call_line(
+            "email me the receipt",
+            &["get_weather", "send_receipt"],
+            "send_receipt",
+        ),
+        call_line(
+            "will it rain in Bergen tomorrow?",
+            &["get_weather", "get_forecast"],
+            "get_forecast",
+        ),
+    ];
+    std::fs::write(&log, lines.join("\n")).unwrap();
+    let tools = dir.path().join("tools.json");
+    std::fs::write(
+        &tools,
+        r#"[{"name": "get_weather", "inputSchema": {"type": "object"}}, {"name": "get_forecast", "inputSchema": {"type": "object"}}, {"name": "get_alerts", "inputSchema": {"type": "object"}}]"#,
+    )
+    .unwrap();
+    let out = dir.path().join("s.yaml");
+    let run = import_log(&log, &out, &["--tools", tools.to_str().unwrap()]);
+    assert_eq!(run.code, 0, "{}", run.dump());
+    let (cases, _) = cases(&out);
+    let expects: Vec<&str> = cases
+        .iter()
+        .map(|c| c["expect"].as_str().unwrap())
+        .collect();
+    assert_eq!(expects, ["get_forecast", "get_weather"], "{cases:#?}");
+    let log_at = log.display().to_string();
+    assert!(
+        run.stderr.contains(&format!("{log_at}:2: the production model called `book_flight`, which its request did not offer: an invented call is no expectation")),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(&format!(
+            "{log_at}:3: calls `send_receipt`, which {} does not have (renamed or removed since it was logged?)",
+            tools.display()
+        )),
+        "{}",
+        run.stderr
+    );
+    // Lines 1 and 4 offered two of the server's three tools (line 2 and 3 proposed nothing).
+    assert!(
+        run.stderr.contains("2 logged requests offered another tool list than --tools (not offered: get_alerts): the production model chose among other options"),
+        "{}",
+        run.stderr
+    );
+    // Without --tools only the invented call is refused.
+    let run = cli::driftgate(["suite", "import", "--no-embed", log.to_str().unwrap()]).run();
+    assert_eq!(run.code, 0, "{}", run.dump());
+    assert!(
+        run.stdout.contains("expect: \"send_receipt\""),
+        "{}",
+        run.stdout
+    );
+    assert!(!run.stdout.contains("book_flight"), "{}", run.stdout);
+    assert!(!run.stderr.contains("another tool list"), "{}", run.stderr);
+}
+
+/// A log past the 64 MiB input cap is streamed line by line, not refused, and its bad lines are
+/// still named by number.
+#[test]
+fn a_log_larger_than_the_input_cap_is_read_line_by_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("big.jsonl");
+    let filler = call_line("weather in Oslo?", &["get_weather"], "get_weather");
+    let n = (65 << 20) / (filler.len() + 1) + 1;
+    let mut text = String::with_capacity((n + 4) * (filler.len() + 1));
+    for _ in 0..n {
+        text.push_str(&filler);
+        text.push('\n');
+    }
+    text.push_str("not json\n");
+    text.push_str(&call_line(
+        "is it raining in Bergen?",
+        &["get_weather"],
+        "get_weather",
+    ));
+    text.push('\n');
+    assert!(text.len() as u64 > 64 << 20);
+    std::fs::write(&log, &text).unwrap();
+    drop(text);
+    let out = dir.path().join("s.yaml");
+    let run = import_log(&log, &out, &[]);
+    assert_eq!(run.code, 0, "{}", run.dump());
+    assert!(
+        run.stderr
+            .contains(&format!("suite import: {} records read", n + 2)),
+        "{}",
+        run.stderr
+    );
+    assert!(
+        run.stderr.contains(&format!(
+            "{}:{}: invalid JSON at column 2: expected ident",
+            log.display(),
+            n + 1
+        )),
+        "{}",
+        run.stderr
+    );
+    let (cases, _) = cases(&out);
+    assert_eq!(
+        cases.len(),
+        2,
+        "the filler is one case, its repeats exact duplicates"
+    );
+}

@@ -73,10 +73,16 @@ pub struct ImportArgs {
     /// A malformed record fails the import (exit 2) instead of being skipped and counted.
     #[arg(long)]
     pub strict: bool,
+    /// The server the suite is for (a file, REV:PATH or a lockfile): a logged call to a tool it
+    /// lacks proposes nothing, and requests that offered another tool list are counted.
+    #[arg(long, value_name = "PATH")]
+    pub tools: Option<String>,
     #[command(flatten)]
     pub cache: CacheArgs,
     #[command(flatten)]
     pub embed: EmbedArgs,
+    #[command(flatten)]
+    pub live: LiveArgs,
 }
 
 #[derive(Debug, Args)]
@@ -279,11 +285,31 @@ async fn import(a: ImportArgs) -> Result<i32> {
             a.dedupe_threshold
         )));
     }
-    let mut files = Vec::new();
+    let tools = match &a.tools {
+        Some(t) => {
+            let loaded = source::load(&Spec::parse(t), &settings::live(&a.live)?).await?;
+            Some((loaded.tools, loaded.label))
+        }
+        None => None,
+    };
+    // A log is read whole up to the input cap; a larger regular file is streamed as JSON lines
+    // (production logs grow past any cap; a document that large is not read).
+    let mut reader = draft::import::Reader::new(a.format, a.history);
     for p in &a.logs {
-        let text = crate::fs::read_text(p, crate::fs::MAX_INPUT_BYTES, crate::fs::INPUT_WAIT)
-            .map_err(|e| Error::io(p, e))?;
-        files.push((p.display().to_string(), text));
+        let label = p.display().to_string();
+        let large =
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > crate::fs::MAX_INPUT_BYTES);
+        if large {
+            reader
+                .lines(&label, || {
+                    std::fs::File::open(p).map(|f| std::io::BufReader::with_capacity(1 << 20, f))
+                })
+                .map_err(|e| Error::io(p, e))?;
+        } else {
+            let text = crate::fs::read_text(p, crate::fs::MAX_INPUT_BYTES, crate::fs::INPUT_WAIT)
+                .map_err(|e| Error::io(p, e))?;
+            reader.text(&label, &text);
+        }
     }
     let embedder = if a.no_embed {
         None
@@ -300,8 +326,10 @@ async fn import(a: ImportArgs) -> Result<i32> {
         per_tool: a.per_tool,
         seed: a.seed,
         threshold: (!a.no_embed).then_some(a.dedupe_threshold),
+        tools,
     };
-    let imported = crate::job::import::import(&files, &opts, embedder.as_deref()).await?;
+    let imported =
+        crate::job::import::propose_suite(reader.finish(), &opts, embedder.as_deref()).await?;
     let console = Terminal::new(Progress::Off);
     let s = &imported.summary;
     if a.strict && !s.malformed.is_empty() {
@@ -398,6 +426,32 @@ fn summarise(console: &dyn Console, s: &Summary, per_tool: usize) {
             per.join(", ")
         }
     ));
+    if s.offered_other > 0 {
+        let names = |set: &std::collections::BTreeSet<String>| {
+            let v: Vec<&str> = set.iter().take(8).map(String::as_str).collect();
+            let more = set.len().saturating_sub(8);
+            if more > 0 {
+                format!("{} and {more} more", v.join(", "))
+            } else {
+                v.join(", ")
+            }
+        };
+        let mut what = Vec::new();
+        if !s.offered_missing.is_empty() {
+            what.push(format!("not offered: {}", names(&s.offered_missing)));
+        }
+        if !s.offered_extra.is_empty() {
+            what.push(format!(
+                "offered but not in --tools: {}",
+                names(&s.offered_extra)
+            ));
+        }
+        console.note(&format!(
+            "  {} offered another tool list than --tools ({}): the production model chose among other options, so review those expectations first",
+            count(s.offered_other, "logged request"),
+            what.join("; ")
+        ));
+    }
     if !s.duplicates.is_empty() {
         let near = s.duplicates.iter().filter(|d| d.cosine.is_some()).count();
         console.note(&format!(

@@ -82,6 +82,39 @@ pub struct Exchange {
     pub prompt: String,
     /// Its tool calls, in order; empty when it answered in text.
     pub calls: Vec<Call>,
+    /// The names of the tools the logged request offered, `None` when the log does not say
+    /// (a request with no `tools`, a span without `gen_ai.tool.definitions`).
+    pub offered: Option<Vec<String>>,
+}
+
+/// The names in a `tools` list: `{name}` (Anthropic, MCP, OTel) or `{type: function, function:
+/// {name}}` (OpenAI); `None` when it is not a list, or an entry has no name.
+fn tool_names(tools: &Value) -> Option<Vec<String>> {
+    tools
+        .as_array()?
+        .iter()
+        .map(|t| {
+            t.get("function")
+                .and_then(|f| f.get("name"))
+                .or_else(|| t.get("name"))
+                .and_then(Value::as_str)
+                .map(String::from)
+        })
+        .collect()
+}
+
+/// The tools offered by the request at `pointer` of `record`, in `fmt`'s shape.
+fn offered(fmt: LogFormat, record: &Value, pointer: &str) -> Option<Vec<String>> {
+    match fmt {
+        LogFormat::Otel => otel::offered(record.pointer(pointer)?),
+        LogFormat::Openai | LogFormat::Anthropic => {
+            let request = ["request", "body", "params"]
+                .iter()
+                .find_map(|k| record.get(*k).filter(|r| r.get("messages").is_some()))
+                .unwrap_or(record);
+            tool_names(request.get("tools")?)
+        }
+    }
 }
 
 /// A turn of a logged conversation, as the readers see it.
@@ -149,7 +182,7 @@ fn detect(v: &Value) -> Option<LogFormat> {
 }
 
 /// Everything read from a set of log files.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq)]
 pub struct Read {
     /// Records read (JSONL lines, document entries), malformed ones included.
     pub records: usize,
@@ -254,103 +287,233 @@ fn json_message(e: &serde_json::Error) -> String {
 /// pair batch inputs with their outputs across all of them. `max_history` earlier turns are kept
 /// before each prompt.
 pub fn read(files: &[(String, String)], format: Option<LogFormat>, max_history: usize) -> Read {
-    let mut out = Read::default();
-    let mut requests: BTreeMap<String, (String, LogFormat, Vec<Turn>)> = BTreeMap::new();
-    let mut responses: BTreeMap<String, (String, Result<Vec<Call>, String>)> = BTreeMap::new();
+    let mut r = Reader::new(format, max_history);
     for (label, text) in files {
+        r.text(label, text);
+    }
+    r.finish()
+}
+
+/// A batch input line waiting for its output: where, format, conversation, offered tools.
+type BatchInput = (String, LogFormat, Vec<Turn>, Option<Vec<String>>);
+
+/// The log reader, a file at a time: whole texts ([`Reader::text`]) or JSON lines streamed from a
+/// file too large to hold ([`Reader::lines`]); batch lines are paired across all of them at
+/// [`Reader::finish`].
+pub struct Reader {
+    format: Option<LogFormat>,
+    max_history: usize,
+    out: Read,
+    /// Batch inputs by `custom_id`.
+    requests: BTreeMap<String, BatchInput>,
+    responses: BTreeMap<String, (String, Result<Vec<Call>, String>)>,
+}
+
+impl Reader {
+    pub fn new(format: Option<LogFormat>, max_history: usize) -> Reader {
+        Reader {
+            format,
+            max_history,
+            out: Read::default(),
+            requests: BTreeMap::new(),
+            responses: BTreeMap::new(),
+        }
+    }
+
+    /// One file's whole text: JSON lines, or one JSON document.
+    pub fn text(&mut self, label: &str, text: &str) {
         let recs = records(label, text);
-        out.records += recs.len();
-        let fmt = format.or_else(|| recs.iter().find_map(|(_, r)| r.format()));
-        out.formats.push((label.clone(), fmt));
-        let Some(fmt) = fmt else {
-            for (at, r) in recs {
-                out.malformed.push((
-                    at,
-                    match r.into_value() {
-                        Err(e) => e,
-                        Ok(v) => format!(
-                            "not a record of a known log format ({}): an OpenAI or Anthropic {{request, response}}, a batch line, or OpenTelemetry spans (pass --format to say which)",
-                            json_kind(&v)
-                        ),
-                    },
-                ));
-            }
-            continue;
-        };
-        let read_one = reader(fmt);
+        let fmt = self
+            .format
+            .or_else(|| recs.iter().find_map(|(_, r)| r.format()));
+        self.out.formats.push((label.to_string(), fmt));
         for (at, r) in recs {
-            let v = match r.into_value() {
-                Ok(v) => v,
-                Err(e) => {
-                    out.malformed.push((at, e));
-                    continue;
+            self.record(fmt, at, r);
+        }
+    }
+
+    /// One file of JSON lines, read line by line: its size bounds neither memory nor anything
+    /// but time (a line longer than [`MAX_LINE_BYTES`] is malformed, skipped unread). `open`
+    /// gives the file from its start, twice when the format is to be detected: once to find
+    /// the first record that says, once to read.
+    pub fn lines<R: std::io::BufRead>(
+        &mut self,
+        label: &str,
+        mut open: impl FnMut() -> std::io::Result<R>,
+    ) -> std::io::Result<()> {
+        let mut fmt = self.format;
+        if fmt.is_none() {
+            let (mut input, mut n) = (open()?, 0);
+            while let Some((_, line)) = next_line(&mut input, &mut n)? {
+                if let Some(f) = line.as_deref().ok().and_then(|l| Rec::Line(l).format()) {
+                    fmt = Some(f);
+                    break;
                 }
+            }
+        }
+        self.out.formats.push((label.to_string(), fmt));
+        let (mut input, mut number) = (open()?, 0);
+        while let Some((n, line)) = next_line(&mut input, &mut number)? {
+            let at = format!("{label}:{n}");
+            match line {
+                Ok(l) if l.trim().is_empty() => {}
+                Ok(l) => self.record(fmt, at, Rec::Line(&l)),
+                Err(why) => self.record(fmt, at, Rec::Bad(why)),
+            }
+        }
+        Ok(())
+    }
+
+    /// One record, in the file's format (`None`: no record of the file said which).
+    fn record(&mut self, fmt: Option<LogFormat>, at: String, r: Rec<'_>) {
+        self.out.records += 1;
+        let Some(fmt) = fmt else {
+            let why = match r.into_value() {
+                Err(e) => e,
+                Ok(v) => format!(
+                    "not a record of a known log format ({}): an OpenAI or Anthropic {{request, response}}, a batch line, or OpenTelemetry spans (pass --format to say which)",
+                    json_kind(&v)
+                ),
             };
-            let got = match read_one(&v) {
-                Ok(g) => g,
-                Err(e) => {
-                    out.malformed.push((at, e));
-                    continue;
+            self.out.malformed.push((at, why));
+            return;
+        };
+        let v = match r.into_value() {
+            Ok(v) => v,
+            Err(e) => {
+                self.out.malformed.push((at, e));
+                return;
+            }
+        };
+        let got = match reader(fmt)(&v) {
+            Ok(g) => g,
+            Err(e) => {
+                self.out.malformed.push((at, e));
+                return;
+            }
+        };
+        for (pointer, g) in got {
+            let at = if pointer.is_empty() {
+                at.clone()
+            } else {
+                format!("{at} {pointer}")
+            };
+            match g {
+                Got::Logged(turns, calls) => match exchange(turns, self.max_history) {
+                    Ok((history, prompt)) => self.out.exchanges.push(Exchange {
+                        at,
+                        format: fmt,
+                        history,
+                        prompt,
+                        calls,
+                        offered: offered(fmt, &v, &pointer),
+                    }),
+                    Err(why) => self.out.skipped.push((at, why)),
+                },
+                Got::Skip(why) => self.out.skipped.push((at, why)),
+                Got::Malformed(what) => self.out.malformed.push((at, what)),
+                Got::Request(id, turns) => {
+                    let tools = offered(fmt, &v, &pointer);
+                    self.requests.insert(id, (at, fmt, turns, tools));
                 }
-            };
-            for (pointer, g) in got {
-                let at = if pointer.is_empty() {
-                    at.clone()
-                } else {
-                    format!("{at} {pointer}")
-                };
-                match g {
-                    Got::Logged(turns, calls) => match exchange(turns, max_history) {
-                        Ok((history, prompt)) => out.exchanges.push(Exchange {
-                            at,
-                            format: fmt,
-                            history,
-                            prompt,
-                            calls,
-                        }),
-                        Err(why) => out.skipped.push((at, why)),
-                    },
-                    Got::Skip(why) => out.skipped.push((at, why)),
-                    Got::Malformed(what) => out.malformed.push((at, what)),
-                    Got::Request(id, turns) => {
-                        requests.insert(id, (at, fmt, turns));
-                    }
-                    Got::Response(id, r) => {
-                        responses.insert(id, (at, r));
-                    }
+                Got::Response(id, r) => {
+                    self.responses.insert(id, (at, r));
                 }
             }
         }
     }
-    // Batch lines, paired; the case is named by where its prompt is.
-    for (id, (at, fmt, turns)) in requests {
-        match responses.remove(&id) {
-            Some((_, Ok(calls))) => match exchange(turns, max_history) {
-                Ok((history, prompt)) => out.exchanges.push(Exchange {
+
+    /// Everything read, batch lines paired; a paired case is named by where its prompt is.
+    pub fn finish(mut self) -> Read {
+        let mut out = self.out;
+        for (id, (at, fmt, turns, offered)) in self.requests {
+            match self.responses.remove(&id) {
+                Some((_, Ok(calls))) => match exchange(turns, self.max_history) {
+                    Ok((history, prompt)) => out.exchanges.push(Exchange {
+                        at,
+                        format: fmt,
+                        history,
+                        prompt,
+                        calls,
+                        offered,
+                    }),
+                    Err(why) => out.skipped.push((at, why)),
+                },
+                Some((_, Err(why))) => out.skipped.push((at, why)),
+                None => out.skipped.push((
                     at,
-                    format: fmt,
-                    history,
-                    prompt,
-                    calls,
-                }),
-                Err(why) => out.skipped.push((at, why)),
-            },
-            Some((_, Err(why))) => out.skipped.push((at, why)),
-            None => out.skipped.push((
+                    format!("batch request {id:?} has no output line among the files read"),
+                )),
+            }
+        }
+        for (id, (at, _)) in self.responses {
+            out.skipped.push((
                 at,
-                format!("batch request {id:?} has no output line among the files read"),
-            )),
+                format!(
+                    "batch output {id:?} has no input line among the files read (the prompt is there)"
+                ),
+            ));
+        }
+        out
+    }
+}
+
+/// The next line of `input` and its 1-based number, without its line break: `Err` (the line
+/// consumed, not kept) when it is longer than [`MAX_LINE_BYTES`] or not UTF-8. Memory stays
+/// bounded by the cap whatever the input holds.
+fn next_line<R: std::io::BufRead>(
+    input: &mut R,
+    number: &mut usize,
+) -> std::io::Result<Option<(usize, Result<String, String>)>> {
+    let mut bytes = Vec::new();
+    let mut too_long = false;
+    let mut any = false;
+    let mut ended = false;
+    loop {
+        let buf = input.fill_buf()?;
+        if buf.is_empty() {
+            break;
+        }
+        any = true;
+        let (take, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (i + 1, true),
+            None => (buf.len(), false),
+        };
+        if !too_long {
+            let keep = &buf[..if done { take - 1 } else { take }];
+            if bytes.len() + keep.len() > MAX_LINE_BYTES {
+                too_long = true;
+                bytes = Vec::new();
+            } else {
+                bytes.extend_from_slice(keep);
+            }
+        }
+        input.consume(take);
+        if done {
+            ended = true;
+            break;
         }
     }
-    for (id, (at, _)) in responses {
-        out.skipped.push((
-            at,
-            format!(
-                "batch output {id:?} has no input line among the files read (the prompt is there)"
-            ),
-        ));
+    if !any {
+        return Ok(None);
     }
-    out
+    *number += 1;
+    let line = if too_long {
+        Err(format!(
+            "line longer than {} MiB, not read",
+            MAX_LINE_BYTES >> 20
+        ))
+    } else {
+        // As `str::lines`: a `\r` before the `\n` goes with the break.
+        if ended && bytes.last() == Some(&b'\r') {
+            bytes.pop();
+        }
+        if *number == 1 && bytes.starts_with("\u{feff}".as_bytes()) {
+            bytes.drain(..3);
+        }
+        String::from_utf8(bytes).map_err(|_| "not valid UTF-8 text".to_string())
+    };
+    Ok(Some((*number, line)))
 }
 
 /// The prompt (the last turn, which must be a user's text) and up to `max_history` earlier
@@ -454,6 +617,101 @@ fn object<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `text` read whole and streamed line by line, as one file named `log.jsonl`.
+    fn both(text: &str, format: Option<LogFormat>) -> (Read, Read) {
+        let whole = read(&[("log.jsonl".into(), text.into())], format, 2);
+        let mut r = Reader::new(format, 2);
+        r.lines("log.jsonl", || Ok(std::io::Cursor::new(text.as_bytes())))
+            .unwrap();
+        (whole, r.finish())
+    }
+
+    const CALL: &str = r#"{"request": {"messages": [{"role": "user", "content": "weather in Oslo?"}], "tools": [{"type": "function", "function": {"name": "get_weather"}}]}, "response": {"choices": [{"message": {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]}}]}}"#;
+
+    #[test]
+    fn streamed_lines_read_exactly_as_the_whole_text() {
+        let long = format!("{{\"x\": \"{}\"}}", "a".repeat(MAX_LINE_BYTES));
+        let bom = '\u{feff}';
+        let text = format!("{bom}{CALL}\r\n\n  \n{{\"request\": 3}}\nnot json\n{long}\n{CALL}");
+        let (whole, streamed) = both(&text, None);
+        assert_eq!(whole, streamed);
+        assert_eq!(streamed.records, 5);
+        assert_eq!(streamed.exchanges.len(), 2);
+        assert_eq!(streamed.exchanges[0].at, "log.jsonl:1");
+        assert_eq!(streamed.exchanges[1].at, "log.jsonl:7");
+        let bad: Vec<&str> = streamed.malformed.iter().map(|(a, _)| a.as_str()).collect();
+        assert_eq!(bad, ["log.jsonl:4", "log.jsonl:5", "log.jsonl:6"]);
+        assert_eq!(streamed.malformed[2].1, "line longer than 4 MiB, not read");
+        assert_eq!(
+            streamed.formats,
+            [("log.jsonl".into(), Some(LogFormat::Openai))]
+        );
+        // Given the format, the file is read once; none said: every record malformed.
+        assert_eq!(both(&text, Some(LogFormat::Openai)).1, streamed);
+        let (w, s) = both("[1]\n2\n", None);
+        assert_eq!(w, s);
+        assert_eq!(s.malformed.len(), 2);
+    }
+
+    #[test]
+    fn a_line_that_is_not_utf8_is_malformed_alone() {
+        let mut bytes = CALL.as_bytes().to_vec();
+        bytes.extend_from_slice(b"\n{\"a\": \"\xff\"}\n");
+        bytes.extend_from_slice(CALL.as_bytes());
+        let mut r = Reader::new(None, 2);
+        r.lines("big.jsonl", || Ok(std::io::Cursor::new(&bytes[..])))
+            .unwrap();
+        let got = r.finish();
+        assert_eq!(got.exchanges.len(), 2);
+        assert_eq!(
+            got.malformed,
+            [(
+                "big.jsonl:2".to_string(),
+                "not valid UTF-8 text".to_string()
+            )]
+        );
+    }
+
+    #[test]
+    fn each_format_says_which_tools_its_request_offered() {
+        let openai: Value = serde_json::from_str(CALL).unwrap();
+        assert_eq!(
+            offered(LogFormat::Openai, &openai, ""),
+            Some(vec!["get_weather".to_string()])
+        );
+        let batch = serde_json::json!({"custom_id": "r", "body": {"messages": [], "tools": [{"type": "function", "function": {"name": "a"}}, {"type": "function", "function": {"name": "b"}}]}});
+        assert_eq!(
+            offered(LogFormat::Openai, &batch, ""),
+            Some(vec!["a".to_string(), "b".to_string()])
+        );
+        let anthropic =
+            serde_json::json!({"request": {"messages": [], "tools": [{"name": "create_event"}]}});
+        assert_eq!(
+            offered(LogFormat::Anthropic, &anthropic, ""),
+            Some(vec!["create_event".to_string()])
+        );
+        let params = serde_json::json!({"custom_id": "r", "params": {"messages": [], "tools": []}});
+        assert_eq!(offered(LogFormat::Anthropic, &params, ""), Some(vec![]));
+        let otel = serde_json::json!({"resourceSpans": [{"scopeSpans": [{"spans": [{"attributes": [
+            {"key": "gen_ai.tool.definitions", "value": {"stringValue": "[{\"type\": \"function\", \"name\": \"search\"}]"}}
+        ]}]}]}]});
+        assert_eq!(
+            offered(
+                LogFormat::Otel,
+                &otel,
+                "/resourceSpans/0/scopeSpans/0/spans/0"
+            ),
+            Some(vec!["search".to_string()])
+        );
+        // Not said, or not a list of named tools: unknown, never a guess.
+        let none = serde_json::json!({"request": {"messages": []}});
+        assert_eq!(offered(LogFormat::Openai, &none, ""), None);
+        let nameless =
+            serde_json::json!({"request": {"messages": [], "tools": [{"type": "function"}]}});
+        assert_eq!(offered(LogFormat::Openai, &nameless, ""), None);
+        assert_eq!(offered(LogFormat::Otel, &otel, "/nowhere"), None);
+    }
 
     fn t(role: &str, text: &str) -> Turn {
         Turn::new(role, text.into(), false)

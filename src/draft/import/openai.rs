@@ -166,7 +166,8 @@ pub(super) fn message_calls(message: &serde_json::Map<String, Value>) -> Result<
         let name = f
             .get("name")
             .and_then(Value::as_str)
-            .ok_or("`function_call`: expected {name, arguments}")?;
+            .filter(|n| !n.is_empty())
+            .ok_or("`function_call`: expected {name, arguments} with a non-empty `name`")?;
         out.push(Call {
             name: name.to_string(),
             arguments: arguments(f.get("arguments")),
@@ -227,6 +228,12 @@ mod tests {
         assert_eq!(
             e,
             "`response`: /choices/0/message: `tool_calls/0`: expected {function: {name, arguments}}"
+        );
+        // A legacy `function_call` with a blank name is no call (it would propose `expect: ""`).
+        let e = record(&json!({"request": {"messages": []}, "response": {"choices": [{"message": {"function_call": {"name": "", "arguments": "{}"}}}]}})).unwrap_err();
+        assert_eq!(
+            e,
+            "`response`: /choices/0/message: `function_call`: expected {name, arguments} with a non-empty `name`"
         );
     }
 

@@ -164,6 +164,14 @@ fn span(sp: &Value) -> Result<Got, String> {
     Ok(Got::Logged(turns, calls))
 }
 
+/// The names of the tools a chat span offered (`gen_ai.tool.definitions`: a list of
+/// `{name, …}` or `{type: function, function: {name}}`), `None` when the span does not say.
+pub(super) fn offered(span: &Value) -> Option<Vec<String>> {
+    let attrs = attributes(span.get("attributes")).ok()?;
+    let defs = json_value(attrs.get("gen_ai.tool.definitions")?, "").ok()?;
+    super::tool_names(&defs)
+}
+
 /// An attribute that holds JSON: a string of it, or the value itself (structured attributes).
 fn json_value(v: &Value, key: &str) -> Result<Value, String> {
     match v {
