@@ -144,8 +144,9 @@ fn request(case: &Case, tools: &ToolSet) -> RouteRequest {
 /// The choice recorded for an unreadable answer: no tool has this name.
 const MALFORMED: &str = "(malformed)";
 
-/// What the router chose per case: `Some(name)` or `None` for no call.
-async fn answers(router: &dyn Router, set: &Set) -> Vec<Option<String>> {
+/// What the router chose per case: `Some(name)` or `None` for no call; `Err` when a request
+/// failed (no answer is not a wrong answer: the suite is then not measured).
+async fn answers(router: &dyn Router, set: &Set) -> Result<Vec<Option<String>>, String> {
     let reqs: Vec<RouteRequest> = set
         .suite
         .cases
@@ -164,13 +165,10 @@ async fn answers(router: &dyn Router, set: &Set) -> Vec<Option<String>> {
                 Answer::NoCall { .. } => None,
                 Answer::Malformed { .. } => Some(MALFORMED.into()),
             },
-            Err(e) => {
-                eprintln!("router_bench: {}: {e:?}", router.model());
-                Some(MALFORMED.into())
-            }
+            Err(e) => return Err(format!("{}: {e:?}", router.model())),
         });
     }
-    out
+    Ok(out)
 }
 
 /// "ok/n" plus, when the suite has none cases, " (none P p/q, R r/s)".
@@ -212,24 +210,35 @@ fn agreement(a: &[Option<String>], b: &[Option<String>]) -> String {
     format!("{same}/{}", a.len())
 }
 
-/// The LLM's choices for `set`, from `target/router-bench/<model>/<suite>.json` when present.
-async fn llm_answers(router: &ProviderRouter, model: &str, set: &Set) -> Vec<Option<String>> {
+/// The LLM's choices for `set`, from `target/router-bench/<model>/<suite>.json` when present;
+/// `None` (said, not cached) when a request failed, e.g. a prompt past the server's context.
+async fn llm_answers(
+    router: &ProviderRouter,
+    model: &str,
+    set: &Set,
+) -> Option<Vec<Option<String>>> {
     let dir: PathBuf = Path::new(ROOT)
         .join("target/router-bench")
         .join(model.replace(['/', ':'], "_"));
     let file = dir.join(format!("{}.{}.json", set.label, &set.suite.sha256[7..19]));
     if let Ok(text) = std::fs::read_to_string(&file) {
-        return serde_json::from_str(&text).expect("cached answers");
+        return Some(serde_json::from_str(&text).expect("cached answers"));
     }
     eprintln!(
         "router_bench: asking {model} the {} cases of {}",
         set.suite.cases.len(),
         set.label
     );
-    let got = answers(router, set).await;
+    let got = match answers(router, set).await {
+        Ok(got) => got,
+        Err(e) => {
+            eprintln!("router_bench: {} not measured with the LLM: {e}", set.label);
+            return None;
+        }
+    };
     std::fs::create_dir_all(&dir).expect("answer dir");
     std::fs::write(&file, serde_json::to_string(&got).unwrap()).expect("answer file");
-    got
+    Some(got)
 }
 
 #[tokio::main]
@@ -257,7 +266,9 @@ async fn main() {
                     .as_ref()
                     .is_none_or(|o| o.split(',').any(|l| l == s.label))
                 {
-                    all.insert(s.label, llm_answers(&router, &model, s).await);
+                    if let Some(got) = llm_answers(&router, &model, s).await {
+                        all.insert(s.label, got);
+                    }
                 }
             }
             Some((model, all))
@@ -278,7 +289,9 @@ async fn main() {
         let mut row = format!("| {label} |");
         let mut agree = format!("| {label} |");
         for s in &sets {
-            let chosen = answers(&router, s).await;
+            let chosen = answers(&router, s)
+                .await
+                .expect("the semantic router answers");
             row.push_str(&format!(" {} |", score(s, &chosen)));
             if let Some((_, llm)) = &llm {
                 let cell = llm
