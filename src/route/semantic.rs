@@ -389,25 +389,10 @@ impl SemanticRouter {
     }
 }
 
-/// A name's words: `read_text_file`, `readTextFile`, `read-text-file` → "read text file".
+/// A name's words: `read_text_file`, `readTextFile`, `read-text-file` → "read text file" (the
+/// project's one name tokenizer).
 fn words(name: &str) -> String {
-    let mut out = String::with_capacity(name.len() + 4);
-    let mut prev_lower = false;
-    for c in name.chars() {
-        if c == '_' || c == '-' || c.is_whitespace() {
-            if !out.ends_with(' ') && !out.is_empty() {
-                out.push(' ');
-            }
-            prev_lower = false;
-            continue;
-        }
-        if c.is_uppercase() && prev_lower {
-            out.push(' ');
-        }
-        prev_lower = c.is_lowercase() || c.is_ascii_digit();
-        out.extend(c.to_lowercase());
-    }
-    out.trim_end().to_string()
+    crate::text::tokens::name_tokens(name).join(" ")
 }
 
 /// The tool as words: name words (title): description, then its parameters' name words.
