@@ -103,7 +103,9 @@ is_true() { # input-value input-name
   case "$1" in
     true) return 0 ;;
     false | "") return 1 ;;
-    *) echo "::error::driftgate: $2 takes true or false, not '$1'"; exit 2 ;;
+    # The name only: the value is the workflow author's text, and a line break in it would
+    # start a second workflow command.
+    *) echo "::error::driftgate: $2 takes true or false"; exit 2 ;;
   esac
 }
 

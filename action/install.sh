@@ -27,7 +27,7 @@ action=${GITHUB_ACTION_PATH:?GITHUB_ACTION_PATH is not set: run this as a step o
 say() { echo "driftgate-action: $*" >&2; }
 die() {
   # A workflow error annotation, then the exit; the message never holds a secret (none is read).
-  echo "::error title=driftgate install::$*"
+  echo "::error title=driftgate install::$(dg_command_data "$*")"
   say "$*"
   exit 1
 }

@@ -53,3 +53,11 @@ dg_sha256() {
     shasum -a 256 -- "$1" | cut -d' ' -f1
   fi
 }
+
+# dg_command_data TEXT -> TEXT as a workflow command's data: %, CR and LF escaped the way the
+# runner unescapes them, so a line break in TEXT cannot start a second command.
+dg_command_data() {
+  local s=${1//%/%25}
+  s=${s//$'\r'/%0D}
+  echo "${s//$'\n'/%0A}"
+}

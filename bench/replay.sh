@@ -24,18 +24,11 @@ LLAMA=${BENCH_LLAMA:-1}
 CASES=${BENCH_LLAMA_CASES:-200}
 CONCS=${BENCH_CONCURRENCY:-1 2}
 
-msg() { printf 'bench: %s\n' "$*" >&2; }
 ms() { date +%s%3N; }
 
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/driftgate-bench.XXXXXX")
-STARTED_LLAMA=0
-cleanup() {
-  if [[ $STARTED_LLAMA == 1 ]]; then
-    DRIFTGATE_LLAMA_RUN_DIR=$WORK/llama bash .ci/llama.sh stop || true
-  fi
-  rm -rf -- "$WORK"
-}
-trap cleanup EXIT
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bench_init driftgate-bench
 
 msg "building driftgate and the bench helper (profile $PROFILE)"
 profile_flag=()
@@ -73,14 +66,7 @@ done
 
 [[ $LLAMA == 1 ]] || exit 0
 
-URL=${DRIFTGATE_LLAMA_URL:-}
-if [[ -z $URL ]]; then
-  msg "starting llama-server (.ci/llama.sh start)"
-  mkdir -p "$WORK/llama"
-  line=$(DRIFTGATE_LLAMA_RUN_DIR=$WORK/llama bash .ci/llama.sh start)
-  STARTED_LLAMA=1
-  URL=${line#DRIFTGATE_LLAMA_URL=}
-fi
+bench_llama
 
 "$HELPER" suite examples/calendar/suite.yaml "$CASES" >"$WORK/suite.jsonl"
 echo

@@ -18,17 +18,9 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$REPO"
 LLAMA=${BENCH_LLAMA:-0}
 
-msg() { printf 'bench: %s\n' "$*" >&2; }
-
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/driftgate-router.XXXXXX")
-STARTED_LLAMA=0
-cleanup() {
-  if [[ $STARTED_LLAMA == 1 ]]; then
-    DRIFTGATE_LLAMA_RUN_DIR=$WORK/llama bash .ci/llama.sh stop || true
-  fi
-  rm -rf -- "$WORK"
-}
-trap cleanup EXIT
+# shellcheck source=bench/lib.sh
+. bench/lib.sh
+bench_init driftgate-router
 
 msg "building the router_bench example (release)"
 cargo build --quiet --release --example router_bench
@@ -36,14 +28,7 @@ BIN=${CARGO_TARGET_DIR:-$REPO/target}/release/examples/router_bench
 
 ARGS=()
 if [[ $LLAMA == 1 ]]; then
-  URL=${DRIFTGATE_LLAMA_URL:-}
-  if [[ -z $URL ]]; then
-    msg "starting llama-server (.ci/llama.sh start)"
-    mkdir -p "$WORK/llama"
-    line=$(DRIFTGATE_LLAMA_RUN_DIR=$WORK/llama bash .ci/llama.sh start)
-    STARTED_LLAMA=1
-    URL=${line#DRIFTGATE_LLAMA_URL=}
-  fi
+  bench_llama
   ARGS+=(--llm-url "$URL/v1" --llm-model qwen2.5-coder-0.5b-q4_k_m)
   [[ -n ${BENCH_LLAMA_SUITES:-} ]] && ARGS+=(--llm-suites "$BENCH_LLAMA_SUITES")
 fi

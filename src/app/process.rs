@@ -12,7 +12,7 @@ pub fn tune_process() {
 /// is set, that counts physical cores by reading /proc/cpuinfo, each time (1,633 opens in one
 /// check of 3,000 texts). Setting the variable it reads first to the count it would find keeps
 /// its choice and makes the lookup an environment read. rayon's global pool, which candle's gemm
-/// and our batches share, is sized from the same variable, so nothing runs more threads than cores.
+/// runs on, is sized from the same variable, so nothing runs more threads than cores.
 fn pin_thread_count() {
     if std::env::var_os("RAYON_NUM_THREADS").is_none() {
         let n = candle_core::utils::get_num_threads();

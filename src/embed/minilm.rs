@@ -15,7 +15,6 @@ use candle_transformers::models::bert::{BertModel, Config};
 use half::f16;
 use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
 use ndarray::Array2;
-use rayon::prelude::*;
 use safetensors::{Dtype, SafeTensors};
 use tokenizers::{Encoding, Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
@@ -33,14 +32,16 @@ pub const MAX_SEQ_LEN: usize = 256;
 /// Output dimension of the model.
 const DIM: usize = 384;
 /// Most texts per forward pass. Texts are sorted by token count first, so padding stays small.
-const BATCH: usize = 32;
+/// 64 rather than 32: short texts (most tool descriptions) make small gemms, and per-op overhead
+/// dominates them; 128 was no faster within the attention budget (docs/embedder.md).
+const BATCH: usize = 64;
 /// Attention heads of the model (config.json).
 const HEADS: usize = 12;
 /// Most bytes of one attention-score tensor (n · heads · L² f32) per pass. candle's BERT makes
 /// about five of these per layer; kept at 8 MiB they, and the (n · L · 1536) feed-forward
 /// activations, stay under the 32 MiB mmap threshold that app::process sets for glibc, so the
 /// heap is reused instead of fresh pages being faulted in and zeroed. At 256 tokens that is 2
-/// texts per pass, at 128 tokens 10, at 73 or fewer the full 32. Chosen on measurements in
+/// texts per pass, at 128 tokens 10, at 52 or fewer the full 64. Chosen on measurements in
 /// docs/embedder.md (2 MiB was slower: too little work per gemm; 32 MiB faulted again).
 const ATTENTION_BYTES: usize = 8 << 20;
 
@@ -155,11 +156,10 @@ impl MiniLm {
         order.sort_by_key(|&i| encodings[i].get_ids().len());
         let chunks = batches(&order, |i| encodings[i].get_ids().len());
 
-        // Passes run side by side on rayon's pool, whose threads candle's matmuls share (no extra
-        // threads): not all of candle's element-wise ops use every core, so one pass at a time
-        // leaves cores idle between matmuls. It did no better per CPU-second (docs/embedder.md).
+        // One pass at a time, each matmul on every core: on a quiet machine that beat two passes
+        // side by side by 10-20% (their matmuls competed for the same two cores; docs/embedder.md).
         let results: Vec<candle_core::Result<Vec<Vec<f32>>>> = chunks
-            .par_iter()
+            .iter()
             .map(|chunk| {
                 let batch: Vec<&Encoding> = chunk.iter().map(|&i| &encodings[i]).collect();
                 forward(&m.model, &batch)
@@ -356,7 +356,12 @@ mod tests {
             assert!(b.len() <= BATCH);
             assert!(b.len() == 1 || b.len() * HEADS * l * l * 4 <= ATTENTION_BYTES);
         }
-        assert_eq!(cut[0].len(), BATCH, "short texts fill a whole pass");
+        let short: Vec<usize> = (0..200).collect();
+        assert_eq!(
+            batches(&short, |_| 20)[0].len(),
+            BATCH,
+            "short texts fill a whole pass"
+        );
         assert!(batches(&[], |_| 0).is_empty());
     }
 

@@ -190,6 +190,17 @@ fn install_tag(gh: &FakeGithub, tmp: &Path) -> Installed {
     install(gh, tmp, "Linux", "X64", &format!("v{}", version()), None)
 }
 
+/// An install error is one workflow command whatever its text: the runner's own escapes for
+/// `%`, CR and LF, so a line break cannot open a second command.
+#[test]
+fn install_errors_are_one_workflow_command() {
+    assert_eq!(
+        lib("dg_command_data $'50% done\\r\\n::warning::x'"),
+        "50%25 done%0D%0A::warning::x"
+    );
+    assert_eq!(lib("dg_command_data 'plain'"), "plain");
+}
+
 #[test]
 fn a_release_tag_downloads_verifies_and_gates_a_pull_request() {
     let gh = github_with(&released());

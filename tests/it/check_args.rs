@@ -13,8 +13,7 @@ use crate::support::openai::{chat_server, text_answer, tool_call};
 use crate::support::{anthropic, read_tree};
 
 const SUITE: &str = "tests/fixtures/args/calendar-calls.suite.yaml";
-const BASE: &str = "examples/calendar/tools.base.json";
-const HEAD: &str = "examples/calendar/tools.head.json";
+use crate::support::calendar::{BASE, HEAD};
 /// Echoed by the fake inside one head call's arguments: it must be masked everywhere.
 const KEY: &str = "sk-fake-args-0123456789abcdef";
 

@@ -18,8 +18,7 @@ use crate::support::openai::{chat_server, error_body, text_answer, tool_call};
 use crate::support::{flip, read_tree, repo, stat};
 
 pub(crate) const SUITE: &str = "tests/fixtures/check/calendar-6.suite.yaml";
-pub(crate) const BASE: &str = "examples/calendar/tools.base.json";
-pub(crate) const HEAD: &str = "examples/calendar/tools.head.json";
+pub(crate) use crate::support::calendar::{BASE, HEAD};
 
 pub(crate) const SCHED: &str = "set up a new appointment with Dr. Patel";
 const RESCH: &str = "move it to Thursday";

@@ -8,12 +8,9 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
+use crate::support::calendar::{self, BASE as CAL_BASE, HEAD as CAL_HEAD, SUITE as CAL_SUITE};
 use crate::support::cli::{self, Run};
 use crate::support::{flip, read_tree, repo, stat};
-
-const CAL_BASE: &str = "examples/calendar/tools.base.json";
-const CAL_HEAD: &str = "examples/calendar/tools.head.json";
-const CAL_SUITE: &str = "examples/calendar/suite.yaml";
 
 /// `check --format json` from the repository root with `cache` as the cache directory.
 fn check_json(cache: &Path, args: &[&str]) -> (Run, Value) {
@@ -59,10 +56,7 @@ fn without_run_stats(mut report: Value) -> Value {
 #[test]
 fn calendar_rewrite_regresses_routing_and_fails() {
     let cache = tempfile::tempdir().unwrap();
-    let (run, r) = check_json(
-        cache.path(),
-        &["--base", CAL_BASE, "--head", CAL_HEAD, "--suite", CAL_SUITE],
-    );
+    let (run, r) = check_json(cache.path(), &calendar::SIDES);
     assert_eq!(run.code, 1, "{}", run.dump());
     assert_eq!(r["command"], "check");
     assert_eq!(r["verdict"]["status"], "fail");
@@ -206,7 +200,7 @@ fn identical_sides_pass_and_head_is_answered_by_reuse() {
 #[test]
 fn a_second_run_with_the_same_cache_sends_nothing_and_reports_the_same() {
     let cache = tempfile::tempdir().unwrap();
-    let args = ["--base", CAL_BASE, "--head", CAL_HEAD, "--suite", CAL_SUITE];
+    let args = calendar::SIDES;
     let (first_run, first) = check_json(cache.path(), &args);
     let (second_run, second) = check_json(cache.path(), &args);
     assert_eq!(first_run.code, 1, "{}", first_run.dump());
@@ -223,17 +217,10 @@ fn a_second_run_with_the_same_cache_sends_nothing_and_reports_the_same() {
     assert_eq!(entries.matches("\"answer\"").count(), 72);
 
     // The terminal report of a fully cached run says so.
-    let run = cli::driftgate([
-        "check",
+    let run = cli::driftgate(calendar::check(&[
         "--cache-dir",
         cache.path().to_str().unwrap(),
-        "--base",
-        CAL_BASE,
-        "--head",
-        CAL_HEAD,
-        "--suite",
-        CAL_SUITE,
-    ])
+    ]))
     .run();
     assert_eq!(run.code, 1, "{}", run.dump());
     assert!(

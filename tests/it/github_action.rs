@@ -10,9 +10,9 @@ use std::process::Command;
 
 use serde_yaml::Value as Yaml;
 
-use crate::support::cli;
 use crate::support::github::{BOT, FakeGithub, TOKEN};
 use crate::support::runner::{Runner, event, fixture};
+use crate::support::{calendar, cli};
 
 fn action() -> Yaml {
     serde_yaml::from_str(&std::fs::read_to_string(fixture("action.yml")).unwrap()).unwrap()
@@ -531,9 +531,25 @@ fn entrypoint_maps_each_input_to_one_argument() {
     );
     assert_eq!(code, 2, "{out}");
     assert!(
-        out.contains("::error::driftgate: lint-llm takes true or false, not 'yes'"),
+        out.contains("::error::driftgate: lint-llm takes true or false"),
         "{out}"
     );
+    // The refused value is never echoed: a line break in it would start a workflow command.
+    let (code, out, _) = run_entrypoint(
+        dir.path(),
+        &bin,
+        &[
+            ("tools", "t.json"),
+            ("suite", "s.yaml"),
+            ("batch", "yes\n::warning::injected"),
+        ],
+    );
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains("::error::driftgate: batch takes true or false"),
+        "{out}"
+    );
+    assert!(!out.contains("injected"), "{out}");
 
     // A config file with a [suite] table means check; ./driftgate.toml is found by default.
     std::fs::write(
@@ -631,16 +647,8 @@ pub(crate) fn pr_repo(gh: &FakeGithub, event_name: &str) -> (Runner, String, Str
     let dir = probe.dir.path().to_path_buf();
     git(&dir, &["init", "-q", "-b", "main"]);
     std::fs::create_dir_all(dir.join("mcp")).unwrap();
-    std::fs::copy(
-        fixture("examples/calendar/suite.yaml"),
-        dir.join("mcp/suite.yaml"),
-    )
-    .unwrap();
-    std::fs::copy(
-        fixture("examples/calendar/tools.base.json"),
-        dir.join("mcp/tools.json"),
-    )
-    .unwrap();
+    std::fs::copy(fixture(calendar::SUITE), dir.join("mcp/suite.yaml")).unwrap();
+    std::fs::copy(fixture(calendar::BASE), dir.join("mcp/tools.json")).unwrap();
     std::fs::write(
         dir.join(".gitignore"),
         "event.json\nsummary.md\noutput\n.cache/\n.driftgate/\ndriftgate-report.json\n",
@@ -650,11 +658,7 @@ pub(crate) fn pr_repo(gh: &FakeGithub, event_name: &str) -> (Runner, String, Str
     git(&dir, &["commit", "-q", "-m", "base"]);
     let base = git(&dir, &["rev-parse", "HEAD"]);
     git(&dir, &["checkout", "-q", "-b", "copy-edit"]);
-    std::fs::copy(
-        fixture("examples/calendar/tools.head.json"),
-        dir.join("mcp/tools.json"),
-    )
-    .unwrap();
+    std::fs::copy(fixture(calendar::HEAD), dir.join("mcp/tools.json")).unwrap();
     git(&dir, &["commit", "-q", "-am", "Shorter description"]);
     let head = git(&dir, &["rev-parse", "HEAD"]);
     std::fs::write(
@@ -760,11 +764,7 @@ fn the_action_gates_a_pull_request_end_to_end() {
     crate::support::reports::assert_matches_schema(&report, "the Action's report");
 
     // The next push fixes it: the same comment now passes (the base file at head again).
-    std::fs::copy(
-        fixture("examples/calendar/tools.base.json"),
-        r.path("mcp/tools.json"),
-    )
-    .unwrap();
+    std::fs::copy(fixture(calendar::BASE), r.path("mcp/tools.json")).unwrap();
     let (code, _, err) = entrypoint_in(&r, &inputs, false);
     assert_eq!(code, 0, "{err}");
     let comments = gh.comments(7);

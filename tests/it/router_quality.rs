@@ -3,16 +3,11 @@
 //! gains should raise the floor. The table of variants behind these numbers is docs/router.md
 //! (`bench/router.sh`).
 
-use crate::support::cli;
+use crate::support::{calendar, cli};
 
 /// (suite, the tools it was written against, cases, floor of correct answers).
 const FLOORS: [(&str, &str, u64, u64); 5] = [
-    (
-        "examples/calendar/suite.yaml",
-        "examples/calendar/tools.base.json",
-        36,
-        30,
-    ),
+    (calendar::SUITE, calendar::BASE, 36, 30),
     // The target: ≥ 70% (28/40) on the filesystem suite; v0.1 of the router had 21.
     (
         "tests/fixtures/server-filesystem.suite.jsonl",

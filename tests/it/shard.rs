@@ -5,12 +5,9 @@
 
 use serde_json::Value;
 
+use crate::support::calendar::{BASE, HEAD, SUITE};
 use crate::support::cli::{self, Run};
 use crate::support::reports::{assert_matches_schema, calendar_check_json};
-
-const BASE: &str = "examples/calendar/tools.base.json";
-const HEAD: &str = "examples/calendar/tools.head.json";
-const SUITE: &str = "examples/calendar/suite.yaml";
 
 /// `check --shard I/N` of the calendar example into `dir/part-I.json`.
 fn part(dir: &std::path::Path, shard: &str, head: &str, suite: &str) -> (Run, std::path::PathBuf) {

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::support::cli;
+use crate::support::{calendar, cli};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -172,9 +172,9 @@ fn stress_renders_terminal_and_markdown_from_one_report() {
     let args = [
         "stress",
         "--tools",
-        "examples/calendar/tools.base.json",
+        calendar::BASE,
         "--suite",
-        "examples/calendar/suite.yaml",
+        calendar::SUITE,
         "--tool",
         "schedule_appointment",
     ];

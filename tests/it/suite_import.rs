@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use crate::support::calendar;
 use crate::support::cli::{self, Run};
 use crate::support::repo;
 
@@ -502,7 +503,7 @@ fn hostile_log_text_reaches_the_terminal_visible_and_inert() {
 fn suite_check_warns_and_check_refuses_until_reviewed() {
     let dir = tempfile::tempdir().unwrap();
     // The calendar suite with two cases not yet confirmed.
-    let text = std::fs::read_to_string(repo("examples/calendar/suite.yaml")).unwrap();
+    let text = std::fs::read_to_string(repo(calendar::SUITE)).unwrap();
     let doc: Value = serde_yaml::from_str(&text).unwrap();
     let mut cases = doc["cases"]
         .as_array()
@@ -527,7 +528,7 @@ fn suite_check_warns_and_check_refuses_until_reviewed() {
         "suite",
         "check",
         "--tools",
-        "examples/calendar/tools.head.json",
+        calendar::HEAD,
         "--format",
         "json",
         s,
@@ -555,9 +556,9 @@ fn suite_check_warns_and_check_refuses_until_reviewed() {
         let mut args = vec![
             "check",
             "--base",
-            "examples/calendar/tools.base.json",
+            calendar::BASE,
             "--head",
-            "examples/calendar/tools.base.json",
+            calendar::BASE,
             "--suite",
             s,
             "--format",

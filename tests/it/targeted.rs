@@ -5,7 +5,7 @@
 
 use serde_json::Value;
 
-use crate::support::cli;
+use crate::support::{calendar, cli};
 
 fn check(base: &str, head: &str, suite: &str, extra: &[&str]) -> (i32, Value) {
     let cache = tempfile::tempdir().unwrap();
@@ -42,9 +42,9 @@ fn targeted_replay_finds_every_flip_a_full_replay_finds() {
     let fs_suite = "tests/fixtures/server-filesystem.suite.jsonl";
     let pairs = [
         (
-            "examples/calendar/tools.base.json".to_string(),
-            "examples/calendar/tools.head.json".to_string(),
-            "examples/calendar/suite.yaml",
+            calendar::BASE.to_string(),
+            calendar::HEAD.to_string(),
+            calendar::SUITE,
         ),
         (fs("0.6.2"), fs("2025.1.14"), fs_suite),
         (fs("2025.3.28"), fs("2025.7.1"), fs_suite),
@@ -105,19 +105,7 @@ fn targeted_replay_finds_every_flip_a_full_replay_finds() {
 
 #[test]
 fn targeted_replay_needs_the_embedder() {
-    let run = cli::driftgate([
-        "check",
-        "--base",
-        "examples/calendar/tools.base.json",
-        "--head",
-        "examples/calendar/tools.head.json",
-        "--suite",
-        "examples/calendar/suite.yaml",
-        "--replay",
-        "targeted",
-        "--no-embed",
-    ])
-    .run();
+    let run = cli::driftgate(calendar::check(&["--replay", "targeted", "--no-embed"])).run();
     assert_eq!(run.code, 2, "{}", run.dump());
     assert!(
         run.stderr.contains("cannot run with --no-embed"),

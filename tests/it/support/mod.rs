@@ -1,10 +1,11 @@
 //! Shared test helpers: the one way to run the binary (`cli`), the one loopback HTTP fake
 //! (`fake`) and the wire formats spoken on it (`openai`, `anthropic`, their batch APIs in `batch`,
 //! `github`), a simulated
-//! Actions runner, real reports, a Markdown safety check.
+//! Actions runner, the calendar example's paths, real reports, a Markdown safety check.
 
 pub mod anthropic;
 pub mod batch;
+pub mod calendar;
 pub mod cli;
 pub mod fake;
 pub mod github;

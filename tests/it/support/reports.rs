@@ -3,26 +3,16 @@
 
 use std::sync::OnceLock;
 
-use super::cli;
+use super::{calendar, cli};
 
 /// `driftgate check` of the calendar example as JSON (semantic router, offline).
 pub fn calendar_check_json() -> &'static str {
     static JSON: OnceLock<String> = OnceLock::new();
     JSON.get_or_init(|| {
         let cache = tempfile::tempdir().unwrap();
-        let run = cli::driftgate([
-            "check",
-            "--base",
-            "examples/calendar/tools.base.json",
-            "--head",
-            "examples/calendar/tools.head.json",
-            "--suite",
-            "examples/calendar/suite.yaml",
-            "--format",
-            "json",
-        ])
-        .cache(cache.path())
-        .run();
+        let run = cli::driftgate(calendar::check(&["--format", "json"]))
+            .cache(cache.path())
+            .run();
         assert_eq!(run.code, 1, "{}", run.stderr);
         run.stdout
     })
