@@ -2,7 +2,9 @@
 # bench/replay.sh — what a `driftgate check` replay costs, and how much of its wall time is the
 # router's own latency. Numbers are read from the JSON report's per-side run counters
 # (routing.base_stats / head_stats: requests_sent, cache_hits, reused, retries,
-# request_latency_ms_sum, wall_ms). overhead = wall_ms ÷ (request_latency_ms_sum ÷ concurrency).
+# request_latency_ms_sum, prepare_ms, wall_ms).
+# overhead = wall_ms ÷ (request_latency_ms_sum ÷ concurrency + prepare_ms): the router's prepare
+# step (the semantic router embeds a chunk's prompts there) runs before the chunk's requests.
 #
 #   bench/replay.sh                 semantic router on the calendar example (cold, then cached),
 #                                   then the llama.cpp server on a generated suite

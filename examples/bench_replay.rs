@@ -75,17 +75,20 @@ fn summary(label: &str, conc: f64, process_wall_ms: u64, report: &str) -> Result
     let errors = routing["errors"].as_array().map_or(0, Vec::len);
     let mut total_wall = 0.0;
     let mut total_lat = 0.0;
+    let mut total_prep = 0.0;
     let mut tokens = (0, 0);
     for side in ["base", "head"] {
         let s = &routing[format!("{side}_stats")];
         let n = |k: &str| s[k].as_u64().unwrap_or(0);
         let (wall, lat) = (n("wall_ms") as f64, n("request_latency_ms_sum") as f64);
+        let prep = n("prepare_ms") as f64;
         total_wall += wall;
         total_lat += lat;
+        total_prep += prep;
         tokens.0 += n("input_tokens");
         tokens.1 += n("output_tokens");
         println!(
-            "{label:<28} {side:<5} {:>5} {:>6} {:>6} {:>7} {:>10} {:>9} {:>10.1} {:>8}",
+            "{label:<28} {side:<5} {:>5} {:>6} {:>6} {:>7} {:>10} {:>9} {:>10.1} {:>8} {:>8}",
             n("requests_sent"),
             n("cache_hits"),
             n("reused"),
@@ -97,13 +100,14 @@ fn summary(label: &str, conc: f64, process_wall_ms: u64, report: &str) -> Result
             } else {
                 0.0
             },
-            ratio(wall, lat, conc),
+            n("prepare_ms"),
+            ratio(wall, lat, prep, conc),
         );
     }
     println!(
         "{label:<28} both  cases {} · process wall {process_wall_ms} ms · replay overhead {} · tokens {} in / {} out · verdict {} · errors {errors}",
         routing["summary"]["n_cases"],
-        ratio(total_wall, total_lat, conc),
+        ratio(total_wall, total_lat, total_prep, conc),
         tokens.0,
         tokens.1,
         r["verdict"]["status"].as_str().unwrap_or("?"),
@@ -111,11 +115,13 @@ fn summary(label: &str, conc: f64, process_wall_ms: u64, report: &str) -> Result
     Ok(())
 }
 
-fn ratio(wall: f64, latency_sum: f64, conc: f64) -> String {
-    if latency_sum <= 0.0 {
+/// wall ÷ (latency sum spread over the concurrency slots + the router's prepare time, which runs
+/// before a chunk's requests and so is not spread).
+fn ratio(wall: f64, latency_sum: f64, prepare: f64, conc: f64) -> String {
+    if latency_sum + prepare <= 0.0 {
         "n/a".into()
     } else {
-        format!("{:.3}", wall / (latency_sum / conc))
+        format!("{:.3}", wall / (latency_sum / conc + prepare))
     }
 }
 
@@ -133,8 +139,8 @@ fn main() {
         },
         ["header"] => {
             println!(
-                "{:<28} {:<5} {:>5} {:>6} {:>6} {:>7} {:>10} {:>9} {:>10} {:>8}",
-                "run", "side", "sent", "cached", "reused", "retries", "latsum_ms", "wall_ms", "ms/request", "overhead"
+                "{:<28} {:<5} {:>5} {:>6} {:>6} {:>7} {:>10} {:>9} {:>10} {:>8} {:>8}",
+                "run", "side", "sent", "cached", "reused", "retries", "latsum_ms", "wall_ms", "ms/request", "prep_ms", "overhead"
             );
             Ok(())
         }

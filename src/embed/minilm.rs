@@ -5,13 +5,10 @@
 //! mask, L2 normalisation. Weights are stored as f16 (see models/make_model.sh) and widened to f32
 //! at load; all arithmetic is f32.
 
-use std::collections::HashMap;
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel, Config};
 use half::f16;
 use half::slice::{HalfBitsSliceExt, HalfFloatSliceExt};
 use ndarray::Array2;
@@ -19,6 +16,7 @@ use safetensors::{Dtype, SafeTensors};
 use tokenizers::{Encoding, Tokenizer, TruncationDirection, TruncationParams, TruncationStrategy};
 
 use super::Embedder;
+use super::bert::{Bert, Config, Weights};
 use crate::{Error, Result};
 
 const WEIGHTS: &[u8] = include_bytes!("../../models/all-MiniLM-L6-v2/model.f16.safetensors");
@@ -33,20 +31,18 @@ pub const MAX_SEQ_LEN: usize = 256;
 const DIM: usize = 384;
 /// Most texts per forward pass. Texts are sorted by token count first, so padding stays small.
 /// 64 rather than 32: short texts (most tool descriptions) make small gemms, and per-op overhead
-/// dominates them; 128 was no faster within the attention budget (docs/embedder.md).
+/// dominates them (docs/embedder.md).
 const BATCH: usize = 64;
-/// Attention heads of the model (config.json).
-const HEADS: usize = 12;
-/// Most bytes of one attention-score tensor (n · heads · L² f32) per pass. candle's BERT makes
-/// about five of these per layer; kept at 8 MiB they, and the (n · L · 1536) feed-forward
-/// activations, stay under the 32 MiB mmap threshold that app::process sets for glibc, so the
-/// heap is reused instead of fresh pages being faulted in and zeroed. At 256 tokens that is 2
-/// texts per pass, at 128 tokens 10, at 52 or fewer the full 64. Chosen on measurements in
-/// docs/embedder.md (2 MiB was slower: too little work per gemm; 32 MiB faulted again).
-const ATTENTION_BYTES: usize = 8 << 20;
+/// Most padded tokens per forward pass (n · L, L the pass's longest text): 16 texts at 256
+/// tokens, 32 at 128, the full 64 up to 64. The largest activation, the feed-forward's
+/// (n · L · 1536) f32, is then 24 MiB, under the 32 MiB mmap threshold that app::process sets for
+/// glibc, so the heap is reused instead of fresh pages being faulted in and zeroed. Attention
+/// no longer bounds the pass: the fused attention (embed::bert) keeps one text's L² scores per
+/// thread, not the pass's n · heads · L². 2,048 and 8,192 measured within the noise of 4,096.
+const PASS_TOKENS: usize = 4096;
 
 struct Loaded {
-    model: BertModel,
+    model: Bert,
     tokenizer: Tokenizer,
     load_time: Duration,
 }
@@ -65,8 +61,7 @@ fn model() -> Result<&'static Loaded> {
 fn load() -> std::result::Result<Loaded, String> {
     let start = Instant::now();
     let config: Config = serde_json::from_str(CONFIG_JSON).map_err(|e| e.to_string())?;
-    let vb = VarBuilder::from_tensors(widened_weights()?, DType::F32, &Device::Cpu);
-    let model = BertModel::load(vb, &config).map_err(|e| e.to_string())?;
+    let model = Bert::load(widened_weights()?, &config).map_err(|e| e.to_string())?;
     let mut tokenizer = Tokenizer::from_bytes(TOKENIZER_JSON).map_err(|e| e.to_string())?;
     tokenizer
         .with_truncation(Some(TruncationParams {
@@ -87,7 +82,7 @@ fn load() -> std::result::Result<Loaded, String> {
 
 /// The bundled f16 weights as f32 tensors. candle's own loader widens element by element (most of
 /// the load time); half's slice conversion uses F16C/AVX when the CPU has them.
-fn widened_weights() -> std::result::Result<HashMap<String, Tensor>, String> {
+fn widened_weights() -> std::result::Result<Weights, String> {
     let st = SafeTensors::deserialize(WEIGHTS).map_err(|e| e.to_string())?;
     st.iter()
         .map(|(name, view)| {
@@ -177,15 +172,14 @@ impl MiniLm {
 }
 
 /// Cuts `order` (indices sorted by token count, ascending) into consecutive forward passes of at
-/// most `BATCH` texts whose attention scores (n · heads · L² f32, L the pass's longest text) stay
-/// within `ATTENTION_BYTES`; a text too long for the budget on its own gets a pass to itself.
+/// most `BATCH` texts and `PASS_TOKENS` padded tokens (n · L, L the pass's longest text).
 fn batches(order: &[usize], len: impl Fn(usize) -> usize) -> Vec<&[usize]> {
     let mut out = Vec::new();
     let mut start = 0;
     for end in 1..=order.len() {
         let n = end - start;
         let l = len(order[end - 1]);
-        if n > 1 && (n > BATCH || n * HEADS * l * l * 4 > ATTENTION_BYTES) {
+        if n > 1 && (n > BATCH || n * l > PASS_TOKENS) {
             out.push(&order[start..end - 1]);
             start = end - 1;
         }
@@ -197,7 +191,7 @@ fn batches(order: &[usize], len: impl Fn(usize) -> usize) -> Vec<&[usize]> {
 }
 
 /// One padded forward pass: mean-pooled, L2-normalised rows in `batch` order.
-fn forward(model: &BertModel, batch: &[&Encoding]) -> candle_core::Result<Vec<Vec<f32>>> {
+fn forward(model: &Bert, batch: &[&Encoding]) -> candle_core::Result<Vec<Vec<f32>>> {
     let len = batch.iter().map(|e| e.get_ids().len()).max().unwrap_or(0);
     let n = batch.len();
     let (mut ids, mut types, mut mask) = (
@@ -205,6 +199,7 @@ fn forward(model: &BertModel, batch: &[&Encoding]) -> candle_core::Result<Vec<Ve
         Vec::with_capacity(n * len),
         Vec::with_capacity(n * len),
     );
+    let lens: Vec<usize> = batch.iter().map(|e| e.get_ids().len()).collect();
     for e in batch {
         let pad = len - e.get_ids().len();
         // [PAD] is id 0 with type 0; masked positions cannot affect the others.
@@ -231,7 +226,7 @@ fn forward(model: &BertModel, batch: &[&Encoding]) -> candle_core::Result<Vec<Ve
     let ids = Tensor::from_vec(ids, (n, len), &dev)?;
     let types = Tensor::from_vec(types, (n, len), &dev)?;
     let mask = Tensor::from_vec(mask, (n, len), &dev)?;
-    let hidden = model.forward(&ids, &types, Some(&mask))?; // (n, len, DIM)
+    let hidden = model.forward(&ids, &types, &lens)?; // (n, len, DIM)
     let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?; // (n, len, 1)
     let summed = hidden.broadcast_mul(&mask)?.sum(1)?; // (n, DIM)
     // Same clamps as sentence-transformers (token count ≥ 1e-9) and torch's normalize (‖x‖ ≥ 1e-12).
@@ -345,7 +340,7 @@ mod tests {
     }
 
     #[test]
-    fn batches_respect_count_and_attention_budget() {
+    fn batches_respect_count_and_token_budget() {
         // Lengths ascending, as embed_blocking sorts them.
         let lens: Vec<usize> = (0..200).map(|i| 3 + i * 253 / 199).collect();
         let order: Vec<usize> = (0..lens.len()).collect();
@@ -354,7 +349,11 @@ mod tests {
         for b in &cut {
             let l = lens[*b.last().unwrap()];
             assert!(b.len() <= BATCH);
-            assert!(b.len() == 1 || b.len() * HEADS * l * l * 4 <= ATTENTION_BYTES);
+            assert!(
+                b.len() * l <= PASS_TOKENS,
+                "{} texts of {l} tokens",
+                b.len()
+            );
         }
         let short: Vec<usize> = (0..200).collect();
         assert_eq!(

@@ -4,6 +4,7 @@
 //! no network, weights compiled into the binary) and any OpenAI-compatible `/v1/embeddings`
 //! endpoint ([`OpenAiEmbedder`]). [`CachedEmbedder`] memoises either on disk.
 
+mod bert;
 mod cache;
 mod minilm;
 mod openai;

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 
 use super::compare::{Confirmation, Direction, Flip, Routing};
-use super::runner::{RunStats, Sample, SideRun};
+use super::runner::{Sample, SideRun};
 use crate::suite::Suite;
 
 /// Whether `routing` has a flip of either metric to confirm.
@@ -44,21 +44,8 @@ pub fn merge(run: &SideRun, extra: &SideRun) -> SideRun {
             c.samples.extend(e.samples.iter().cloned());
         }
     }
-    add_stats(&mut out.stats, &extra.stats);
+    out.stats.add(&extra.stats);
     out
-}
-
-/// Add the counters of `x` to `s` (wall time too: the sum is what the runs took one after another).
-pub fn add_stats(s: &mut RunStats, x: &RunStats) {
-    s.requests_sent += x.requests_sent;
-    s.cache_hits += x.cache_hits;
-    s.reused += x.reused;
-    s.retries += x.retries;
-    s.errors += x.errors;
-    s.input_tokens += x.input_tokens;
-    s.output_tokens += x.output_tokens;
-    s.request_latency_ms_sum += x.request_latency_ms_sum;
-    s.wall_ms += x.wall_ms;
 }
 
 /// In how many re-asks (paired by repeat) did the flip happen again: base right and head wrong

@@ -138,6 +138,10 @@ pub struct RunStats {
     pub input_tokens: u64,
     pub output_tokens: u64,
     pub request_latency_ms_sum: u64,
+    /// Time the router spent preparing chunks of requests before asking them (the semantic
+    /// router embeds a chunk's prompts there, in batches), outside every request's latency.
+    #[serde(default)]
+    pub prepare_ms: u64,
     pub wall_ms: u64,
     /// Of `requests_sent`, the ones a provider batch API answered (`--batch`), and their tokens
     /// (billed at the batch discount).
@@ -151,6 +155,44 @@ pub struct RunStats {
     /// drop sub-millisecond requests entirely).
     #[serde(skip)]
     latency: std::time::Duration,
+}
+
+impl RunStats {
+    /// Add the counters of `x` (wall time too: the sum is what the runs took one after another).
+    pub fn add(&mut self, x: &RunStats) {
+        // Destructured without `..`, so that a counter added to `RunStats` cannot be forgotten
+        // here (shard parts lost their batch counters that way).
+        let RunStats {
+            requests_sent,
+            cache_hits,
+            reused,
+            retries,
+            errors,
+            input_tokens,
+            output_tokens,
+            request_latency_ms_sum,
+            prepare_ms,
+            wall_ms,
+            batched,
+            batched_input_tokens,
+            batched_output_tokens,
+            latency,
+        } = x;
+        self.requests_sent += requests_sent;
+        self.cache_hits += cache_hits;
+        self.reused += reused;
+        self.retries += retries;
+        self.errors += errors;
+        self.input_tokens += input_tokens;
+        self.output_tokens += output_tokens;
+        self.request_latency_ms_sum += request_latency_ms_sum;
+        self.prepare_ms += prepare_ms;
+        self.wall_ms += wall_ms;
+        self.batched += batched;
+        self.batched_input_tokens += batched_input_tokens;
+        self.batched_output_tokens += batched_output_tokens;
+        self.latency += *latency;
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -649,6 +691,7 @@ impl<'a> Replayer<'a> {
         let chunk = (PREPARE_TOOLS / offered.fixed.len().max(1))
             .clamp(1, PREPARE_CHUNK)
             .max(self.cfg.concurrency);
+        let mut prepared = std::time::Duration::ZERO;
         for chunk in jobs.chunks(chunk) {
             let asked: Vec<Asked> = chunk
                 .iter()
@@ -657,7 +700,9 @@ impl<'a> Replayer<'a> {
             let fresh: Vec<&RouteRequest> =
                 asked.iter().filter(|a| !a.known).map(|a| &a.req).collect();
             if !fresh.is_empty() {
+                let t = Instant::now();
                 self.router.prepare(&fresh).await;
+                prepared += t.elapsed();
             }
             let answered: Vec<(String, u32, Sample, String)> = futures::stream::iter(asked)
                 .map(|a| {
@@ -735,6 +780,7 @@ impl<'a> Replayer<'a> {
             .collect();
         let mut stats = stats.into_inner().expect("stats");
         stats.wall_ms = started.elapsed().as_millis() as u64;
+        stats.prepare_ms = prepared.as_millis() as u64;
         SideRun { cases, stats }
     }
 }
@@ -743,6 +789,31 @@ impl<'a> Replayer<'a> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Shard parts are merged by adding their counters: every reported counter must add up
+    /// (the batch counters were once dropped, pricing a merged `--batch` run at full price).
+    #[test]
+    fn run_stats_add_sums_every_counter() {
+        let mut x = serde_json::to_value(RunStats::default()).expect("json");
+        let schema = serde_json::to_value(schemars::schema_for!(RunStats)).expect("schema");
+        let fields: Vec<String> = schema["properties"]
+            .as_object()
+            .expect("properties")
+            .keys()
+            .cloned()
+            .collect();
+        assert!(fields.len() >= 13, "{fields:?}");
+        for (i, f) in fields.iter().enumerate() {
+            x[f] = json!(i as u64 + 1);
+        }
+        let one: RunStats = serde_json::from_value(x).expect("stats");
+        let mut sum = one.clone();
+        sum.add(&one);
+        let sum = serde_json::to_value(&sum).expect("json");
+        for (i, f) in fields.iter().enumerate() {
+            assert_eq!(sum[f], json!(2 * (i as u64 + 1)), "{f}");
+        }
+    }
 
     #[test]
     fn a_sides_offer_is_offered_tools_with_its_hash() {

@@ -187,8 +187,8 @@ pub fn join(parts: &[&ShardPart]) -> Result<(Vec<PartCase>, SideRun, SideRun), S
     let mut base = SideRun::default();
     let mut head = SideRun::default();
     for p in parts {
-        super::confirm::add_stats(&mut base.stats, &p.base_run.stats);
-        super::confirm::add_stats(&mut head.stats, &p.head_run.stats);
+        base.stats.add(&p.base_run.stats);
+        head.stats.add(&p.head_run.stats);
     }
     let mut cases = Vec::with_capacity(rows.len());
     for (c, b, h) in rows {

@@ -5,7 +5,7 @@
 //! `it__renderers__calendar_<format>.snap`; a new format fails until its snapshot is reviewed,
 //! and a snapshot whose format is gone fails `every_calendar_snapshot_is_a_format`.
 //!
-//! Redacted: run timings (`wall_ms`, `request_latency_ms_sum`, `latency_ms`) and the driftgate
+//! Redacted: run timings (`wall_ms`, `request_latency_ms_sum`, `prepare_ms`, `latency_ms`) and the driftgate
 //! version. Review changes with `cargo insta review` (or `INSTA_UPDATE=always cargo test --test
 //! it renderers` and `git diff`).
 
@@ -46,6 +46,7 @@ fn every_format_renders_the_calendar_report_as_pinned() {
                 Ok(doc) if doc.is_object() => insta::assert_json_snapshot!(name, doc, {
                     ".**.wall_ms" => "[ms]",
                     ".**.request_latency_ms_sum" => "[ms]",
+                    ".**.prepare_ms" => "[ms]",
                     ".**.latency_ms" => "[ms]",
                     ".driftgate_version" => "[version]",
                     ".runs[].tool.driver.version" => "[version]",
