@@ -25,9 +25,9 @@ fn pin_thread_count() {
 
 /// Between element-wise ops, candle's own worker threads spin 25,000 times (a PAUSE each) before
 /// parking, while the next matmul runs on rayon's threads: on two cores the spinning worker takes
-/// the core a gemm thread needs (18% of a 3,000-text embedding's samples). 1,000 spins keep the
-/// wake-up fast between back-to-back ops; 0–2,000 measured alike, 25,000 was 10–20% slower
-/// (docs/embedder.md).
+/// the core a gemm thread needs. 1,000 spins keep the wake-up fast between back-to-back ops. This
+/// was measured together with the encoder's first step, not apart (docs/embedder.md § "Own
+/// encoder").
 fn shorten_pool_spin() {
     if std::env::var_os("CANDLE_BARRIER_POOL_SPIN_LIMIT").is_none() {
         // SAFETY: as in pin_thread_count, no other thread exists yet.

@@ -1,12 +1,14 @@
 //! The BERT encoder of all-MiniLM-L6-v2 on candle tensors, written for this one model instead of
-//! candle-transformers' general `BertModel`, to spend less per layer on the CPU:
-//! - query, key and value are one matmul (weights concatenated at load), split by one copy;
-//! - the 1/√head_dim score scale is folded into the query weights, saving a pass over the scores;
-//! - the feed-forward bias and the exact (erf) GELU are one pass, with an erf that the compiler
-//!   vectorises (libm's scalar `erff` was a tenth of the forward pass: docs/embedder.md).
+//! candle-transformers' general `BertModel`, to keep both cores busy (docs/embedder.md § "Own
+//! encoder"). candle does the embedding lookup and LayerNorm; two ops of our own do the rest:
+//! - `Dense`, each linear layer as one op: the weight transposed once at load, the output started
+//!   as bias (+ residual) and accumulated into by gemm, exact GELU fused in where BERT has it;
+//!   query, key and value are one `Dense`, the 1/√head_dim score scale folded into the query's;
+//! - `Attention`, fused and parallel per (text, head), over each text's own tokens only.
 //!
-//! The maths is BERT's (post-LayerNorm, absolute positions, additive attention mask): the
-//! agreement tests against sentence-transformers (tests/it/embed_reference.rs) hold it to it.
+//! The maths is BERT's (post-LayerNorm, absolute positions, padded keys without weight): unit
+//! tests hold the ops to candle's `Linear` and to the additive-mask attention, and the agreement
+//! tests against sentence-transformers (tests/it/embed_reference.rs) the whole.
 
 use std::collections::HashMap;
 
@@ -502,9 +504,9 @@ impl CustomOp2 for Dense {
 }
 
 /// erf for f32 as a rational function of x² on [-4, 4] (±1 beyond, where f32 rounds erf to ±1):
-/// the approximation XLA and Eigen use for float erf, branch-free and without `mul_add` (a libm call on the baseline x86-64 target) so the loop
-/// above vectorises.
-/// Its error is within a few f32 ulps of erf (unit test against f64 erf).
+/// the approximation XLA and Eigen use for float erf, branch-free and without `mul_add` (a libm
+/// call on the baseline x86-64 target), so `Dense`'s GELU loop vectorises; libm's scalar `erff`
+/// would not. Its error is within a few f32 ulps of erf (unit test against f64 erf).
 #[inline(always)]
 pub(crate) fn erf(x: f32) -> f32 {
     let x = x.clamp(-4.0, 4.0);

@@ -192,17 +192,18 @@ fn batches(order: &[usize], len: impl Fn(usize) -> usize) -> Vec<&[usize]> {
 
 /// One padded forward pass: mean-pooled, L2-normalised rows in `batch` order.
 fn forward(model: &Bert, batch: &[&Encoding]) -> candle_core::Result<Vec<Vec<f32>>> {
-    let len = batch.iter().map(|e| e.get_ids().len()).max().unwrap_or(0);
+    // Each text's real tokens: what the encoder attends over and the pooling averages.
+    let lens: Vec<usize> = batch.iter().map(|e| e.get_ids().len()).collect();
+    let len = lens.iter().copied().max().unwrap_or(0);
     let n = batch.len();
     let (mut ids, mut types, mut mask) = (
         Vec::with_capacity(n * len),
         Vec::with_capacity(n * len),
         Vec::with_capacity(n * len),
     );
-    let lens: Vec<usize> = batch.iter().map(|e| e.get_ids().len()).collect();
-    for e in batch {
-        let pad = len - e.get_ids().len();
-        // [PAD] is id 0 with type 0; masked positions cannot affect the others.
+    for (e, &t) in batch.iter().zip(&lens) {
+        let pad = len - t;
+        // Right-padded with [PAD] (id 0, type 0), which the encoder gives no attention.
         ids.extend(
             e.get_ids()
                 .iter()
@@ -215,12 +216,7 @@ fn forward(model: &Bert, batch: &[&Encoding]) -> candle_core::Result<Vec<Vec<f32
                 .copied()
                 .chain(std::iter::repeat_n(0, pad)),
         );
-        mask.extend(
-            e.get_attention_mask()
-                .iter()
-                .copied()
-                .chain(std::iter::repeat_n(0, pad)),
-        );
+        mask.extend((0..len).map(|j| u32::from(j < t)));
     }
     let dev = Device::Cpu;
     let ids = Tensor::from_vec(ids, (n, len), &dev)?;
