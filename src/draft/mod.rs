@@ -22,7 +22,7 @@ use crate::error::{Error, Result};
 use crate::llm::json::{JsonLlm, JsonTask};
 use crate::llm::{Answer, Message, Sampling, ToolChoice};
 use crate::route::{RouteRequest, Router};
-use crate::text::terms::{idf, text_terms};
+use crate::text::terms::{Idf, text_terms};
 use crate::text::tokens::{ellipsis, name_tokens, split_first_sentence};
 use crate::text::verbs::NOT_VERBS;
 use crate::tools::{Tool, ToolSet};
@@ -558,7 +558,7 @@ pub fn distinctive_words(tool: &Tool, tools: &ToolSet, n: usize) -> Vec<String> 
         .iter()
         .map(|t| text_terms(t.description_text()))
         .collect();
-    let weight = idf(&docs);
+    let weight = Idf::of(&docs);
     let mut words: Vec<String> = Vec::new();
     for w in text_terms(tool.description_text()) {
         if !words.contains(&w) {
@@ -566,7 +566,7 @@ pub fn distinctive_words(tool: &Tool, tools: &ToolSet, n: usize) -> Vec<String> 
         }
     }
     // A stable sort keeps first use among equal weights.
-    let w = |t: &String| weight.get(t).copied().unwrap_or(0.0);
+    let w = |t: &String| weight.get(t).unwrap_or(0.0);
     words.sort_by(|a, b| w(b).total_cmp(&w(a)));
     words.truncate(n);
     words

@@ -253,10 +253,10 @@ pub fn word_affinity(tools: &ToolSet, pairs: &[(usize, usize)]) -> Vec<(f64, Opt
     pairs
         .iter()
         .map(|&(i, j)| {
-            let (name, description) = scan.words(i, j);
+            let words = scan.words(i, j);
             let (a, b) = (&scan.ts[i], &scan.ts[j]);
             (
-                round4(w.name * name + w.description * description),
+                round4(w.name * words.name + w.description * words.description),
                 veto(a, b, &scan.names[i], &scan.names[j]),
             )
         })
@@ -281,9 +281,19 @@ struct Scan<'a> {
     embeddings: Option<&'a Array2<f32>>,
     names: Vec<Vec<String>>,
     descs: Vec<Vec<String>>,
-    name_w: std::collections::BTreeMap<String, f64>,
-    desc_w: std::collections::BTreeMap<String, f64>,
+    name_w: terms::Idf,
+    desc_w: terms::Idf,
     out: PairAnalysis,
+}
+
+/// The word measures of one pair: the name's parts, their blend, and the description cosine.
+struct Words {
+    edit: f64,
+    prefix: f64,
+    suffix: f64,
+    terms: f64,
+    name: f64,
+    description: f64,
 }
 
 impl<'a> Scan<'a> {
@@ -306,8 +316,8 @@ impl<'a> Scan<'a> {
             .iter()
             .map(|t| text_terms(t.description_text()))
             .collect();
-        let name_w = terms::idf(&names);
-        let desc_w = terms::idf(&descs);
+        let name_w = terms::Idf::of(&names);
+        let desc_w = terms::Idf::of(&descs);
         Scan {
             ts,
             embeddings,
@@ -327,8 +337,8 @@ impl<'a> Scan<'a> {
         }
     }
 
-    /// Name affinity and description-word cosine of the pair.
-    fn words(&self, i: usize, j: usize) -> (f64, f64) {
+    /// Name affinity (and its parts) and description-word cosine of the pair.
+    fn words(&self, i: usize, j: usize) -> Words {
         let names = &self.names;
         let edit = edit_similarity(&names[i], &names[j]);
         let (prefix, suffix) = affixes(&names[i], &names[j]);
@@ -337,21 +347,28 @@ impl<'a> Scan<'a> {
             + NAME_PARTS.ends * (prefix + suffix).min(1.0)
             + NAME_PARTS.terms * terms;
         let description = terms::tfidf_cosine(&self.descs[i], &self.descs[j], &self.desc_w);
-        (name, description)
+        Words {
+            edit,
+            prefix,
+            suffix,
+            terms,
+            name,
+            description,
+        }
     }
 
     /// Gate, score or note the pair `i < j`; true when it passed the gate. Pairs must come in
     /// ascending order: scope notes are kept in the order they are found.
     fn visit(&mut self, i: usize, j: usize) -> bool {
-        let (ts, names, out) = (self.ts, &self.names, &mut self.out);
-        let weights = out.weights;
+        let (ts, names) = (self.ts, &self.names);
+        let weights = self.out.weights;
         let (a, b) = (&ts[i], &ts[j]);
         let gate = gate(a, b);
         if !gate.substitutable {
             if let Some(extra) = scope_extra(&names[i], &names[j])
                 && veto(a, b, &names[i], &names[j]).is_none()
             {
-                out.scope_notes.push(ScopeNote {
+                self.out.scope_notes.push(ScopeNote {
                     a: a.name.clone(),
                     b: b.name.clone(),
                     extra_terms: extra,
@@ -360,13 +377,8 @@ impl<'a> Scan<'a> {
             }
             return false;
         }
-        let edit = edit_similarity(&names[i], &names[j]);
-        let (prefix, suffix) = affixes(&names[i], &names[j]);
-        let terms = terms::weighted_jaccard(&names[i], &names[j], &self.name_w);
-        let name = NAME_PARTS.edit * edit
-            + NAME_PARTS.ends * (prefix + suffix).min(1.0)
-            + NAME_PARTS.terms * terms;
-        let description = terms::tfidf_cosine(&self.descs[i], &self.descs[j], &self.desc_w);
+        let w = self.words(i, j);
+        let (names, out) = (&self.names, &mut self.out);
         let embedding = self.embeddings.map(|e| {
             if a.description_text().trim().is_empty() || b.description_text().trim().is_empty() {
                 0.0
@@ -374,8 +386,8 @@ impl<'a> Scan<'a> {
                 f64::from(cosine(e.row(i), e.row(j)))
             }
         });
-        let score = weights.name * name
-            + weights.description * description
+        let score = weights.name * w.name
+            + weights.description * w.description
             + weights.embedding * embedding.unwrap_or(0.0);
         let veto = veto(a, b, &names[i], &names[j]);
         if veto.is_some() {
@@ -388,12 +400,12 @@ impl<'a> Scan<'a> {
             flagged: veto.is_none() && score >= weights.threshold,
             gate,
             affinity: Affinity {
-                name: round4(name),
-                name_edit: round4(edit),
-                name_prefix: round4(prefix),
-                name_suffix: round4(suffix),
-                name_terms: round4(terms),
-                description: round4(description),
+                name: round4(w.name),
+                name_edit: round4(w.edit),
+                name_prefix: round4(w.prefix),
+                name_suffix: round4(w.suffix),
+                name_terms: round4(w.terms),
+                description: round4(w.description),
                 embedding: embedding.map(round4),
             },
             veto,

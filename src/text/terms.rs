@@ -64,27 +64,43 @@ pub fn text_terms(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Inverse document frequency of each term over `docs` (each doc a bag of terms), smoothed:
-/// `ln((1 + N) / (1 + df))` with `N` at least [`MIN_DOCUMENTS`]. A term in every doc of a large
-/// server weighs 0.
-pub fn idf(docs: &[Vec<String>]) -> BTreeMap<String, f64> {
-    let n = docs.len().max(MIN_DOCUMENTS) as f64;
-    let mut df: BTreeMap<String, usize> = BTreeMap::new();
-    for d in docs {
-        for t in d.iter().collect::<BTreeSet<_>>() {
-            *df.entry(t.clone()).or_default() += 1;
-        }
-    }
-    df.into_iter()
-        .map(|(t, k)| (t, ((1.0 + n) / (1.0 + k as f64)).ln()))
-        .collect()
+/// Inverse document frequency of each term over a server's docs (each doc a bag of terms),
+/// smoothed: `ln((1 + N) / (1 + df))` with `N` at least [`MIN_DOCUMENTS`]. A term in every doc of
+/// a large server weighs 0.
+pub struct Idf {
+    weights: BTreeMap<String, f64>,
+    /// The heaviest weight, kept once: pair scoring asks for it per pair, and recomputing it
+    /// there cost O(vocabulary) per pair (quadratic on a gateway of thousands of tools).
+    max: f64,
 }
 
-/// Jaccard of two term sets with each term weighted by `w` (missing terms weigh the maximum).
-pub fn weighted_jaccard(a: &[String], b: &[String], w: &BTreeMap<String, f64>) -> f64 {
+impl Idf {
+    pub fn of(docs: &[Vec<String>]) -> Idf {
+        let n = docs.len().max(MIN_DOCUMENTS) as f64;
+        let mut df: BTreeMap<String, usize> = BTreeMap::new();
+        for d in docs {
+            for t in d.iter().collect::<BTreeSet<_>>() {
+                *df.entry(t.clone()).or_default() += 1;
+            }
+        }
+        let weights: BTreeMap<String, f64> = df
+            .into_iter()
+            .map(|(t, k)| (t, ((1.0 + n) / (1.0 + k as f64)).ln()))
+            .collect();
+        let max = weights.values().copied().fold(0.0, f64::max);
+        Idf { weights, max }
+    }
+
+    /// The term's weight; None for a term no doc used.
+    pub fn get(&self, term: &str) -> Option<f64> {
+        self.weights.get(term).copied()
+    }
+}
+
+/// Jaccard of two term sets with each term weighted by `w` (terms no doc used weigh the maximum).
+pub fn weighted_jaccard(a: &[String], b: &[String], w: &Idf) -> f64 {
     let (sa, sb): (BTreeSet<&String>, BTreeSet<&String>) = (a.iter().collect(), b.iter().collect());
-    let max = w.values().copied().fold(0.0, f64::max);
-    let weight = |t: &String| w.get(t).copied().unwrap_or(max);
+    let weight = |t: &String| w.get(t).unwrap_or(w.max);
     // fold from +0.0: an empty `sum()` of f64 is -0.0, which would print as "-0".
     let inter = sa.intersection(&sb).fold(0.0, |s, t| s + weight(t));
     let union = sa.union(&sb).fold(0.0, |s, t| s + weight(t));
@@ -92,7 +108,7 @@ pub fn weighted_jaccard(a: &[String], b: &[String], w: &BTreeMap<String, f64>) -
 }
 
 /// Cosine of two bags of terms, each term's count damped (1 + ln tf) and weighted by `w`.
-pub fn tfidf_cosine(a: &[String], b: &[String], w: &BTreeMap<String, f64>) -> f64 {
+pub fn tfidf_cosine(a: &[String], b: &[String], w: &Idf) -> f64 {
     let vec = |d: &[String]| -> BTreeMap<String, f64> {
         let mut tf: BTreeMap<String, usize> = BTreeMap::new();
         for t in d {
@@ -100,7 +116,7 @@ pub fn tfidf_cosine(a: &[String], b: &[String], w: &BTreeMap<String, f64>) -> f6
         }
         tf.into_iter()
             .map(|(t, k)| {
-                let x = (1.0 + (k as f64).ln()) * w.get(&t).copied().unwrap_or(0.0);
+                let x = (1.0 + (k as f64).ln()) * w.get(&t).unwrap_or(0.0);
                 (t, x)
             })
             .collect()
@@ -166,9 +182,9 @@ mod tests {
                 d
             })
             .collect();
-        let w = idf(&docs);
-        assert_eq!(w["file"], 0.0);
-        assert!(w["media"] > 1.0);
+        let w = Idf::of(&docs);
+        assert_eq!(w.get("file"), Some(0.0));
+        assert!(w.get("media").unwrap() > 1.0);
         // Sharing only the domain word is no similarity; sharing a rare word is.
         assert_eq!(tfidf_cosine(&v(&["file"]), &v(&["file"]), &w), 0.0);
         assert!((tfidf_cosine(&v(&["file", "media"]), &v(&["media"]), &w) - 1.0).abs() < 1e-12);
@@ -177,8 +193,8 @@ mod tests {
 
     #[test]
     fn small_servers_are_weighted_as_if_larger() {
-        let w = idf(&[v(&["library", "id"]), v(&["library", "doc"])]);
+        let w = Idf::of(&[v(&["library", "id"]), v(&["library", "doc"])]);
         // ln(9/3): shared by both of two tools, yet not zero.
-        assert!((w["library"] - 3f64.ln()).abs() < 1e-12);
+        assert!((w.get("library").unwrap() - 3f64.ln()).abs() < 1e-12);
     }
 }
