@@ -52,10 +52,13 @@ impl Cache {
         std::fs::read(self.path(key)?).ok()
     }
 
-    /// Write an entry atomically; a disabled cache writes nothing and succeeds.
+    /// Write an entry atomically, unflushed (a crash costs a miss, never a wrong answer: see the
+    /// module doc); a disabled cache writes nothing and succeeds.
     pub fn write(&self, key: &str, bytes: &[u8]) -> std::io::Result<()> {
         match self.path(key) {
-            Some(path) => crate::fs::write_atomic(&path, bytes),
+            Some(path) => {
+                crate::fs::write_atomic_with(&path, bytes, crate::fs::Durability::Unsynced)
+            }
             None => Ok(()),
         }
     }

@@ -11,8 +11,24 @@ use std::path::{Path, PathBuf};
 /// Links followed at most before giving up (Linux's own limit).
 const MAX_LINKS: usize = 40;
 
+/// Whether a write waits for the disk before it renames the file into place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// Flushed first: after a crash the path holds the old or the new bytes (outputs).
+    Synced,
+    /// Not flushed: after a crash the path may hold an empty or partial file. Only for entries
+    /// whose reader treats such a file as a miss (the cache), where a flush per entry cost more
+    /// than the replay around it (about 0.4 ms per case here).
+    Unsynced,
+}
+
 /// Write `bytes` to `path`, creating missing parent directories of a new regular file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_with(path, bytes, Durability::Synced)
+}
+
+/// [`write_atomic`] at the given durability.
+pub fn write_atomic_with(path: &Path, bytes: &[u8], durability: Durability) -> io::Result<()> {
     let target = resolve(path)?;
     match std::fs::metadata(&target) {
         Ok(m) if m.is_dir() => {
@@ -29,7 +45,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         Ok(_) | Err(_) => {}
     }
     let keep = std::fs::metadata(&target).ok().map(|m| m.permissions());
-    replace(&target, keep, |f| f.write_all(bytes))
+    replace(&target, keep, durability, |f| f.write_all(bytes))
 }
 
 /// `path` with every symlink on the last component followed (relative links against their
@@ -58,6 +74,7 @@ fn resolve(path: &Path) -> io::Result<PathBuf> {
 fn replace(
     target: &Path,
     permissions: Option<std::fs::Permissions>,
+    durability: Durability,
     fill: impl FnOnce(&mut std::fs::File) -> io::Result<()>,
 ) -> io::Result<()> {
     let dir = target
@@ -77,7 +94,9 @@ fn replace(
     let written = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         fill(&mut f)?;
-        f.sync_all()?;
+        if durability == Durability::Synced {
+            f.sync_all()?;
+        }
         if let Some(p) = permissions {
             f.set_permissions(p)?;
         }
@@ -190,7 +209,7 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("report.json");
         std::fs::write(&p, b"old").unwrap();
-        let e = replace(&p, None, |f| {
+        let e = replace(&p, None, Durability::Synced, |f| {
             f.write_all(b"half")?;
             Err(io::Error::other("No space left on device"))
         })
