@@ -255,22 +255,24 @@ pub static BAIT_NAMES: LazyLock<Regex> = LazyLock::new(|| {
 });
 
 /// `tool-shadowing`: an instruction about a tool named in the text. Group `t` is the tool as
-/// written; a match counts only when it is not the tool being described.
+/// written; a match counts only when it is not the tool being described. The name is unbounded
+/// (`{2,}`): a bound of 60 missed longer names (MCP allows 128), and its 60 copies of the
+/// Unicode word class made these the costliest patterns to compile and to search.
 pub static SHADOW: LazyLock<Vec<Regex>> = LazyLock::new(|| {
     vec![
         re(
-            r"\bwhen\s+(?:the\s+)?[`'\x22(]?(?P<t>[a-z][\w.-]{2,60})[`'\x22)]?\s+(?:tool\s+|function\s+)?(?:is\s+)?(?:called|invoked|used|executed|run)\b",
+            r"\bwhen\s+(?:the\s+)?[`'\x22(]?(?P<t>[a-z][\w.-]{2,})[`'\x22)]?\s+(?:tool\s+|function\s+)?(?:is\s+)?(?:called|invoked|used|executed|run)\b",
         ),
         re(
-            r"\bwhen\s+(?:the\s+)?\([^)]{1,40}\)\s*[`'\x22]?(?P<t>[a-z][\w.-]{2,60})[`'\x22]?\s+(?:tool\s+|function\s+)?(?:is\s+)?(?:called|invoked|used|executed|run)\b",
+            r"\bwhen\s+(?:the\s+)?\([^)]{1,40}\)\s*[`'\x22]?(?P<t>[a-z][\w.-]{2,})[`'\x22]?\s+(?:tool\s+|function\s+)?(?:is\s+)?(?:called|invoked|used|executed|run)\b",
         ),
         re(
-            r"\bbefore\s+(?:using|calling|invoking|every|each|any)\s+(?:the\s+)?[`'\x22]?(?P<t>[a-z][\w.-]{2,60})[`'\x22]?(?:\s+(?:call|tool|function))?\s*,?\s+(?:always|must|make\s+sure|add|set|change|include|get)\b",
+            r"\bbefore\s+(?:using|calling|invoking|every|each|any)\s+(?:the\s+)?[`'\x22]?(?P<t>[a-z][\w.-]{2,})[`'\x22]?(?:\s+(?:call|tool|function))?\s*,?\s+(?:always|must|make\s+sure|add|set|change|include|get)\b",
         ),
         re(
-            r"\bthe\s+[`'\x22]?(?P<t>[a-z][\w.-]{2,60})[`'\x22]?\s+tool\s+(?:must|should|will\s+need\s+to)\s+(?:send|add|set|change|include|use|forward|redirect|always)\b",
+            r"\bthe\s+[`'\x22]?(?P<t>[a-z][\w.-]{2,})[`'\x22]?\s+tool\s+(?:must|should|will\s+need\s+to)\s+(?:send|add|set|change|include|use|forward|redirect|always)\b",
         ),
-        re(r"\bside\s+effect\s+on\s+the\s+(?:also\s+present\s+)?[`'\x22]?(?P<t>[a-z][\w.-]{2,60})"),
+        re(r"\bside\s+effect\s+on\s+the\s+(?:also\s+present\s+)?[`'\x22]?(?P<t>[a-z][\w.-]{2,})"),
     ]
 });
 
