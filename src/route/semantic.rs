@@ -446,7 +446,9 @@ const STOP_WORDS: [&str; 25] = [
 
 /// Lower-cased alphanumeric runs, stop words dropped, one ending cut ("ing", "ed", "es", "s").
 /// Crude on purpose: query and tools go through the same cut, and a real stemmer (Snowball
-/// English) measured worse on every suite (docs/router.md).
+/// English) measured worse on every suite (docs/router.md). Not `text::terms`: its plural-only
+/// stem and longer stop list serve lint's term weights, and the router's parameters were fitted
+/// to this tokenizer (changing it means re-measuring with bench/router.sh).
 fn terms(text: &str) -> Vec<String> {
     text.to_lowercase()
         .split(|c: char| !c.is_ascii_alphanumeric())
