@@ -4,7 +4,8 @@
 //!
 //! It is best effort by design: an unreadable, truncated or foreign entry is a miss (the caller
 //! asks again and overwrites it), and a failed write only costs work next time. Entries are
-//! written atomically, so a concurrent run never reads half an entry.
+//! written atomically, so a concurrent run never reads half an entry, and unflushed (a power loss
+//! can leave a torn entry, which reads as a miss), except records of money spent (`put_synced`).
 
 use std::path::PathBuf;
 
@@ -13,6 +14,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use crate::canon;
+use crate::fs::Durability;
 
 #[derive(Debug, Clone, Default)]
 pub struct Cache {
@@ -55,10 +57,12 @@ impl Cache {
     /// Write an entry atomically, unflushed (a crash costs a miss, never a wrong answer: see the
     /// module doc); a disabled cache writes nothing and succeeds.
     pub fn write(&self, key: &str, bytes: &[u8]) -> std::io::Result<()> {
+        self.write_with(key, bytes, Durability::Unsynced)
+    }
+
+    fn write_with(&self, key: &str, bytes: &[u8], durability: Durability) -> std::io::Result<()> {
         match self.path(key) {
-            Some(path) => {
-                crate::fs::write_atomic_with(&path, bytes, crate::fs::Durability::Unsynced)
-            }
+            Some(path) => crate::fs::write_atomic_with(&path, bytes, durability),
             None => Ok(()),
         }
     }
@@ -70,8 +74,24 @@ impl Cache {
 
     /// Store `value` as canonical JSON.
     pub fn put<T: Serialize>(&self, key: &str, value: &T) -> std::io::Result<()> {
+        self.put_with(key, value, Durability::Unsynced)
+    }
+
+    /// [`Cache::put`], flushed to disk before it is renamed into place: for a record whose loss
+    /// costs money, not just work (a submitted batch, which would otherwise be paid for twice
+    /// after a power loss). One per batch, so the flush is cheap.
+    pub fn put_synced<T: Serialize>(&self, key: &str, value: &T) -> std::io::Result<()> {
+        self.put_with(key, value, Durability::Synced)
+    }
+
+    fn put_with<T: Serialize>(
+        &self,
+        key: &str,
+        value: &T,
+        durability: Durability,
+    ) -> std::io::Result<()> {
         let value = serde_json::to_value(value).map_err(std::io::Error::other)?;
-        self.write(key, canon::to_canonical(&value).as_bytes())
+        self.write_with(key, canon::to_canonical(&value).as_bytes(), durability)
     }
 }
 
@@ -100,6 +120,13 @@ mod tests {
         assert_eq!(b.get::<Value>(&k), None);
         std::fs::write(a.path(&k).unwrap(), b"{trunc").unwrap();
         assert_eq!(a.get::<Value>(&k), None);
+        // What a power loss can leave of an unflushed entry: nothing, or zeros.
+        for torn in [&b""[..], &[0u8; 16][..]] {
+            std::fs::write(a.path(&k).unwrap(), torn).unwrap();
+            assert_eq!(a.get::<Value>(&k), None);
+        }
+        a.put_synced(&k, &json!(3)).unwrap();
+        assert_eq!(a.get::<i32>(&k), Some(3));
         let off = Cache::off().section("a");
         off.put(&k, &1).unwrap();
         assert_eq!(off.get::<i32>(&k), None);

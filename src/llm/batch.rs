@@ -539,7 +539,7 @@ pub async fn run(
                     items: owned.iter().map(|i| i.id.clone()).collect(),
                 });
                 // Kept at once: an interruption from here on resumes instead of paying twice.
-                let _ = store.put(&key, &submitted);
+                let _ = store.put_synced(&key, &submitted);
             }
             Err(e) => {
                 let why = format!(
@@ -645,7 +645,7 @@ pub async fn run(
     }
     if !dropped.is_empty() {
         submitted.batches.retain(|b| !dropped.contains(&b.id));
-        let _ = store.put(&key, &submitted);
+        let _ = store.put_synced(&key, &submitted);
     }
     outcome
 }
