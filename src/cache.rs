@@ -6,37 +6,101 @@
 //! asks again and overwrites it), and a failed write only costs work next time. Entries are
 //! written atomically, so a concurrent run never reads half an entry, and unflushed (a power loss
 //! can leave a torn entry, which reads as a miss), except records of money spent (`put_synced`).
+//!
+//! It is also untrusted input: the directory may have been restored from an earlier run, written
+//! by an earlier pull request, or by the server command a run starts. So every entry carries an
+//! HMAC-SHA256 tag over its place (section and key) and its bytes, under a key the pull request
+//! cannot read (`canon::MacKey`: a repository secret, a local key file, or one made for this
+//! process); an entry whose tag does not verify is a miss, counted in [`Cache::rejected`]. An
+//! entry that appeared on disk after this run started, not written by this run, is refused the
+//! same way: only a process running beside us (the server command, or what it left behind) could
+//! have written it.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use crate::canon;
+use crate::canon::{self, MacKey};
 use crate::fs::Durability;
+
+/// What every entry is tagged with, and what the cache saw while reading.
+#[derive(Debug)]
+struct Auth {
+    key: MacKey,
+    /// Entries that failed their tag or appeared during the run.
+    rejected: AtomicU64,
+    /// When this cache was opened: an entry modified since, not by us, is refused.
+    since: SystemTime,
+    /// Entries this process wrote (and may read back).
+    written: Mutex<HashSet<PathBuf>>,
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct Cache {
     dir: Option<PathBuf>,
+    /// The section's place under the root (`route`, `embed`, …), part of every tag.
+    section: String,
+    auth: Option<Arc<Auth>>,
 }
 
+/// Bytes of an entry's tag, after its body.
+const TAG_LEN: usize = 32;
+
 impl Cache {
-    /// A cache rooted at `dir`; `None` keeps nothing on disk.
+    /// A cache rooted at `dir` whose entries are tagged under `key`; `None` keeps nothing on disk.
+    pub fn with_key(dir: Option<PathBuf>, key: MacKey) -> Cache {
+        Cache {
+            dir,
+            section: String::new(),
+            auth: Some(Arc::new(Auth {
+                key,
+                rejected: AtomicU64::new(0),
+                since: SystemTime::now(),
+                written: Mutex::new(HashSet::new()),
+            })),
+        }
+    }
+
+    /// A cache rooted at `dir` under a key made for this process: entries from other processes
+    /// never verify, so it only saves work within one run.
     pub fn new(dir: Option<PathBuf>) -> Cache {
-        Cache { dir }
+        Cache::with_key(dir, MacKey::ephemeral())
     }
 
     /// A cache that never hits and never writes.
     pub fn off() -> Cache {
-        Cache { dir: None }
+        Cache::default()
     }
 
     /// The sub-cache `name` (one per kind of entry, so formats never mix).
     pub fn section(&self, name: &str) -> Cache {
         Cache {
             dir: self.dir.as_ref().map(|d| d.join(name)),
+            section: match self.section.is_empty() {
+                true => name.to_string(),
+                false => format!("{}/{name}", self.section),
+            },
+            auth: self.auth.clone(),
         }
+    }
+
+    /// Entries refused so far (any section): a tag that did not verify, or an entry written
+    /// during the run by another process.
+    pub fn rejected(&self) -> u64 {
+        self.auth
+            .as_ref()
+            .map_or(0, |a| a.rejected.load(Ordering::Relaxed))
+    }
+
+    /// The root directory, when the cache is on.
+    pub fn dir(&self) -> Option<&std::path::Path> {
+        self.dir.as_deref()
     }
 
     pub fn is_on(&self) -> bool {
@@ -50,8 +114,27 @@ impl Cache {
         Some(dir.join(fan).join(key))
     }
 
+    /// The entry's bytes when present and authentic; a present entry that is not is counted.
     pub fn read(&self, key: &str) -> Option<Vec<u8>> {
-        std::fs::read(self.path(key)?).ok()
+        let path = self.path(key)?;
+        let auth = self.auth.as_ref()?;
+        let mut bytes = std::fs::read(&path).ok()?;
+        let ours = auth.written.lock().expect("cache lock").contains(&path);
+        let fresh = !ours
+            && std::fs::metadata(&path)
+                .and_then(|m| m.modified())
+                .is_ok_and(|t| t >= auth.since);
+        let authentic = bytes.len() >= TAG_LEN && {
+            let (body, tag) = bytes.split_at(bytes.len() - TAG_LEN);
+            auth.key
+                .verify(&[self.section.as_bytes(), key.as_bytes(), body], tag)
+        };
+        if fresh || !authentic {
+            auth.rejected.fetch_add(1, Ordering::Relaxed);
+            return None;
+        }
+        bytes.truncate(bytes.len() - TAG_LEN);
+        Some(bytes)
     }
 
     /// Write an entry atomically, unflushed (a crash costs a miss, never a wrong answer: see the
@@ -61,10 +144,20 @@ impl Cache {
     }
 
     fn write_with(&self, key: &str, bytes: &[u8], durability: Durability) -> std::io::Result<()> {
-        match self.path(key) {
-            Some(path) => crate::fs::write_atomic_with(&path, bytes, durability),
-            None => Ok(()),
-        }
+        let (Some(path), Some(auth)) = (self.path(key), self.auth.as_ref()) else {
+            return Ok(());
+        };
+        let tag = auth
+            .key
+            .tag(&[self.section.as_bytes(), key.as_bytes(), bytes]);
+        let mut tagged = Vec::with_capacity(bytes.len() + TAG_LEN);
+        tagged.extend_from_slice(bytes);
+        tagged.extend_from_slice(&tag);
+        auth.written
+            .lock()
+            .expect("cache lock")
+            .insert(path.clone());
+        crate::fs::write_atomic_with(&path, &tagged, durability)
     }
 
     /// A JSON entry, or `None` when missing or not of type `T`.
@@ -107,10 +200,17 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// A cache opened a moment ago under `key`, as a later run would open it.
+    fn reopened(dir: &std::path::Path, mac: &MacKey) -> Cache {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        Cache::with_key(Some(dir.to_path_buf()), mac.clone())
+    }
+
     #[test]
     fn round_trips_misses_on_garbage_and_keeps_sections_apart() {
         let d = tempfile::tempdir().unwrap();
-        let c = Cache::new(Some(d.path().to_path_buf()));
+        let mac = MacKey::derive(b"repository secret");
+        let c = Cache::with_key(Some(d.path().to_path_buf()), mac.clone());
         let (a, b) = (c.section("a"), c.section("b"));
         let k = key(&json!({"x": 1}));
         assert_eq!(k.len(), 64);
@@ -118,12 +218,17 @@ mod tests {
         a.put(&k, &json!({"v": [1, 2]})).unwrap();
         assert_eq!(a.get::<Value>(&k), Some(json!({"v": [1, 2]})));
         assert_eq!(b.get::<Value>(&k), None);
+        // A later run with the same key reads it.
+        let later = reopened(d.path(), &mac).section("a");
+        assert_eq!(later.get::<Value>(&k), Some(json!({"v": [1, 2]})));
+        assert_eq!(later.rejected(), 0);
         std::fs::write(a.path(&k).unwrap(), b"{trunc").unwrap();
-        assert_eq!(a.get::<Value>(&k), None);
+        let later = reopened(d.path(), &mac).section("a");
+        assert_eq!(later.get::<Value>(&k), None);
         // What a power loss can leave of an unflushed entry: nothing, or zeros.
         for torn in [&b""[..], &[0u8; 16][..]] {
             std::fs::write(a.path(&k).unwrap(), torn).unwrap();
-            assert_eq!(a.get::<Value>(&k), None);
+            assert_eq!(reopened(d.path(), &mac).section("a").get::<Value>(&k), None);
         }
         a.put_synced(&k, &json!(3)).unwrap();
         assert_eq!(a.get::<i32>(&k), Some(3));
@@ -131,5 +236,73 @@ mod tests {
         off.put(&k, &1).unwrap();
         assert_eq!(off.get::<i32>(&k), None);
         assert!(!off.is_on());
+    }
+
+    #[test]
+    fn entries_not_tagged_under_our_key_are_refused_and_counted() {
+        let d = tempfile::tempdir().unwrap();
+        let mac = MacKey::derive(b"repository secret");
+        let c = Cache::with_key(Some(d.path().to_path_buf()), mac.clone()).section("route");
+        let k = key(&json!({"q": "book a slot"}));
+        c.put(&k, &json!({"tool": "schedule_appointment"})).unwrap();
+        let path = c.path(&k).unwrap();
+        let honest = std::fs::read(&path).unwrap();
+
+        // A pull request's forged answer: well-formed JSON, a tag it computed without the key.
+        let forged_body = br#"{"tool":"reschedule_appointment"}"#;
+        let attacker = MacKey::derive(b"a guess");
+        let mut forged = forged_body.to_vec();
+        forged.extend_from_slice(&attacker.tag(&[b"route", k.as_bytes(), forged_body]));
+        std::fs::write(&path, &forged).unwrap();
+        let later = reopened(d.path(), &mac).section("route");
+        assert_eq!(later.get::<Value>(&k), None);
+        assert_eq!(later.rejected(), 1);
+        // An untagged entry, as the cache wrote them before tags, is refused the same way.
+        std::fs::write(&path, forged_body).unwrap();
+        let later = reopened(d.path(), &mac).section("route");
+        assert_eq!(later.get::<Value>(&k), None);
+        assert_eq!(later.rejected(), 1);
+
+        // An authentic entry moved to another request's place or section does not verify there.
+        let other = key(&json!({"q": "cancel it"}));
+        let moved = later.path(&other).unwrap();
+        std::fs::create_dir_all(moved.parent().unwrap()).unwrap();
+        std::fs::write(&moved, &honest).unwrap();
+        std::fs::write(&path, &honest).unwrap();
+        let later = reopened(d.path(), &mac).section("route");
+        assert_eq!(later.get::<Value>(&other), None);
+        assert_eq!(
+            later.get::<Value>(&k),
+            Some(json!({"tool": "schedule_appointment"}))
+        );
+        let lint = reopened(d.path(), &mac).section("lint-llm");
+        let there = lint.path(&k).unwrap();
+        std::fs::create_dir_all(there.parent().unwrap()).unwrap();
+        std::fs::write(&there, &honest).unwrap();
+        let lint = reopened(d.path(), &mac).section("lint-llm");
+        assert_eq!(lint.get::<Value>(&k), None);
+
+        // Another process's key (a run without the repository secret) never verifies ours.
+        let stranger = Cache::new(Some(d.path().to_path_buf())).section("route");
+        assert_eq!(stranger.get::<Value>(&k), None);
+        assert_eq!(stranger.rejected(), 1);
+    }
+
+    #[test]
+    fn an_authentic_entry_that_appears_during_the_run_is_refused() {
+        // The server command a run starts runs beside it: even with the key (a local key file
+        // it could read), what it writes while we run is not read back.
+        let d = tempfile::tempdir().unwrap();
+        let mac = MacKey::derive(b"local key file");
+        let run = Cache::with_key(Some(d.path().to_path_buf()), mac.clone()).section("route");
+        let k = key(&json!({"q": 1}));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let beside = Cache::with_key(Some(d.path().to_path_buf()), mac.clone()).section("route");
+        beside.put(&k, &json!("forged")).unwrap();
+        assert_eq!(run.get::<Value>(&k), None);
+        assert_eq!(run.rejected(), 1);
+        // What the run wrote itself it reads back.
+        run.put(&k, &json!("ours")).unwrap();
+        assert_eq!(run.get::<Value>(&k), Some(json!("ours")));
     }
 }

@@ -95,6 +95,74 @@ pub fn hash_str(s: &str) -> String {
     format!("sha256:{}", hex::encode(Sha256::digest(s.as_bytes())))
 }
 
+/// A secret key for HMAC-SHA256 tags: what makes a cache entry or a shard part authentic. A hash
+/// anyone can recompute proves nothing about who wrote the bytes; a tag under a key the pull
+/// request cannot read does. The key never prints.
+#[derive(Clone, PartialEq, Eq)]
+pub struct MacKey([u8; 32]);
+
+impl std::fmt::Debug for MacKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MacKey(***)")
+    }
+}
+
+impl MacKey {
+    /// The key derived from secret material of any length (a repository secret, a key file).
+    pub fn derive(material: &[u8]) -> MacKey {
+        let mut h = Sha256::new();
+        h.update(b"driftgate mac key v1\0");
+        h.update(material);
+        MacKey(h.finalize().into())
+    }
+
+    /// A key for this process only, from the OS's random source.
+    pub fn ephemeral() -> MacKey {
+        let mut k = [0u8; 32];
+        rand::fill(&mut k);
+        MacKey(k)
+    }
+
+    /// The 32-byte tag of `parts`, each length-prefixed so ("ab", "c") and ("a", "bc") differ.
+    pub fn tag(&self, parts: &[&[u8]]) -> [u8; 32] {
+        use hmac::{KeyInit, Mac};
+        let mut m = hmac::Hmac::<Sha256>::new_from_slice(&self.0).expect("any key length");
+        for p in parts {
+            m.update(&(p.len() as u64).to_le_bytes());
+            m.update(p);
+        }
+        m.finalize().into_bytes().into()
+    }
+
+    /// Whether `tag` is the tag of `parts` (compared in constant time).
+    pub fn verify(&self, parts: &[&[u8]], tag: &[u8]) -> bool {
+        use hmac::{KeyInit, Mac};
+        let mut m = hmac::Hmac::<Sha256>::new_from_slice(&self.0).expect("any key length");
+        for p in parts {
+            m.update(&(p.len() as u64).to_le_bytes());
+            m.update(p);
+        }
+        m.verify_slice(tag).is_ok()
+    }
+
+    /// `hmac-sha256:<hex>` of the canonical bytes of `v`, for tags carried inside JSON.
+    pub fn tag_json(&self, domain: &str, v: &Value) -> String {
+        let tag = self.tag(&[domain.as_bytes(), to_canonical(v).as_bytes()]);
+        format!("hmac-sha256:{}", hex::encode(tag))
+    }
+
+    /// Whether `tag` (as [`MacKey::tag_json`] writes it) is `v`'s under this key.
+    pub fn verify_json(&self, domain: &str, v: &Value, tag: &str) -> bool {
+        let Some(bytes) = tag
+            .strip_prefix("hmac-sha256:")
+            .and_then(|h| hex::decode(h).ok())
+        else {
+            return false;
+        };
+        self.verify(&[domain.as_bytes(), to_canonical(v).as_bytes()], &bytes)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

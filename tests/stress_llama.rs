@@ -56,7 +56,10 @@ async fn drafting_and_stress_against_llama_cpp() {
     let started = Instant::now();
     let tools = ToolSet::from_array(&corpus(), "corpus", "").unwrap();
     let chat = Chat::openai(Some(&base_url), "qwen", None, Duration::from_secs(600)).unwrap();
-    let llm = JsonLlm::new(chat).with_cache(&Cache::new(Some(dir.path().join("cache"))));
+    let llm = JsonLlm::new(chat).with_cache(&Cache::with_key(
+        Some(dir.path().join("cache")),
+        driftgate::canon::MacKey::derive(b"test"),
+    ));
     let only = vec!["read_media_file".to_string(), "edit_file".to_string()];
     let drafted = paraphrase::draft(&llm, &tools, &only, 2, &driftgate::console::Silent)
         .await

@@ -133,9 +133,15 @@ pub struct CacheArgs {
 /// Thresholds; each overrides `driftgate.toml`.
 #[derive(Debug, Args)]
 pub struct GateArgs {
-    /// Config file (default: ./driftgate.toml when present).
+    /// Config file (default: ./driftgate.toml when present). In a pull request (a base revision
+    /// is known) it is read at the base revision, like the suite and the distractor packs: the
+    /// PR's edits to them are reported first and not applied.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
+    /// Judge the pull request by its own config, suite and distractor packs instead of the base
+    /// revision's (a maintainer's opt-in; the report lists every change and marks it applied).
+    #[arg(long)]
+    pub trust_head_policy: bool,
     /// Fail on any schema change at or above this severity [default: high].
     #[arg(long, value_parser = choice::<Severity>())]
     pub fail_on: Option<Severity>,

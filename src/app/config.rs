@@ -115,7 +115,12 @@ pub fn load(path: Option<&Path>) -> Result<Config> {
         }
         Err(e) => return Err(Error::io(&path, e)),
     };
-    let cfg: Config = toml::from_str(&text).map_err(|e| {
+    parse(&text, &path.display().to_string())
+}
+
+/// A config from its text; `shown` names it in errors (a path, or `REV:PATH`).
+pub fn parse(text: &str, shown: &str) -> Result<Config> {
+    let cfg: Config = toml::from_str(text).map_err(|e| {
         let (line, column) = e
             .span()
             .map(|s| {
@@ -127,17 +132,30 @@ pub fn load(path: Option<&Path>) -> Result<Config> {
             })
             .unwrap_or((0, 0));
         Error::Usage(format!(
-            "{}: invalid TOML at line {line}, column {column}: {}",
-            path.display(),
+            "{shown}: invalid TOML at line {line}, column {column}: {}",
             e.message()
         ))
     })?;
-    validate(&cfg, &path)?;
+    validate(&cfg, shown)?;
     Ok(cfg)
 }
 
-fn validate(cfg: &Config, path: &Path) -> Result<()> {
-    let bad = |key: &str, why: &str| Err(Error::Usage(format!("{}: {key}: {why}", path.display())));
+fn validate(cfg: &Config, shown: &str) -> Result<()> {
+    let bad = |key: &str, why: &str| Err(Error::Usage(format!("{shown}: {key}: {why}")));
+    // Where requests go and which variable's key they carry are the workflow's to say: in a
+    // file, a pull request could send the job's token to a host it chose.
+    if cfg.router.base_url.is_some() {
+        return bad(
+            "router.base_url",
+            "the router endpoint is not read from a file (a pull request could point it, with the job's key, at a host it chose); pass --base-url (the Action's base-url input)",
+        );
+    }
+    if cfg.router.api_key_env.is_some() {
+        return bad(
+            "router.api_key_env",
+            "the key's variable is not read from a file (a pull request could name GITHUB_TOKEN and send it to the router); pass --api-key-env",
+        );
+    }
     if let Some(f) = cfg.gate.cosine_floor
         && !(0.0..=1.0).contains(&f)
     {

@@ -35,7 +35,8 @@ impl Progress {
 /// bidi controls, tag characters) shown as visible escapes instead of acting on the terminal or
 /// hiding, and no line a runner would take for a command.
 pub fn message_safe(message: &str) -> String {
-    let shown = crate::text::unicode::visible(message);
+    let masked = crate::http::secret::mask_held(message);
+    let shown = crate::text::unicode::visible(&masked);
     crate::console::runner_safe(&shown).into_owned()
 }
 
@@ -75,6 +76,7 @@ impl Console for Terminal {
     }
 
     fn out(&self, text: &str) {
+        let text = crate::http::secret::mask_held(text);
         let mut out = std::io::stdout().lock();
         let _ = out.write_all(text.as_bytes());
         let _ = out.flush();

@@ -9,6 +9,7 @@ pub mod cmd;
 pub mod config;
 pub mod console;
 pub mod output;
+pub mod policy;
 pub mod process;
 pub mod settings;
 pub mod sides;
@@ -78,6 +79,8 @@ pub async fn run(cli: Cli) -> Result<i32> {
 /// The process: parse, run on a fresh runtime, print the error, exit with its code.
 pub fn main() -> i32 {
     process::tune_process();
+    // Before anything can print: every credential in the environment is masked in every output.
+    crate::http::secret::hold(settings::env_secrets());
     let cli = Cli::parse();
     let rt = match tokio::runtime::Runtime::new() {
         Ok(rt) => rt,
@@ -93,6 +96,8 @@ pub fn main() -> i32 {
             e.exit_code()
         }
     };
+    // Nothing a server command started outlives us (see app::process::guard).
+    crate::source::live::sweep();
     // Do not wait for lingering child-process reapers or HTTP pools.
     rt.shutdown_timeout(std::time::Duration::from_millis(200));
     code

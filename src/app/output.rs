@@ -26,6 +26,8 @@ pub fn use_color(c: Color, to_file: bool) -> bool {
 /// `text` to the file at `path` (`-` is stdout, where a closed pipe is not an error), atomically
 /// where the file is a regular one.
 pub fn write(path: &Path, text: &str) -> Result<()> {
+    // Every credential the process holds is masked in everything it writes.
+    let text = &*crate::http::secret::mask_held(text);
     if path == Path::new("-") {
         let mut out = std::io::stdout().lock();
         return match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
@@ -61,4 +63,14 @@ pub fn emit(report: &Report, out: &OutputArgs, console: &dyn Console) -> Result<
         write(path, &render::render(report, Format::Html, &opts))?;
     }
     deliver(out.output.as_deref(), &text, console)
+}
+
+/// `report` with every credential the process holds masked in every string, before any format
+/// renders it: the PR comment, job summary, step outputs, SARIF and HTML all read this copy.
+pub fn masked(report: Report) -> Report {
+    let mut v = serde_json::to_value(&report).expect("a report serialises");
+    if crate::http::secret::mask_value(&mut v) == 0 {
+        return report;
+    }
+    serde_json::from_value(v).expect("masking keeps a report's shape")
 }

@@ -1,8 +1,11 @@
 //! Process-wide settings for the in-process embedder, made once at the top of `main` (and by
-//! examples/embed_bench.rs, so the benchmark measures what the CLI does), before any thread starts.
+//! examples/embed_bench.rs, so the benchmark measures what the CLI does), before any thread starts;
+//! and the guards that keep a pull request's server command away from the process (`guard`).
 
 /// Call first thing in `main`, while the process has one thread.
 pub fn tune_process() {
+    #[cfg(target_os = "linux")]
+    guard();
     pin_thread_count();
     shorten_pool_spin();
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -20,6 +23,20 @@ fn pin_thread_count() {
         // SAFETY: no other thread exists yet (see tune_process), so nothing reads the
         // environment concurrently.
         unsafe { std::env::set_var("RAYON_NUM_THREADS", n.to_string()) };
+    }
+}
+
+/// The server command a check starts is the pull request's code, running as our user.
+/// - Not dumpable: its `/proc/<our pid>/environ` and `/proc/<our pid>/mem` become unreadable to
+///   it (they would hand it `GITHUB_TOKEN` and every key we were given), and it cannot ptrace us.
+/// - A child subreaper: whatever it leaves running after detaching (a double fork, `setsid`) is
+///   reparented to us instead of init, so `source::live` finds and kills it before we exit.
+#[cfg(target_os = "linux")]
+fn guard() {
+    // SAFETY: prctl with integer arguments only; no memory is passed.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     }
 }
 

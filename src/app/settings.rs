@@ -11,6 +11,7 @@ use crate::app::args::{
 };
 use crate::app::config::{Config, RouterKind};
 use crate::cache::Cache;
+use crate::canon::MacKey;
 use crate::embed::{DEFAULT_BASE_URL, Embedder, EmbedderKind};
 use crate::error::{Error, Result};
 use crate::gate::CheckThresholds;
@@ -29,8 +30,9 @@ use crate::source::live::LiveOptions;
 pub const OPENAI_KEY_ENV: &str = "OPENAI_API_KEY";
 /// Where `--router anthropic` looks for its key unless `--api-key-env` names another variable.
 pub const ANTHROPIC_KEY_ENV: &str = "ANTHROPIC_API_KEY";
-/// The default cache directory, relative to the working directory.
-pub const DEFAULT_CACHE_DIR: &str = ".driftgate/cache";
+/// The variable holding the key that authenticates cache entries and shard parts (a repository
+/// secret in CI; see docs/hardening.md).
+pub const KEY_ENV: &str = "DRIFTGATE_KEY";
 
 /// An environment variable, `None` when unset or empty.
 pub fn env(name: &str) -> Option<String> {
@@ -42,7 +44,9 @@ pub fn env(name: &str) -> Option<String> {
 /// Keys are never taken from flags or config files: those end up in shell history, CI logs and
 /// commits.
 pub fn load_key(env_name: &str) -> Option<Secret> {
-    key_from_env_value(std::env::var_os(env_name))
+    let key = key_from_env_value(std::env::var_os(env_name));
+    crate::http::secret::hold(key.clone());
+    key
 }
 
 fn key_from_env_value(value: Option<std::ffi::OsString>) -> Option<Secret> {
@@ -119,17 +123,143 @@ pub fn thresholds(g: &GateArgs, cfg: &Config) -> Result<CheckThresholds> {
     Ok(t)
 }
 
-/// The disk cache: `--no-cache` turns it off; else the flag, `[cache] dir`, or the default.
-pub fn cache(c: &CacheArgs, cfg: &Config) -> Cache {
-    if c.no_cache {
-        return Cache::off();
+/// Where per-user state lives: `$XDG_CACHE_HOME/driftgate`, else `~/.cache/driftgate`.
+fn state_dir() -> Option<PathBuf> {
+    env("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .map(|d| d.join("driftgate"))
+}
+
+/// The key that tags cache entries and shard parts, and a note when it limits the cache.
+///
+/// `DRIFTGATE_KEY` (a repository secret in CI) when set. Else, on a developer's machine, a
+/// random key kept in the user's cache directory (mode 0600), made on first use. Else (GitHub
+/// Actions without the secret) a key for this process only: entries restored from an earlier
+/// run, or committed by a pull request, can never verify.
+pub fn mac_key(actions_active: bool) -> (MacKey, Option<String>) {
+    if let Some(k) = load_key(KEY_ENV) {
+        return (MacKey::derive(k.expose().as_bytes()), None);
     }
-    Cache::new(Some(
-        c.cache_dir
-            .clone()
-            .or(cfg.cache.dir.clone())
-            .unwrap_or_else(|| PathBuf::from(DEFAULT_CACHE_DIR)),
-    ))
+    if actions_active {
+        return (
+            MacKey::ephemeral(),
+            Some(format!(
+                "${KEY_ENV} is not set: cache entries from earlier runs cannot be authenticated, so none were read (this run's own are reused within it). Set a repository secret {KEY_ENV} and pass it as env to reuse them (docs/hardening.md)."
+            )),
+        );
+    }
+    match state_dir().map(|d| key_file(&d.join("key"))) {
+        Some(Ok(k)) => (k, None),
+        _ => (MacKey::ephemeral(), None),
+    }
+}
+
+/// The key in `path`, made (32 random bytes, owner-only) when absent. Created whole or not at
+/// all: the bytes go to a temporary file first, linked into place only if no key is there yet.
+fn key_file(path: &std::path::Path) -> std::io::Result<MacKey> {
+    if let Ok(bytes) = std::fs::read(path)
+        && bytes.len() >= 32
+    {
+        return Ok(MacKey::derive(&bytes));
+    }
+    let dir = path.parent().expect("a file in a directory");
+    std::fs::create_dir_all(dir)?;
+    let mut fresh = [0u8; 32];
+    rand::fill(&mut fresh);
+    let tmp = dir.join(format!(".key.{}", std::process::id()));
+    {
+        use std::io::Write as _;
+        let mut o = std::fs::OpenOptions::new();
+        o.write(true).create_new(true);
+        #[cfg(unix)]
+        std::os::unix::fs::OpenOptionsExt::mode(&mut o, 0o600);
+        let mut f = o.open(&tmp)?;
+        f.write_all(&fresh)?;
+        f.sync_all()?;
+    }
+    let linked = std::fs::hard_link(&tmp, path);
+    let _ = std::fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(MacKey::derive(&fresh)),
+        // Another run made it first: use theirs.
+        Err(_) => std::fs::read(path).and_then(|b| match b.len() >= 32 {
+            true => Ok(MacKey::derive(&b)),
+            false => Err(std::io::Error::other("short key file")),
+        }),
+    }
+}
+
+/// The checkout a pull request controls: `$GITHUB_WORKSPACE`, else the repository around the
+/// working directory.
+fn workspace() -> PathBuf {
+    env("GITHUB_WORKSPACE")
+        .map(|w| crate::source::tree::lexical(std::path::Path::new(&w)))
+        .unwrap_or_else(|| crate::source::tree::repository_root(std::path::Path::new(".")))
+}
+
+/// The disk cache and a note when it was limited or refused: `--no-cache` turns it off; else
+/// the flag (or `DRIFTGATE_CACHE_DIR`), `[cache] dir` of the policy's config, or the user's
+/// cache directory. A directory inside the checkout is refused in GitHub Actions, and anywhere
+/// when git tracks files in it: a pull request could have committed its answers there.
+pub fn cache(c: &CacheArgs, cfg: &Config) -> (Cache, Vec<String>) {
+    if c.no_cache {
+        return (Cache::off(), Vec::new());
+    }
+    let active = env("GITHUB_ACTIONS").as_deref() == Some("true");
+    let Some(dir) = c
+        .cache_dir
+        .clone()
+        .or(cfg.cache.dir.clone())
+        .or_else(|| state_dir().map(|d| d.join("entries")))
+    else {
+        return (
+            Cache::off(),
+            vec!["no cache: neither HOME nor XDG_CACHE_HOME is set (pass --cache-dir)".into()],
+        );
+    };
+    let full = crate::source::tree::lexical(&dir);
+    let inside = full.starts_with(workspace());
+    let tracked = inside && tracked_files(&full);
+    if (inside && active) || tracked {
+        let why = match tracked {
+            true => "git tracks files in it",
+            false => "it is inside the checkout",
+        };
+        return (
+            Cache::off(),
+            vec![format!(
+                "the cache directory {} was not used: {why}, so a pull request could have put answers there. Ran without a cache; point --cache-dir outside the checkout (the default is the user's cache directory).",
+                dir.display()
+            )],
+        );
+    }
+    let (key, note) = mac_key(active);
+    (Cache::with_key(Some(dir), key), note.into_iter().collect())
+}
+
+/// [`cache`] for commands without a report: its notes go to stderr.
+pub fn cache_noted(c: &CacheArgs, cfg: &Config) -> Cache {
+    let (cache, notes) = cache(c, cfg);
+    for n in notes {
+        eprintln!("driftgate: {}", crate::app::console::message_safe(&n));
+    }
+    cache
+}
+
+/// Whether git tracks anything under `dir` (a directory of the repository around it).
+fn tracked_files(dir: &std::path::Path) -> bool {
+    let Some(parent) = dir.ancestors().find(|d| d.is_dir()) else {
+        return false;
+    };
+    std::process::Command::new("git")
+        .arg("-C")
+        .arg(parent)
+        .args(["ls-files", "-z", "--"])
+        .arg(dir)
+        .output()
+        .is_ok_and(|o| o.status.success() && !o.stdout.is_empty())
 }
 
 /// Which embedder the flags select (the key read from its variable now).
@@ -245,6 +375,14 @@ pub fn live(l: &LiveArgs) -> Result<LiveOptions> {
     let base_env: Vec<(String, String)> = std::env::vars()
         .filter(|(k, _)| SERVER_BASE_ENV.contains(&k.as_str()) || k.starts_with("LC_"))
         .collect();
+    // What the server is handed is masked wherever it could come back: header values, and
+    // environment values whose names say they are credentials.
+    crate::http::secret::hold(
+        given
+            .iter()
+            .filter(|(k, _)| looks_secret(k))
+            .map(|(_, v)| Secret::new(v.clone())),
+    );
     let headers = l
         .server_header
         .iter()
@@ -255,7 +393,17 @@ pub fn live(l: &LiveArgs) -> Result<LiveOptions> {
                     Error::Usage(format!("--server-header {h:?}: expected \"Name: value\""))
                 })
         })
-        .collect::<Result<_>>()?;
+        .collect::<Result<Vec<(String, String)>>>()?;
+    let credential = |k: &str| looks_secret(k) || k.to_ascii_uppercase().contains("COOKIE");
+    crate::http::secret::hold(
+        headers
+            .iter()
+            .filter(|(k, _)| credential(k))
+            .flat_map(|(_, v)| {
+                let token = v.split_once(' ').map(|(_, t)| Secret::new(t.trim()));
+                std::iter::once(Secret::new(v.clone())).chain(token)
+            }),
+    );
     Ok(LiveOptions {
         timeout: Duration::from_secs(l.timeout),
         base_env,
@@ -513,7 +661,11 @@ pub fn publish(g: &GithubArgs, actions: &Actions) -> Publish {
     Publish {
         enabled: g.github || (!g.no_github && actions.active),
         comment: g.comment,
-        token: env(&g.github_token_env).map(Secret::new),
+        token: {
+            let t = env(&g.github_token_env).map(Secret::new);
+            crate::http::secret::hold(t.clone());
+            t
+        },
         token_env: g.github_token_env.clone(),
         report_path: g.report_path.clone(),
         report_url: g.report_url.clone(),

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use crate::app::args::{LiveArgs, SidesArgs};
 use crate::app::settings;
 use crate::error::{Error, Result};
+use crate::source::live::LiveOptions;
 use crate::source::{self, Loaded, Spec};
 
 pub fn side_spec(
@@ -93,10 +94,107 @@ pub fn side_specs(
     ))
 }
 
-pub async fn load_sides(base: &Spec, head: &Spec, live: &LiveArgs) -> Result<(Loaded, Loaded)> {
+/// Both sides, loaded at once, with what masking found (see [`load`]).
+pub async fn load_sides(
+    base: &Spec,
+    head: &Spec,
+    live: &LiveArgs,
+) -> Result<(Loaded, Loaded, Vec<String>)> {
     let opts = settings::live(live)?;
-    let (b, h) = tokio::join!(source::load(base, &opts), source::load(head, &opts));
-    Ok((b?, h?))
+    let (b, h) = tokio::join!(load(base, &opts), load(head, &opts));
+    let ((b, bn), (h, hn)) = (b?, h?);
+    Ok((b, h, bn.into_iter().chain(hn).collect()))
+}
+
+/// A tool set with every credential this process holds masked in it, before anything measures,
+/// sends or writes it (a server can read the job's token and return it in a description), and a
+/// note saying so when one was there.
+pub async fn load(spec: &Spec, opts: &LiveOptions) -> Result<(Loaded, Option<String>)> {
+    let mut loaded = source::load(spec, opts).await?;
+    let n = mask_tools(&mut loaded);
+    let note = (n > 0).then(|| {
+        format!(
+            "{} returned a credential this job holds in {n} string(s) of its tool definitions; it was masked (***) before anything was measured, sent or written. A tool definition has no business knowing the job's secrets: treat this change as hostile.",
+            loaded.label
+        )
+    });
+    Ok((loaded, note))
+}
+
+/// [`load`] for commands without a report: the note goes to stderr.
+pub async fn load_noted(spec: &Spec, opts: &LiveOptions) -> Result<Loaded> {
+    let (loaded, note) = load(spec, opts).await?;
+    if let Some(n) = note {
+        eprintln!("driftgate: {}", crate::app::console::message_safe(&n));
+    }
+    Ok(loaded)
+}
+
+/// Mask held credentials in every string of every tool and in the raw text; how many strings.
+fn mask_tools(l: &mut Loaded) -> usize {
+    use crate::http::secret::{mask_held, mask_value};
+    let mut n = 0;
+    let mut text = |s: &mut String| {
+        if let std::borrow::Cow::Owned(m) = mask_held(s) {
+            *s = m;
+            n += 1;
+        }
+    };
+    for t in &mut l.tools.tools {
+        text(&mut t.name);
+        if let Some(x) = t.title.as_mut() {
+            text(x);
+        }
+        if let Some(x) = t.description.as_mut() {
+            text(x);
+        }
+    }
+    for t in &mut l.tools.tools {
+        n += mask_value(&mut t.input_schema);
+        if let Some(v) = t.output_schema.as_mut() {
+            n += mask_value(v);
+        }
+        if let Some(a) = t.annotations.take() {
+            let mut v = serde_json::Value::Object(a);
+            n += mask_value(&mut v);
+            t.annotations = v.as_object().cloned();
+        }
+        let mut extra = serde_json::Value::Object(std::mem::take(&mut t.extra));
+        n += mask_value(&mut extra);
+        if let serde_json::Value::Object(m) = extra {
+            t.extra = m;
+        }
+    }
+    if let Some(raw) = l.text.as_mut()
+        && let std::borrow::Cow::Owned(m) = mask_held(raw)
+    {
+        *raw = m;
+    }
+    n
+}
+
+/// The revision the gate's policy (config, suite, distractor packs) is read at: the base
+/// revision when the sides name one, else the pull request's base in a GitHub `pull_request`
+/// run. `None` outside a pull request: then the work tree's files are the policy.
+pub fn policy_revision(base: &Spec, sides: &SidesArgs) -> Option<String> {
+    base_revision(base, sides).or_else(pr_base)
+}
+
+/// The pull request's base revision in a GitHub `pull_request` (or `pull_request_target`) run
+/// whose working directory is a git checkout (the PR's); `None` elsewhere. A checkout without the
+/// base commit (a shallow clone) then fails loudly where the policy is read.
+pub fn pr_base() -> Option<String> {
+    let a = settings::actions();
+    let pr = a
+        .event_name
+        .as_deref()
+        .is_some_and(|e| e.starts_with("pull_request"));
+    let checkout = std::path::Path::new(".")
+        .canonicalize()
+        .is_ok_and(|d| d.ancestors().any(|p| p.join(".git").exists()));
+    (a.active && pr && checkout)
+        .then(settings::default_base_ref)
+        .flatten()
 }
 
 /// The base revision a suite is read at, to tell whether the PR changed it.

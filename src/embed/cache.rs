@@ -356,8 +356,14 @@ mod tests {
     #[tokio::test]
     async fn hits_misses_dedup_and_corruption() {
         let dir = tempfile::tempdir().unwrap();
+        let mac = crate::canon::MacKey::derive(b"repository secret");
+        // Each "process" opens the cache a moment after the last wrote it.
+        let open = || {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            Cache::with_key(Some(dir.path().to_path_buf()), mac.clone())
+        };
         let (inner, calls) = fake();
-        let c = CachedEmbedder::new(inner, &Cache::new(Some(dir.path().to_path_buf())));
+        let c = CachedEmbedder::new(inner, &open());
 
         let first = c.embed(&s(&["aa", "b", "aa"])).await.unwrap();
         assert_eq!(first.row(0), first.row(2));
@@ -366,7 +372,7 @@ mod tests {
 
         // A later process (a new embedder over the same directory) reads the disk.
         let (inner, calls) = fake();
-        let c = CachedEmbedder::new(inner, &Cache::new(Some(dir.path().to_path_buf())));
+        let c = CachedEmbedder::new(inner, &open());
         let again = c.embed(&s(&["b", "aa"])).await.unwrap();
         assert_eq!(again.row(0), first.row(1));
         assert!(
@@ -377,12 +383,13 @@ mod tests {
 
         std::fs::write(c.entry_path("b").unwrap(), b"garbage").unwrap();
         let (inner, calls) = fake();
-        let c = CachedEmbedder::new(inner, &Cache::new(Some(dir.path().to_path_buf())));
+        let c = CachedEmbedder::new(inner, &open());
         let fixed = c.embed(&s(&["b", "aa"])).await.unwrap();
         assert_eq!(fixed, again);
         assert_eq!(calls.lock().unwrap().last().unwrap(), &s(&["b"]));
-        let rewritten = std::fs::read(c.entry_path("b").unwrap()).unwrap();
-        assert!(decode(&key("fake:v1", "b"), &rewritten).is_some());
+        let k = key("fake:v1", "b");
+        let rewritten = open().section(SECTION).read(&k).unwrap();
+        assert!(decode(&k, &rewritten).is_some());
         assert_eq!(c.stats().write_errors, 0);
     }
 

@@ -186,8 +186,23 @@ pub async fn publish(report: &Report, p: &Publish, actions: &Actions, console: &
         .report_path
         .clone()
         .or_else(|| p.enabled.then(|| PathBuf::from(DEFAULT_REPORT_PATH)));
+    // The default paths are in the PR's checkout, where the PR may have committed a link to a
+    // file outside it: a link there is replaced, never followed. (A path the workflow names is
+    // the workflow's to choose.)
+    let own_choice = p.report_path.is_some();
+    let unlink = |path: &Path| {
+        if !own_choice && std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink())
+        {
+            console.note(&format!(
+                "driftgate: {} was a symbolic link (the pull request's?); it was replaced by the report, not followed",
+                path.display()
+            ));
+            let _ = std::fs::remove_file(path);
+        }
+    };
     let mut written = None;
     if let Some(path) = &report_path {
+        unlink(path);
         match crate::fs::write_atomic(path, crate::report::render::json::render(report).as_bytes())
         {
             Ok(()) => written = Some(path.clone()),
@@ -203,6 +218,7 @@ pub async fn publish(report: &Report, p: &Publish, actions: &Actions, console: &
     let mut html_written = None;
     if let Some(json) = &report_path {
         let path = html_path(json);
+        unlink(&path);
         let page = crate::report::render::html::render(report);
         match crate::fs::write_atomic(&path, page.as_bytes()) {
             Ok(()) => html_written = Some(path),

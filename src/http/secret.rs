@@ -73,6 +73,66 @@ pub fn redact(text: &str, secrets: &[Secret]) -> String {
     out
 }
 
+/// Shorter values are not held for output masking: a 3-letter value would garble every word it
+/// occurs in, and is no credential.
+const MIN_HELD: usize = 6;
+
+/// The process's credentials, for masking everything it writes (like the runner's
+/// `::add-mask::`): every key it loaded, every configured header, every environment value whose
+/// name says it is a credential. Registered by `app` as it reads them.
+static HELD: std::sync::RwLock<Vec<Secret>> = std::sync::RwLock::new(Vec::new());
+
+/// Mask `secrets` in everything this process writes from now on.
+pub fn hold(secrets: impl IntoIterator<Item = Secret>) {
+    let mut held = HELD.write().unwrap_or_else(|e| e.into_inner());
+    for s in secrets {
+        if s.expose().chars().count() >= MIN_HELD && !held.contains(&s) {
+            held.push(s);
+        }
+    }
+}
+
+/// `text` with every held credential masked (see [`hold`]); borrowed when there is none in it.
+pub fn mask_held(text: &str) -> std::borrow::Cow<'_, str> {
+    let held = HELD.read().unwrap_or_else(|e| e.into_inner());
+    if held.iter().any(|s| text.contains(s.expose())) {
+        std::borrow::Cow::Owned(redact(text, &held))
+    } else {
+        std::borrow::Cow::Borrowed(text)
+    }
+}
+
+/// Whether any held credential occurs in `text`.
+pub fn holds_any(text: &str) -> bool {
+    matches!(mask_held(text), std::borrow::Cow::Owned(_))
+}
+
+/// Every string of `v` (keys too) with held credentials masked; how many strings held one.
+pub fn mask_value(v: &mut serde_json::Value) -> usize {
+    use serde_json::Value;
+    match v {
+        Value::String(s) => match mask_held(s) {
+            std::borrow::Cow::Owned(m) => {
+                *s = m;
+                1
+            }
+            std::borrow::Cow::Borrowed(_) => 0,
+        },
+        Value::Array(a) => a.iter_mut().map(mask_value).sum(),
+        Value::Object(o) => {
+            let mut n = 0;
+            let keys: Vec<String> = o.keys().filter(|k| holds_any(k)).cloned().collect();
+            for k in keys {
+                let v = o.remove(&k).expect("listed");
+                o.insert(mask_held(&k).into_owned(), v);
+                n += 1;
+            }
+            n + o.values_mut().map(mask_value).sum::<usize>()
+        }
+        _ => 0,
+    }
+}
+
 /// The shortest piece of a secret masked where a cut left only part of it.
 const MIN_PIECE: usize = 6;
 
@@ -157,8 +217,8 @@ impl Pii {
 /// The shapes, in the order they are masked: an email before the digits in it, a key before
 /// the digits in it. Each pattern is linear-time (Rust's regex), so hostile text costs its length.
 fn pii_patterns() -> &'static [(Pii, regex::Regex)] {
-    static PATTERNS: std::sync::LazyLock<Vec<(Pii, regex::Regex)>> =
-        std::sync::LazyLock::new(|| {
+    static PATTERNS: std::sync::LazyLock<Vec<(Pii, regex::Regex)>> = std::sync::LazyLock::new(
+        || {
             let re = |s: &str| regex::Regex::new(s).expect("a valid pattern");
             vec![
                 (
@@ -168,7 +228,13 @@ fn pii_patterns() -> &'static [(Pii, regex::Regex)] {
                 (
                     Pii::Key,
                     re(concat!(
-                        r"(?i:bearer)\s+[A-Za-z0-9._~+/-]{12,}=*",
+                        // A PEM block (a private key pasted into a prompt), whole, or to the end
+                        // of the text when a cut took its last line.
+                        r"(?s:-----BEGIN [A-Z0-9 ]{1,40}-----.*?(?:-----END [A-Z0-9 ]{1,40}-----|\z))",
+                        r"|(?i:bearer)\s+[A-Za-z0-9._~+/-]{12,}=*",
+                        r"|(?i:basic)\s+[A-Za-z0-9+/]{8,}={0,2}",
+                        // user:password@ in a URL.
+                        r"|\b[a-z][a-z0-9+.-]*://[^\s/:@]+:[^\s/@]+@",
                         r"|\b(?:sk|pk|rk)-[A-Za-z0-9_-]{16,}",
                         r"|\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}",
                         r"|\bxox[abprs]-[A-Za-z0-9-]{10,}",
@@ -183,7 +249,8 @@ fn pii_patterns() -> &'static [(Pii, regex::Regex)] {
                     re(r"(?:\+\d{1,3}[ .-]?)?\(?\b\d{2,4}\)?(?:[ .-]\d{3,4}){2,}\b|\b\d{9,}\b"),
                 ),
             ]
-        });
+        },
+    );
     &PATTERNS
 }
 
@@ -193,6 +260,32 @@ fn generic_key(word: &str) -> bool {
     word.len() >= 32
         && word.bytes().any(|b| b.is_ascii_digit())
         && word.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
+/// A base64 secret of no known prefix (an AWS secret access key is 40 of them): 32 or more
+/// letters, digits, `+` and `/`, with upper- and lower-case letters, a digit and a `+` or `/`,
+/// whose characters switch between upper case, lower case and digits at least every third
+/// character on average. Random base64 switches at about 6 of 10; a path of CamelCase names
+/// (`Documents/Projects/QuarterlyReport2024`) at under 2 of 10.
+fn base64_key(word: &str) -> bool {
+    let b = word.trim_end_matches('=').as_bytes();
+    if b.len() < 32
+        || !(b.contains(&b'+') || b.contains(&b'/'))
+        || b.starts_with(b"/")
+        || word.contains("//")
+    {
+        return false;
+    }
+    let class = |c: u8| match c {
+        b'A'..=b'Z' => 1,
+        b'a'..=b'z' => 2,
+        b'0'..=b'9' => 3,
+        _ => 0,
+    };
+    let classes: Vec<u8> = b.iter().map(|c| class(*c)).filter(|c| *c > 0).collect();
+    let has = |k: u8| classes.contains(&k);
+    let switches = classes.windows(2).filter(|w| w[0] != w[1]).count();
+    has(1) && has(2) && has(3) && switches * 10 >= classes.len() * 3
 }
 
 /// `text` with every email, key-looking and long-digit token replaced by its [`Pii::placeholder`],
@@ -209,17 +302,25 @@ pub fn scrub(text: &str) -> (String, Vec<(Pii, usize)>) {
             static WORD: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
                 regex::Regex::new(r"[A-Za-z0-9_-]{32,}").expect("valid")
             });
-            let before = out.clone();
-            out = WORD
-                .replace_all(&before, |c: &regex::Captures<'_>| {
-                    if generic_key(&c[0]) {
-                        n += 1;
-                        Pii::Key.placeholder().to_string()
-                    } else {
-                        c[0].to_string()
-                    }
-                })
-                .into_owned();
+            static BASE64: std::sync::LazyLock<regex::Regex> = std::sync::LazyLock::new(|| {
+                regex::Regex::new(r"[A-Za-z0-9+/]{32,}={0,2}").expect("valid")
+            });
+            for (word, is_key) in [
+                (&*BASE64, base64_key as fn(&str) -> bool),
+                (&*WORD, generic_key),
+            ] {
+                let before = out.clone();
+                out = word
+                    .replace_all(&before, |c: &regex::Captures<'_>| {
+                        if is_key(&c[0]) {
+                            n += 1;
+                            Pii::Key.placeholder().to_string()
+                        } else {
+                            c[0].to_string()
+                        }
+                    })
+                    .into_owned();
+            }
         }
         if n > 0 {
             found.push((*kind, n));
@@ -320,6 +421,28 @@ mod tests {
     }
 
     #[test]
+    fn scrub_masks_aws_secret_keys_pem_bodies_basic_and_url_credentials() {
+        let pem = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\nAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----";
+        let (out, found) = scrub(&format!(
+            "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY and \
+             also 9drTJvcXLB89EXAMPLEKEYtxYC+8ba9uF3kEXAMPLE1; here:\n{pem}\nthanks. \
+             Authorization: Basic dXNlcjpwYXNzd29yZA== then https://ana:s3cr3tpw@db.example.com/x"
+        ));
+        assert_eq!(
+            out,
+            "aws_secret_access_key = [redacted key] and also [redacted key]; here:\n[redacted key]\nthanks. \
+             Authorization: [redacted key] then https://ana:[redacted email]/x"
+        );
+        // The URL's password went with what looked like an email (`s3cr3tpw@db.example.com`).
+        assert_eq!(found, [(Pii::Email, 1), (Pii::Key, 4)]);
+        let (out, _) = scrub("dsn https://ana:s3cr3t@10.0.0.7:5432/db");
+        assert_eq!(out, "dsn [redacted key]10.0.0.7:5432/db");
+        // A cut that took the END line still masks the rest of the block.
+        let (out, _) = scrub("key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA7");
+        assert_eq!(out, "key:\n[redacted key]");
+    }
+
+    #[test]
     fn scrub_costs_the_length_of_hostile_text() {
         // Near-misses of every shape, repeated: linear-time patterns finish at once.
         let text = "a.b@c 4111-11 sk-short eyJx.y ".repeat(40_000);
@@ -336,6 +459,9 @@ mod tests {
             "Read src/components/ButtonGroup/index.tsx and order #4521",
             "version 1.2.3, port 8080, zip 94103",
             "the_quick_brown_fox_jumps_over_the_lazy_dog_again",
+            "Open /home/runner/work/driftgate/driftgate/src/app/settings.rs please",
+            "Move Documents/Projects/QuarterlyReport2024/Summary.docx to Archive",
+            "It is basically fine; the basic plan costs less",
         ] {
             assert_eq!(scrub(text), (text.to_string(), vec![]), "{text}");
         }

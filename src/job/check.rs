@@ -301,6 +301,7 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
                     cases: ShardPart::cases_of(&run_suite, &head_suite, &positions),
                     base_run,
                     head_run,
+                    mac: None,
                 });
             }
             (Some(routing), Some(r.suite.info.clone()), Some(info))
@@ -394,6 +395,7 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
         scan: Some(scan),
         github: None,
         shard: part,
+        policy: None,
     })
 }
 
@@ -581,5 +583,6 @@ pub fn diff_report(base: &Loaded, head: &Loaded, fail_on: Severity) -> Report {
         scan: Some(scan),
         github: None,
         shard: None,
+        policy: None,
     }
 }

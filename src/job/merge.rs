@@ -8,8 +8,9 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::check::{carried_note, finish_routing, priced, repeats_note};
+use crate::canon::MacKey;
 use crate::error::{Error, Result};
-use crate::gate;
+use crate::gate::{self, CheckThresholds};
 use crate::replay::shard::{self, ShardPart};
 use crate::replay::target::Carried;
 use crate::replay::{self, Routing};
@@ -21,13 +22,22 @@ pub struct Part {
     pub report: Report,
 }
 
-/// Merge `parts` (any order) into the report of the whole suite.
-pub fn merge(parts: Vec<Part>) -> Result<Report> {
+/// Merge `parts` (any order) into the report of the whole suite. Each part must carry a tag
+/// under `key` over all of it (the check that wrote it held the same key), and the verdict is
+/// judged with `thresholds` (the merge's own policy), never the parts': a part is a file the
+/// pull request's jobs wrote, not a policy.
+pub fn merge(parts: Vec<Part>, key: &MacKey, thresholds: &CheckThresholds) -> Result<Report> {
     let Some(first) = parts.first() else {
         return Err(Error::Usage("merge needs the parts' JSON reports".into()));
     };
     let mut shards: Vec<(&str, &ShardPart, &Routing)> = Vec::new();
     for p in &parts {
+        if p.report.shard.is_some() && !p.report.part_is_authentic(key) {
+            return Err(Error::Usage(format!(
+                "{}: refusing a part whose tag does not verify: it was edited after `check --shard` wrote it, or written under another key (every shard job and the merge job need the same {} secret)",
+                p.source, "DRIFTGATE_KEY"
+            )));
+        }
         let not_part = |why: &str| {
             Error::Usage(format!(
                 "{}: {why}; write the parts with `driftgate check --shard I/N --format json`",
@@ -72,13 +82,13 @@ pub fn merge(parts: Vec<Part>) -> Result<Report> {
         .iter()
         .filter_map(|r| r.carried.clone())
         .reduce(|a, b| Carried {
-            asked: a.asked + b.asked,
-            carried: a.carried + b.carried,
+            asked: a.asked.saturating_add(b.asked),
+            carried: a.carried.saturating_add(b.carried),
             top_k: a.top_k,
-            requests_saved: a.requests_saved + b.requests_saved,
+            requests_saved: a.requests_saved.saturating_add(b.requests_saved),
         });
     let not_measured = part_routings[0].calls_not_measured.clone();
-    finish_routing(&mut routing, not_measured, &f.thresholds);
+    finish_routing(&mut routing, not_measured, thresholds);
 
     let router = f.router.clone().expect("a check report has its router");
     let mut notes = fp.notes.clone();
@@ -94,10 +104,15 @@ pub fn merge(parts: Vec<Part>) -> Result<Report> {
         shards.len(),
         cases.len()
     ));
+    if &f.thresholds != thresholds {
+        notes.push(
+            "the parts were written with other thresholds than the merge's; the verdict uses the merge's own (its flags and the base revision's config)".into(),
+        );
+    }
     notes.extend(gate::review_notes(
         f.drift.as_ref(),
         Some(&routing),
-        &f.thresholds,
+        thresholds,
     ));
     let verdict = gate::with_lint_model(
         gate::check_verdict(
@@ -105,12 +120,13 @@ pub fn merge(parts: Vec<Part>) -> Result<Report> {
             f.drift.as_ref(),
             Some(&routing),
             f.scan.as_ref(),
-            &f.thresholds,
+            thresholds,
         ),
         f.lint.as_ref(),
     );
     Ok(Report {
         verdict,
+        thresholds: thresholds.clone(),
         router: Some(priced(router, &routing)),
         routing: Some(routing),
         notes,
@@ -149,7 +165,6 @@ fn same_measurement(parts: &[Part]) -> Result<()> {
                     .as_ref()
                     .map(|x| x.carried.as_ref().map(|c| c.top_k))),
             ),
-            ("thresholds", v(&r.thresholds)),
             ("diff", v(&r.diff)),
             ("meaning drift", v(&r.drift)),
             ("lint", v(&r.lint)),

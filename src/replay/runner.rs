@@ -178,20 +178,26 @@ impl RunStats {
             batched_output_tokens,
             latency,
         } = x;
-        self.requests_sent += requests_sent;
-        self.cache_hits += cache_hits;
-        self.reused += reused;
-        self.retries += retries;
-        self.errors += errors;
-        self.input_tokens += input_tokens;
-        self.output_tokens += output_tokens;
-        self.request_latency_ms_sum += request_latency_ms_sum;
-        self.prepare_ms += prepare_ms;
-        self.wall_ms += wall_ms;
-        self.batched += batched;
-        self.batched_input_tokens += batched_input_tokens;
-        self.batched_output_tokens += batched_output_tokens;
-        self.latency += *latency;
+        self.requests_sent = self.requests_sent.saturating_add(*requests_sent);
+        self.cache_hits = self.cache_hits.saturating_add(*cache_hits);
+        self.reused = self.reused.saturating_add(*reused);
+        self.retries = self.retries.saturating_add(*retries);
+        self.errors = self.errors.saturating_add(*errors);
+        self.input_tokens = self.input_tokens.saturating_add(*input_tokens);
+        self.output_tokens = self.output_tokens.saturating_add(*output_tokens);
+        self.request_latency_ms_sum = self
+            .request_latency_ms_sum
+            .saturating_add(*request_latency_ms_sum);
+        self.prepare_ms = self.prepare_ms.saturating_add(*prepare_ms);
+        self.wall_ms = self.wall_ms.saturating_add(*wall_ms);
+        self.batched = self.batched.saturating_add(*batched);
+        self.batched_input_tokens = self
+            .batched_input_tokens
+            .saturating_add(*batched_input_tokens);
+        self.batched_output_tokens = self
+            .batched_output_tokens
+            .saturating_add(*batched_output_tokens);
+        self.latency = self.latency.saturating_add(*latency);
     }
 }
 

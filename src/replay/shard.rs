@@ -106,6 +106,10 @@ pub struct ShardPart {
     /// The runs of `cases`, in that order (confirmation re-asks merged in).
     pub base_run: SideRun,
     pub head_run: SideRun,
+    /// HMAC-SHA256 over the whole partial report (this field left out), under the key of the run
+    /// that wrote it (`DRIFTGATE_KEY`): `driftgate merge` refuses a part edited since.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mac: Option<String>,
 }
 
 impl ShardPart {
@@ -168,6 +172,13 @@ pub fn join(parts: &[&ShardPart]) -> Result<(Vec<PartCase>, SideRun, SideRun), S
             ));
         }
         for ((c, b), h) in p.cases.iter().zip(&p.base_run.cases).zip(&p.head_run.cases) {
+            // A case spliced in from elsewhere sits in a part that would never have run it.
+            if !p.shard.contains(&c.id) {
+                return Err(format!(
+                    "shard {}: case {:?} does not belong to it (the split is by case id)",
+                    p.shard, c.id
+                ));
+            }
             if b.id != c.id || h.id != c.id {
                 return Err(format!(
                     "shard {}: runs out of order at case {:?}",
@@ -183,6 +194,17 @@ pub fn join(parts: &[&ShardPart]) -> Result<(Vec<PartCase>, SideRun, SideRun), S
             "case {:?} (position {}) is in two parts",
             w[1].0.id, w[1].0.position
         ));
+    }
+    // Positions 0, 1, 2, … each once: a deleted case leaves a hole, a duplicated one a repeat.
+    if let Some((i, (c, _, _))) = rows.iter().enumerate().find(|(i, r)| r.0.position != *i) {
+        return Err(format!(
+            "case {:?} is at position {} where case {} was expected: a case is missing from the parts",
+            c.id, c.position, i
+        ));
+    }
+    let mut ids = std::collections::HashSet::new();
+    if let Some((c, _, _)) = rows.iter().find(|r| !ids.insert(r.0.id.as_str())) {
+        return Err(format!("case id {:?} is in the parts twice", c.id));
     }
     let mut base = SideRun::default();
     let mut head = SideRun::default();

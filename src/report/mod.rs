@@ -140,9 +140,137 @@ pub struct Report {
     /// A partial report of `check --shard i/n`: its raw runs, for `driftgate merge`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub shard: Option<crate::replay::shard::ShardPart>,
+    /// Where the gate's own rules came from in a pull request, and what the PR changed about
+    /// them (rendered first: a PR that rewrites its grader is the first thing to read).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<PolicyInfo>,
 }
 
+/// The gate's policy (config, suite, distractor packs) in a pull request.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct PolicyInfo {
+    /// The revision the policy was read at (the PR's base).
+    pub rev: String,
+    /// Which side's policy decided: `base`, or `head` when a maintainer opted in.
+    pub from: crate::suite::SuiteVersion,
+    /// Everything the PR changed about the gate, each with its effect.
+    pub changes: Vec<PolicyChange>,
+}
+
+/// One thing the PR changed about its own gate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct PolicyChange {
+    /// What changed: a config key (`gate.per_tool_alpha`), `driftgate.toml`, the suite, a pack.
+    pub item: String,
+    /// The value at base (absent: not set there, or the file did not exist).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub head: Option<String>,
+    pub effect: PolicyEffect,
+    /// Whether the PR's version was used (only with a maintainer's opt-in).
+    pub applied: bool,
+}
+
+/// What a policy change would do to the gate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum PolicyEffect {
+    /// Fewer PRs would fail (a looser threshold, an allowlist entry, a swapped instrument).
+    Weakens,
+    /// More PRs would fail.
+    Tightens,
+    /// Neither reading is safe to assume (a different router, suite or pack).
+    Changes,
+}
+
+impl PolicyEffect {
+    pub fn describe(self) -> &'static str {
+        match self {
+            PolicyEffect::Weakens => "weakens the gate",
+            PolicyEffect::Tightens => "tightens the gate",
+            PolicyEffect::Changes => "changes the instrument",
+        }
+    }
+}
+
+impl PolicyInfo {
+    /// One line per change, for every format: `item: base → head (effect; not applied)`.
+    pub fn lines(&self) -> Vec<String> {
+        self.changes
+            .iter()
+            .map(|c| {
+                let v = |x: &Option<String>| x.clone().unwrap_or_else(|| "(not set)".into());
+                format!(
+                    "{}: {} → {} ({}; {})",
+                    c.item,
+                    v(&c.base),
+                    v(&c.head),
+                    c.effect.describe(),
+                    if c.applied {
+                        "APPLIED by a maintainer's opt-in"
+                    } else {
+                        "not applied: measured with base's"
+                    }
+                )
+            })
+            .collect()
+    }
+
+    /// The headline above the lines.
+    pub fn headline(&self) -> String {
+        let weak = self
+            .changes
+            .iter()
+            .filter(|c| c.effect == PolicyEffect::Weakens)
+            .count();
+        match self.from {
+            crate::suite::SuiteVersion::Base => format!(
+                "This PR changes the gate's own rules ({} change(s), {weak} weakening); they were NOT applied: the verdict uses the policy at {}.",
+                self.changes.len(),
+                self.rev
+            ),
+            crate::suite::SuiteVersion::Head => format!(
+                "This PR changes the gate's own rules ({} change(s), {weak} weakening) and a maintainer opted in: the verdict uses the PR's policy, not {}'s.",
+                self.changes.len(),
+                self.rev
+            ),
+        }
+    }
+}
+
+/// What a shard part's tag covers, so a tag for one kind of document never verifies another.
+const PART_DOMAIN: &str = "driftgate shard part v1";
+
 impl Report {
+    /// The canonical JSON a shard part's tag covers: the whole report, the tag left out.
+    fn part_material(&self) -> serde_json::Value {
+        let mut unsigned = self.clone();
+        if let Some(p) = unsigned.shard.as_mut() {
+            p.mac = None;
+        }
+        serde_json::to_value(&unsigned).expect("a report serialises")
+    }
+
+    /// Tag a shard's partial report under `key` (nothing for a whole report).
+    pub fn sign_part(&mut self, key: &crate::canon::MacKey) {
+        if self.shard.is_none() {
+            return;
+        }
+        let tag = key.tag_json(PART_DOMAIN, &self.part_material());
+        if let Some(p) = self.shard.as_mut() {
+            p.mac = Some(tag);
+        }
+    }
+
+    /// Whether a shard's partial report carries a tag under `key` over everything in it.
+    pub fn part_is_authentic(&self, key: &crate::canon::MacKey) -> bool {
+        let Some(tag) = self.shard.as_ref().and_then(|p| p.mac.as_deref()) else {
+            return false;
+        };
+        key.verify_json(PART_DOMAIN, &self.part_material(), tag)
+    }
+
     /// The report of `lint`: one side, no diff, the lint and scan sections and their verdict
     /// (`strict`, `scan_fail_on`: see `gate::lint_verdict`).
     pub fn of_lint(
@@ -173,6 +301,7 @@ impl Report {
             suite: None,
             router: None,
             notes: Vec::new(),
+            policy: None,
             lint: Some(section),
             scan: Some(scan),
             github: None,

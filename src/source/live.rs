@@ -134,6 +134,9 @@ pub async fn list_tools_stdio(cmd: &str, opts: &LiveOptions) -> Result<LiveCaptu
         }
     })?;
     let pgid = child.id();
+    if let Some(pid) = pgid {
+        servers().insert(pid);
+    }
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
@@ -919,7 +922,75 @@ async fn finish(child: &mut Child, pgid: Option<u32>, grace: Duration) -> Option
     if status.is_none() {
         let _ = child.kill().await;
     }
+    if let Some(pid) = pgid {
+        servers().remove(&pid);
+    }
+    // What escaped the group (a `setsid` daemon) was reparented to us: killed too.
+    for _ in 0..10 {
+        if sweep() == 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     status
+}
+
+/// The server processes running now (each the leader of its own group).
+fn servers() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<u32>> {
+    static SERVERS: std::sync::Mutex<std::collections::BTreeSet<u32>> =
+        std::sync::Mutex::new(std::collections::BTreeSet::new());
+    SERVERS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Kill every process a finished server left behind: our children (we are a child subreaper,
+/// see `app::process`, so orphans of the server's tree are reparented to us) outside our own
+/// process group that are no running server, with their groups; reaped so none stays a zombie.
+/// Returns how many were found. Linux only: elsewhere the server's group kill is all there is.
+pub fn sweep() -> usize {
+    #[cfg(target_os = "linux")]
+    {
+        let me = std::process::id();
+        // SAFETY: getpgrp takes no arguments.
+        let own_group = unsafe { libc::getpgrp() };
+        let Ok(entries) = std::fs::read_dir("/proc") else {
+            return 0;
+        };
+        let running = servers().clone();
+        let mut found = 0;
+        for e in entries.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
+                continue;
+            };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+                continue;
+            };
+            // `pid (comm) state ppid pgrp …`: comm may hold spaces and parentheses.
+            let Some(rest) = stat.rfind(')').map(|i| &stat[i + 1..]) else {
+                continue;
+            };
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let (Some(ppid), Some(pgrp)) = (
+                f.get(1).and_then(|x| x.parse::<u32>().ok()),
+                f.get(2).and_then(|x| x.parse::<i32>().ok()),
+            ) else {
+                continue;
+            };
+            if ppid != me || pgrp == own_group || running.contains(&(pgrp as u32)) {
+                continue;
+            }
+            found += 1;
+            // SAFETY: kill and waitpid take no pointers but the null status; the pid is our
+            // child, so it cannot be reused before we reap it.
+            unsafe {
+                libc::kill(-pgrp, libc::SIGKILL);
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, std::ptr::null_mut(), libc::WNOHANG);
+            }
+        }
+        found
+    }
+    #[cfg(not(target_os = "linux"))]
+    0
 }
 
 fn describe_exit(status: ExitStatus) -> String {

@@ -5,6 +5,7 @@
 //! result, a full JSON-RPC response, a bare array of tools, or a driftgate lockfile.
 
 pub mod live;
+pub mod tree;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -19,6 +19,7 @@ use serde_json::Value;
 use crate::canon::hash_str;
 use crate::error::{Error, Result};
 use crate::llm::Message;
+use crate::source::tree::Tree;
 use crate::tools::{Tool, ToolSet, json_kind};
 
 /// What a case expects the router to do.
@@ -94,11 +95,21 @@ pub struct Parsed {
 /// and problems are in file order: each entry is read as it comes, so `parse` refuses a file
 /// with the problem nearest its top.
 pub fn parse_all(text: &str, source: &str, base_dir: &Path) -> Parsed {
+    parse_all_in(text, source, base_dir, &Tree::work(base_dir))
+}
+
+/// [`parse_all`] with the distractor `ref:` files read from `tree` (the base revision in a pull
+/// request, so a PR that edits only a decoy file does not change the instrument).
+pub fn parse_all_in(text: &str, source: &str, base_dir: &Path, tree: &Tree) -> Parsed {
+    let refs = Refs {
+        dir: base_dir,
+        tree,
+    };
     let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     let mut out = Parsed::default();
     let mut seen = BTreeSet::new();
     let mut take = |out: &mut Parsed, at: String, v: Value| {
-        match parse_case(&v, source, &at, base_dir) {
+        match parse_case(&v, source, &at, &refs) {
             Ok((case, review)) => {
                 if review {
                     out.unreviewed.push(case.id.clone());
@@ -296,7 +307,17 @@ pub fn parse(text: &str, source: &str, base_dir: &Path) -> Result<Suite> {
 
 /// [`parse`], and the ids of the cases still marked `review: true`.
 pub fn parse_reviewed(text: &str, source: &str, base_dir: &Path) -> Result<(Suite, Vec<String>)> {
-    let parsed = parse_all(text, source, base_dir);
+    parse_reviewed_in(text, source, base_dir, &Tree::work(base_dir))
+}
+
+/// [`parse_reviewed`] with `ref:` files read from `tree`.
+pub fn parse_reviewed_in(
+    text: &str,
+    source: &str,
+    base_dir: &Path,
+    tree: &Tree,
+) -> Result<(Suite, Vec<String>)> {
+    let parsed = parse_all_in(text, source, base_dir, tree);
     if let Some(first) = parsed.problems.into_iter().next() {
         return Err(first.error);
     }
@@ -368,7 +389,13 @@ fn string_list(v: &Value, source: &str, id: &str, field: &str) -> Result<Vec<Str
 }
 
 /// One case, and whether it is marked `review: true`.
-fn parse_case(v: &Value, source: &str, where_: &str, base_dir: &Path) -> Result<(Case, bool)> {
+/// Where a suite's `ref:` files are resolved (its directory) and read (a side's tree).
+struct Refs<'a> {
+    dir: &'a Path,
+    tree: &'a Tree,
+}
+
+fn parse_case(v: &Value, source: &str, where_: &str, refs: &Refs<'_>) -> Result<(Case, bool)> {
     let o = v.as_object().ok_or_else(|| {
         Error::Usage(format!(
             "{source}: {where_}: expected a case object, found {}",
@@ -520,7 +547,7 @@ fn parse_case(v: &Value, source: &str, where_: &str, base_dir: &Path) -> Result<
         Some(Value::Array(a)) => a
             .iter()
             .enumerate()
-            .map(|(i, d)| distractor(d, source, &id, i, base_dir))
+            .map(|(i, d)| distractor(d, source, &id, i, refs))
             .collect::<Result<Vec<_>>>()?
             .into_iter()
             .flatten()
@@ -563,8 +590,8 @@ fn parse_case(v: &Value, source: &str, where_: &str, base_dir: &Path) -> Result<
 }
 
 /// A distractor is an inline tool definition, or `{ref: "FILE"}` (all tools of a tools file) or
-/// `{ref: "FILE#name"}` (one of them), relative to the suite file.
-fn distractor(d: &Value, source: &str, id: &str, i: usize, base_dir: &Path) -> Result<Vec<Tool>> {
+/// `{ref: "FILE#name"}` (one of them), relative to the suite file, inside the repository.
+fn distractor(d: &Value, source: &str, id: &str, i: usize, refs: &Refs<'_>) -> Result<Vec<Tool>> {
     if let Some(r) = d.get("ref") {
         let r = r.as_str().ok_or_else(|| {
             field_err(
@@ -578,17 +605,23 @@ fn distractor(d: &Value, source: &str, id: &str, i: usize, base_dir: &Path) -> R
             Some((f, n)) => (f, Some(n)),
             None => (r, None),
         };
-        let path: PathBuf = base_dir.join(file);
-        let text = crate::fs::read_text(&path, crate::fs::MAX_INPUT_BYTES, crate::fs::INPUT_WAIT)
-            .map_err(|e| {
-            field_err(
-                source,
-                id,
-                &format!("distractors/{i}/ref"),
-                format!("{}: {e}", path.display()),
-            )
-        })?;
-        let (set, _) = crate::source::parse_text(&text, &path.display().to_string())?;
+        let at = format!("distractors/{i}/ref");
+        let path: PathBuf = refs
+            .tree
+            .resolve(refs.dir, file)
+            .map_err(|why| field_err(source, id, &at, why))?;
+        let shown = match refs.tree.rev() {
+            Some(rev) => format!("{rev}:{file}"),
+            None => refs.dir.join(file).display().to_string(),
+        };
+        let text = match refs.tree.read(&path) {
+            Ok(Some(text)) => text,
+            Ok(None) => {
+                return Err(field_err(source, id, &at, format!("{shown}: no such file")));
+            }
+            Err(e) => return Err(field_err(source, id, &at, e.to_string())),
+        };
+        let (set, _) = crate::source::parse_text(&text, &shown)?;
         return match name {
             None => Ok(set.tools),
             Some(n) => set.get(n).cloned().map(|t| vec![t]).ok_or_else(|| {
@@ -596,7 +629,7 @@ fn distractor(d: &Value, source: &str, id: &str, i: usize, base_dir: &Path) -> R
                     source,
                     id,
                     &format!("distractors/{i}/ref"),
-                    format!("no tool {n:?} in {}", path.display()),
+                    format!("no tool {n:?} in {shown}"),
                 )
             }),
         };
@@ -742,60 +775,133 @@ pub struct SuiteChoice {
     pub note: Option<String>,
     /// Ids of the measuring suite's cases still marked `review: true`.
     pub unreviewed: Vec<String>,
+    /// The suite's text is the same at both sides but a `ref:` file it names changed.
+    pub refs_changed: bool,
 }
 
-/// Pick the suite that measures both sides. When the PR changed the suite as well as the tools,
-/// the base suite is used (changing the instrument and the thing measured at once hides drift)
-/// unless `use_head` opts in; either way the report says so loudly.
+/// Pick the suite that measures both sides. With a base revision (a pull request), the suite
+/// and every file it names are read *at base*: changing the instrument and the thing measured
+/// at once hides drift, and the PR is untrusted. `use_head` (a maintainer's opt-in: a flag the
+/// workflow sets, never a file the PR can edit) measures with the PR's suite instead; either
+/// way the report says so loudly. A suite the base revision lacks cannot grade the PR that adds
+/// it: the check is incomplete, not a pass.
 pub fn choose_suite(
     path: &std::path::Path,
     base_rev: Option<&str>,
     use_head: bool,
 ) -> Result<SuiteChoice> {
-    let head_text = crate::fs::read_text(path, crate::fs::MAX_INPUT_BYTES, crate::fs::INPUT_WAIT)
-        .map_err(|e| Error::io(path, e))?;
     let label = path.display().to_string();
     let dir = path
         .parent()
+        .filter(|p| !p.as_os_str().is_empty())
         .map(|p| p.to_path_buf())
         .unwrap_or_else(|| PathBuf::from("."));
-    let head = parse_reviewed(&head_text, &label, &dir)?;
-    let base_text =
-        base_rev.and_then(|rev| crate::source::git_show(rev, &label).ok().map(|t| (rev, t)));
-    let (suite, measured_with, changed, note) = match base_text {
-        Some((rev, text)) if text != head_text => {
-            if use_head {
-                let n = format!(
-                    "The suite changed in this PR ({label} differs from {rev}); both sides were measured with the HEAD suite because --use-head-suite was given. Changing the instrument and the tools at once can hide drift."
-                );
-                (head, SuiteVersion::Head, true, Some(n))
-            } else {
-                let base = parse_reviewed(&text, &format!("{rev}:{label}"), &dir)?;
-                let n = format!(
-                    "The suite changed in this PR ({label} differs from {rev}); both sides were measured with the BASE suite so the instrument stays fixed. Pass --use-head-suite to measure with the new one."
-                );
-                (base, SuiteVersion::Base, true, Some(n))
-            }
-        }
-        // Identical at the base revision: the base suite measured both sides.
-        Some(_) => (head, SuiteVersion::Base, false, None),
-        // No base revision, or the suite does not exist there: only the head suite exists.
-        None => (head, SuiteVersion::Head, false, None),
+    let head_tree = Tree::work(&dir);
+    let read_head = || {
+        crate::fs::read_text(path, crate::fs::MAX_INPUT_BYTES, crate::fs::INPUT_WAIT)
+            .map_err(|e| Error::io(path, e))
     };
-    let (suite, unreviewed) = suite;
+    let Some(rev) = base_rev else {
+        // No base revision: only the head suite exists.
+        let head_text = read_head()?;
+        let suite = parse_reviewed(&head_text, &label, &dir)?;
+        return Ok(choice(suite, SuiteVersion::Head, false, None, false));
+    };
+    let base_tree = Tree::at(rev, &dir);
+    let base_text = base_tree.read(path)?;
+    let head_text = match head_tree.read(path) {
+        Ok(t) => t,
+        // The PR's copy may be a link or unreadable: that is the PR's change, reported below.
+        Err(_) if !use_head => None,
+        Err(e) => return Err(e),
+    };
+    let Some(base_text) = base_text else {
+        if use_head {
+            let text = head_text.ok_or_else(|| {
+                Error::Usage(format!(
+                    "{label}: no such suite at {rev} or in the work tree"
+                ))
+            })?;
+            let suite = parse_reviewed(&text, &label, &dir)?;
+            let n = format!(
+                "The suite {label} does not exist at {rev}: both sides were measured with the PR's own suite because --use-head-suite was given. A suite the PR brings is the PR grading itself."
+            );
+            return Ok(choice(suite, SuiteVersion::Head, true, Some(n), false));
+        }
+        return Err(Error::Incomplete(format!(
+            "the suite {label} does not exist at the base revision {rev}: a suite the pull request brings (or reaches through a path it changed) cannot grade it. Merge the suite first, or have a maintainer opt in with --use-head-suite (the Action's trust-head-policy input)"
+        )));
+    };
+    let base_label = format!("{rev}:{label}");
+    let base = parse_reviewed_in(&base_text, &base_label, &dir, &base_tree)?;
+    let text_changed = head_text.as_deref() != Some(base_text.as_str());
+    // The same text can still measure differently when a `ref:` file changed: parse the PR's
+    // copy against the work tree only to tell (its problems are the PR's, not ours).
+    let head = head_text
+        .as_deref()
+        .and_then(|t| parse_reviewed_in(t, &label, &dir, &head_tree).ok());
+    let refs_changed = !text_changed && head.as_ref().is_none_or(|h| h.0.cases != base.0.cases);
+    let changed = text_changed || refs_changed;
+    if !changed {
+        return Ok(choice(base, SuiteVersion::Base, false, None, false));
+    }
+    let what = match (&head_text, refs_changed) {
+        (None, _) => format!("the PR removed {label} (or made it unreadable)"),
+        (Some(_), true) => {
+            format!("a file {label} names with `ref:` (a distractor pack) differs from {rev}")
+        }
+        (Some(_), false) => format!("{label} differs from {rev}"),
+    };
+    if use_head {
+        let Some(head) = head else {
+            return Err(Error::Usage(format!(
+                "--use-head-suite: {label} at head cannot be read: {what}"
+            )));
+        };
+        let n = format!(
+            "The suite changed in this PR ({what}); both sides were measured with the HEAD suite because --use-head-suite was given. Changing the instrument and the tools at once can hide drift."
+        );
+        return Ok(choice(
+            head,
+            SuiteVersion::Head,
+            true,
+            Some(n),
+            refs_changed,
+        ));
+    }
+    let n = format!(
+        "The suite changed in this PR ({what}); both sides were measured with the BASE suite so the instrument stays fixed. Pass --use-head-suite to measure with the new one."
+    );
+    Ok(choice(
+        base,
+        SuiteVersion::Base,
+        true,
+        Some(n),
+        refs_changed,
+    ))
+}
+
+fn choice(
+    (suite, unreviewed): (Suite, Vec<String>),
+    measured_with: SuiteVersion,
+    changed_in_pr: bool,
+    note: Option<String>,
+    refs_changed: bool,
+) -> SuiteChoice {
     let info = SuiteInfo {
         source: suite.source.clone(),
         sha256: suite.sha256.clone(),
         cases: suite.cases.len(),
         measured_with,
-        changed_in_pr: changed,
+        changed_in_pr,
     };
-    Ok(SuiteChoice {
+    SuiteChoice {
         suite,
         info,
         note,
         unreviewed,
-    })
+        refs_changed,
+    }
 }
 
 #[cfg(test)]

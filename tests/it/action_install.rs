@@ -244,8 +244,10 @@ fn a_release_tag_downloads_verifies_and_gates_a_pull_request() {
     // The token never reaches the log.
     assert!(!got.stdout.contains(TOKEN) && !got.stderr.contains(TOKEN));
 
-    // The installed binary (not the test's) gates the calendar PR against the loopback API.
-    let (r, _, _) = pr_repo(&gh, "pull_request.synchronize.json");
+    // The installed binary (not the test's) gates the calendar PR against the loopback API. The
+    // repository secret that authenticates the cache across runs is in the job's env.
+    let (mut r, _, _) = pr_repo(&gh, "pull_request.synchronize.json");
+    r.set("DRIFTGATE_KEY", "repository-secret-for-the-cache");
     let inputs = [
         ("tools", "mcp/tools.json"),
         ("suite", "mcp/suite.yaml"),

@@ -497,9 +497,21 @@ fn a_suite_changed_in_the_pr_is_measured_with_the_base_version_unless_told() {
     ])
     .dir(dir.path())
     .run();
-    let third = run.stdout.lines().nth(2).unwrap_or_default();
+    // What the PR changed about its own gate is on top, then the note.
+    let lines: Vec<&str> = run.stdout.lines().collect();
     assert!(
-        third.starts_with("NOTE: The suite changed in this PR"),
+        lines[2].starts_with("POLICY: This PR changes the gate's own rules (1 change(s), 0 weakening); they were NOT applied"),
+        "{}",
+        run.dump()
+    );
+    assert!(
+        lines[3].contains("suite suite.yaml: ")
+            && lines[3].contains("not applied: measured with base's"),
+        "{}",
+        run.dump()
+    );
+    assert!(
+        lines[4].starts_with("NOTE: The suite changed in this PR"),
         "{}",
         run.dump()
     );
@@ -539,14 +551,50 @@ fn an_unchanged_suite_and_a_suite_new_in_the_pr_are_labelled_truthfully() {
     assert_eq!(r["suite"]["changed_in_pr"], false);
     assert!(r["notes"].as_array().unwrap().is_empty(), "{}", r["notes"]);
 
-    // A suite that does not exist at the base can only be the head's.
+    // A suite that does not exist at the base is the PR grading itself: incomplete (exit 3),
+    // never a silent measurement with the PR's own instrument.
     std::fs::write(p.join("new-suite.yaml"), SUITE_V2).unwrap();
     git(p, &["add", "new-suite.yaml"]);
     git(p, &["commit", "-qm", "add a suite"]);
-    let (run, r) = check_in(p, cache.path(), "HEAD~1", &["--suite", "new-suite.yaml"]);
+    let run = cli::driftgate([
+        "check",
+        "--tools",
+        "tools.json",
+        "--base-ref",
+        "HEAD~1",
+        "--suite",
+        "new-suite.yaml",
+        "--cache-dir",
+        cache.path().to_str().unwrap(),
+    ])
+    .dir(p)
+    .run();
+    assert_eq!(run.code, 3, "{}", run.dump());
+    assert!(
+        run.stderr.contains(
+            "the suite new-suite.yaml does not exist at the base revision HEAD~1: a suite the pull request brings"
+        ),
+        "{}",
+        run.dump()
+    );
+    // A maintainer's opt-in measures with it, and says so.
+    let (run, r) = check_in(
+        p,
+        cache.path(),
+        "HEAD~1",
+        &["--suite", "new-suite.yaml", "--use-head-suite"],
+    );
     assert!(run.code == 0 || run.code == 1, "{}", run.dump());
     assert_eq!(r["suite"]["cases"], 4);
     assert_eq!(r["suite"]["measured_with"], "head", "{}", r["suite"]);
+    assert!(
+        r["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("does not exist at HEAD~1: both sides were measured with the PR's own suite"),
+        "{}",
+        r["notes"]
+    );
 }
 
 // ---- input errors: exit 2, naming the file, the case and the field -------------------------------

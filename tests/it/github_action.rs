@@ -32,8 +32,9 @@ fn step<'a>(a: &'a Yaml, id: &str) -> &'a Yaml {
         .unwrap_or_else(|| panic!("a step with id {id}"))
 }
 
-/// Inputs the action's own steps consume rather than the entrypoint.
-const STEP_INPUTS: &[&str] = &["cache"];
+/// Inputs the action's own steps consume rather than the entrypoint (`cache` is read by both:
+/// the steps keep the directory, the entrypoint turns `false` into `--no-cache`).
+const STEP_INPUTS: &[&str] = &[];
 
 /// `base-ref` → `INPUT_BASE_REF`.
 fn env_name(input: &str) -> String {
@@ -89,7 +90,7 @@ fn every_input_is_wired_documented_and_no_secret_is_an_input() {
         );
     }
     let text = std::fs::read_to_string(fixture("action.yml")).unwrap();
-    for name in STEP_INPUTS {
+    for name in STEP_INPUTS.iter().chain(&["cache"]) {
         assert!(
             text.contains(&format!("inputs.{name} == ")),
             "the steps read {name}"
@@ -260,7 +261,11 @@ fn every_input_is_wired_documented_and_no_secret_is_an_input() {
     );
     let save = steps.last().unwrap();
     assert!(save["if"].as_str().unwrap().starts_with("always()"));
-    assert_eq!(save["with"]["path"].as_str(), Some(".driftgate/cache"));
+    // Outside the checkout: a cache directory inside it is refused in CI (docs/hardening.md).
+    assert_eq!(
+        save["with"]["path"].as_str(),
+        Some("~/.cache/driftgate/entries")
+    );
     assert_eq!(
         step(&a, "responses")["with"]["key"],
         save["with"]["key"],
@@ -447,6 +452,8 @@ fn entrypoint_maps_each_input_to_one_argument() {
     let all = [
         ("tools", "mcp/tools file.json"),
         ("config", "cfg/driftgate.toml"),
+        ("trust-head-policy", "true"),
+        ("cache", "false"),
         ("base-ref", "origin/main"),
         ("server-cmd", "npx -y @scope/server '*' $HOME"),
         (
@@ -478,10 +485,10 @@ fn entrypoint_maps_each_input_to_one_argument() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         argv(dir.path()),
-        "check\n--tools\nmcp/tools file.json\n--github\n--annotations\n--config\ncfg/driftgate.toml\n\
+        "check\n--tools\nmcp/tools file.json\n--github\n--annotations\n--config\ncfg/driftgate.toml\n--trust-head-policy\n\
+         --cosine-floor\n0.9\n--tolerance\n0.05\n--args-tolerance\n0.04\n--require-significance\n0.1\n--fail-on\nbreaking\n--scan-fail-on\nmedium\n--no-cache\n\
          --base-ref\norigin/main\n--head-server-cmd\nnpx -y @scope/server '*' $HOME\n\
-         --server-env\nAPI_BASE=http://127.0.0.1:9 two words\n--server-env\nGLOB=*\n--server-env\nPASS_THROUGH\n--cosine-floor\n0.9\n\
-         --tolerance\n0.05\n--args-tolerance\n0.04\n--require-significance\n0.1\n--fail-on\nbreaking\n--scan-fail-on\nmedium\n--comment\non-failure\n--report-artifact\nreports-node20\n\
+         --server-env\nAPI_BASE=http://127.0.0.1:9 two words\n--server-env\nGLOB=*\n--server-env\nPASS_THROUGH\n--comment\non-failure\n--report-artifact\nreports-node20\n\
          --suite\nsuite.yaml\n--router\nopenai\n--model\ngpt-4o-mini\n--base-url\nhttp://127.0.0.1:11434/v1\n\
          --repeats\n3\n--shard\n2/4\n--replay\ntargeted\n--batch\n--batch-wait\n600\n--lint-llm\n--allow-unreviewed\n\
          token=ghs_fromInput\n"
@@ -492,7 +499,8 @@ fn entrypoint_maps_each_input_to_one_argument() {
         "this test sets every input but `report` and `merge` (tested below) and the steps' own"
     );
 
-    // No suite: diff, and replay-only inputs are reported as ignored rather than passed.
+    // No suite input: check with --suite-optional, so the config at the PR's base (read by
+    // driftgate, never by this script from the PR's checkout) says whether there is a suite.
     let (code, out, _) = run_entrypoint(
         dir.path(),
         &bin,
@@ -501,14 +509,9 @@ fn entrypoint_maps_each_input_to_one_argument() {
     assert_eq!(code, 0);
     assert_eq!(
         argv(dir.path()),
-        "diff\n--tools\nt.json\n--github\n--annotations\ntoken=\n"
+        "check\n--tools\nt.json\n--github\n--annotations\n--suite-optional\n--router\nopenai\ntoken=\n"
     );
-    assert!(
-        out.contains(
-            "::warning::driftgate: router, model, base-url, repeats, shard, replay, batch, batch-wait, lint-llm and allow-unreviewed need a suite"
-        ),
-        "{out}"
-    );
+    assert!(!out.contains("::warning::"), "{out}");
 
     // A boolean input: "false" passes nothing, anything but true/false is refused by name.
     run_entrypoint(
@@ -551,16 +554,17 @@ fn entrypoint_maps_each_input_to_one_argument() {
     );
     assert!(!out.contains("injected"), "{out}");
 
-    // A config file with a [suite] table means check; ./driftgate.toml is found by default.
+    // The PR's checkout holds a config: the script does not read it (a PR that deleted its
+    // [suite] used to turn the check into a diff); driftgate reads the one at the base commit.
     std::fs::write(
         dir.path().join("driftgate.toml"),
-        "[gate]\nfail_on = \"high\"\n\n[suite]\npath = \"s.yaml\"\n",
+        "[gate]\nfail_on = \"high\"\n",
     )
     .unwrap();
     run_entrypoint(dir.path(), &bin, &[("tools", "t.json")]);
     assert_eq!(
         argv(dir.path()),
-        "check\n--tools\nt.json\n--github\n--annotations\n--config\ndriftgate.toml\ntoken=\n"
+        "check\n--tools\nt.json\n--github\n--annotations\n--suite-optional\ntoken=\n"
     );
 
     // report: post it (the workflow_run job).
@@ -609,7 +613,7 @@ fn entrypoint_maps_each_input_to_one_argument() {
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         argv(dir.path()),
-        "diff\n--tools\nt.json\n--github\n--annotations\n--base-ref\norigin/main\n--fail-on\nbreaking\ntoken=ghs_docker\n"
+        "check\n--tools\nt.json\n--github\n--annotations\n--fail-on\nbreaking\n--suite-optional\n--base-ref\norigin/main\ntoken=ghs_docker\n"
     );
 
     // tools is required otherwise.

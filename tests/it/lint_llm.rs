@@ -298,7 +298,15 @@ async fn score_with(
         base_delay: Duration::from_millis(1),
         ..RetryPolicy::default()
     };
-    llm::score(tools, &q, &router, &Cache::new(cache), 2, &policy).await
+    llm::score(
+        tools,
+        &q,
+        &router,
+        &Cache::with_key(cache, driftgate::canon::MacKey::derive(b"test")),
+        2,
+        &policy,
+    )
+    .await
 }
 
 #[tokio::test]

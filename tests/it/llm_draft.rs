@@ -44,7 +44,10 @@ fn client(fake: &Fake, cache: Option<PathBuf>) -> JsonLlm {
         Duration::from_secs(10),
     )
     .unwrap();
-    let mut l = JsonLlm::new(chat).with_cache(&Cache::new(cache));
+    let mut l = JsonLlm::new(chat).with_cache(&Cache::with_key(
+        cache,
+        driftgate::canon::MacKey::derive(b"test"),
+    ));
     l.retry.base_delay = Duration::from_millis(5);
     l.retry.max_delay = Duration::from_millis(20);
     l

@@ -9,6 +9,19 @@ use crate::support::calendar::{BASE, HEAD, SUITE};
 use crate::support::cli::{self, Run};
 use crate::support::reports::{assert_matches_schema, calendar_check_json};
 
+/// The repository secret every shard job and the merge job share (`DRIFTGATE_KEY`).
+pub(crate) const KEY: &str = "shared-repository-secret";
+
+/// A part as the check that wrote it would have signed it (for tests that need a part edited
+/// the way an honest run could have left it).
+pub(crate) fn resign(file: &std::path::Path, edit: impl FnOnce(&mut Value)) {
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    edit(&mut v);
+    let mut report = driftgate::report::Report::from_json(&v.to_string(), "part").unwrap();
+    report.sign_part(&driftgate::canon::MacKey::derive(KEY.as_bytes()));
+    std::fs::write(file, serde_json::to_string(&report).unwrap()).unwrap();
+}
+
 /// `check --shard I/N` of the calendar example into `dir/part-I.json`.
 fn part(dir: &std::path::Path, shard: &str, head: &str, suite: &str) -> (Run, std::path::PathBuf) {
     let file = dir.join(format!("part-{}.json", shard.replace('/', "-of-")));
@@ -27,6 +40,7 @@ fn part(dir: &std::path::Path, shard: &str, head: &str, suite: &str) -> (Run, st
         file.to_str().unwrap(),
     ])
     .cache(cache.path())
+    .env("DRIFTGATE_KEY", KEY)
     .run();
     (run, file)
 }
@@ -34,6 +48,7 @@ fn part(dir: &std::path::Path, shard: &str, head: &str, suite: &str) -> (Run, st
 fn merge(parts: &[&std::path::Path]) -> Run {
     cli::driftgate(["merge", "--format", "json"])
         .args(parts.iter().map(|p| p.as_os_str()))
+        .env("DRIFTGATE_KEY", KEY)
         .run()
 }
 
@@ -203,11 +218,10 @@ fn a_part_with_a_missing_answer_merges_into_an_incomplete_report_exit_3() {
     // verdict is incomplete, never a pass or a fail read off the rest.
     let dir = tempfile::tempdir().unwrap();
     let files = four_parts(dir.path());
-    let mut part: Value =
-        serde_json::from_str(&std::fs::read_to_string(&files[1]).unwrap()).unwrap();
-    part["shard"]["head_run"]["cases"][0]["samples"][0]["outcome"] =
-        serde_json::json!({"type": "error", "message": "HTTP 503 after 3 attempts"});
-    std::fs::write(&files[1], part.to_string()).unwrap();
+    resign(&files[1], |part| {
+        part["shard"]["head_run"]["cases"][0]["samples"][0]["outcome"] =
+            serde_json::json!({"type": "error", "message": "HTTP 503 after 3 attempts"});
+    });
     let p: Vec<&std::path::Path> = files.iter().map(|f| f.as_path()).collect();
     let run = merge(&p);
     assert_eq!(run.code, 3, "{}", run.dump());

@@ -6,12 +6,14 @@ use clap::Args;
 
 use crate::app::args::{CompareArgs, RouterArgs};
 use crate::app::console::{Progress, Terminal};
+use crate::app::policy::Policy;
 use crate::app::settings::RouterSettings;
-use crate::app::{config, settings, sides};
+use crate::app::{settings, sides};
 use crate::error::{Error, Result};
 use crate::job::check::{self, CheckInputs, ReplayInputs};
 use crate::report::Command;
-use crate::source::{self, Spec};
+use crate::source::Spec;
+use crate::source::tree::Tree;
 
 /// `--replay`: which cases head is asked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -34,6 +36,10 @@ pub struct CheckArgs {
     /// Measure with the head suite even if the PR changed it (default: the base suite).
     #[arg(long)]
     pub use_head_suite: bool,
+    /// Without a suite (no --suite, none in the policy's config), run the diff alone instead of
+    /// refusing (the Action's form: the base revision's config decides whether there is one).
+    #[arg(long)]
+    pub suite_optional: bool,
     /// Measure with a suite that has cases still marked `review: true` (proposed by `suite
     /// import`, not yet confirmed); the report says how many.
     #[arg(long)]
@@ -108,37 +114,101 @@ fn unreviewed_note(suite: &crate::suite::SuiteChoice, allow: bool) -> Result<Opt
     )))
 }
 
+/// The distractor packs (flags and the policy's `[suite] distractors`). In a pull request a pack
+/// that is a file is read at the base revision; the PR's edit to it is recorded, not applied.
+async fn load_packs(
+    files: Vec<String>,
+    policy: &mut Policy,
+    live: &crate::source::live::LiveOptions,
+) -> Result<Vec<crate::tools::Tool>> {
+    let mut packs = Vec::new();
+    for f in files {
+        let spec = Spec::parse(&f);
+        let (Some(rev), Spec::File(path)) = (policy.rev.clone(), &spec) else {
+            packs.extend(sides::load(&spec, live).await?.0.tools.tools);
+            continue;
+        };
+        let dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(std::path::Path::new("."));
+        let base = Tree::at(&rev, dir).read(path)?;
+        let head = Tree::work(dir).read(path).ok().flatten();
+        if base != head {
+            let what = match (&base, &head) {
+                (None, _) => "added by the PR",
+                (_, None) => "removed (or made unreadable) by the PR",
+                _ => "edited by the PR",
+            };
+            policy.pack_changed(&f, what);
+        }
+        let text = match (policy.trust_head, base, head) {
+            (true, _, Some(h)) => h,
+            (false, Some(b), _) => b,
+            (true, Some(_), None) | (_, None, None) => {
+                return Err(Error::Usage(format!("distractor pack {f}: no such file")));
+            }
+            (false, None, Some(_)) => {
+                return Err(Error::Incomplete(format!(
+                    "distractor pack {f} does not exist at the base revision {rev}: a pack the pull request brings cannot grade it. Merge it first, or have a maintainer opt in with --trust-head-policy"
+                )));
+            }
+        };
+        let label = match policy.trust_head {
+            true => f.clone(),
+            false => format!("{rev}:{f}"),
+        };
+        packs.extend(crate::source::parse_text(&text, &label)?.0.tools);
+    }
+    Ok(packs)
+}
+
 pub async fn run(k: CheckArgs) -> Result<i32> {
     let a = &k.c;
-    let cfg = config::load(a.gate.config.as_deref())?;
-    let thresholds = settings::thresholds(&a.gate, &cfg)?;
     let (base_spec, head_spec) = sides::side_specs(k.base.as_ref(), k.head.as_ref(), &a.sides)?;
-    let suite_path = k.suite.clone().or(cfg.suite.path.clone()).ok_or_else(|| {
-        Error::Usage("check needs --suite FILE (or suite.path in driftgate.toml)".into())
-    })?;
-    let base_rev = sides::base_revision(&base_spec, &a.sides);
+    let rev = sides::policy_revision(&base_spec, &a.sides);
+    let mut policy = Policy::resolve(
+        a.gate.config.as_deref(),
+        rev.as_deref(),
+        a.gate.trust_head_policy,
+    )?;
+    let cfg = policy.config.clone();
+    let thresholds = settings::thresholds(&a.gate, &cfg)?;
+    let Some(suite_path) = k.suite.clone().or(cfg.suite.path.clone()) else {
+        if k.suite_optional {
+            return super::diff::compare(a, base_spec, head_spec, policy).await;
+        }
+        return Err(Error::Usage(
+            "check needs --suite FILE (or suite.path in driftgate.toml)".into(),
+        ));
+    };
     let suite = crate::suite::choose_suite(
         &suite_path,
-        base_rev.as_deref(),
-        k.use_head_suite || cfg.suite.use_head_suite.unwrap_or(false),
+        rev.as_deref(),
+        k.use_head_suite || a.gate.trust_head_policy || cfg.suite.use_head_suite.unwrap_or(false),
     )?;
+    policy.suite_changed(&suite, &suite_path);
     let mut notes = Vec::new();
     if let Some(n) = unreviewed_note(&suite, k.allow_unreviewed)? {
         notes.push(n);
     }
-    let (base, head) = sides::load_sides(&base_spec, &head_spec, &a.live).await?;
+    let (base, head, masked) = sides::load_sides(&base_spec, &head_spec, &a.live).await?;
+    notes.extend(masked);
     let live = settings::live(&a.live)?;
-    let mut packs = Vec::new();
-    let pack_files = k.distractors.iter().cloned().chain(
-        cfg.suite
-            .distractors
-            .iter()
-            .map(|p| p.display().to_string()),
-    );
-    for f in pack_files {
-        packs.extend(source::load(&Spec::parse(&f), &live).await?.tools.tools);
-    }
-    let cache = settings::cache(&a.gate.cache, &cfg);
+    let pack_files: Vec<String> = k
+        .distractors
+        .iter()
+        .cloned()
+        .chain(
+            cfg.suite
+                .distractors
+                .iter()
+                .map(|p| p.display().to_string()),
+        )
+        .collect();
+    let packs = load_packs(pack_files, &mut policy, &live).await?;
+    let (cache, cache_notes) = settings::cache(&a.gate.cache, &cfg);
+    notes.extend(cache_notes);
     let embedder = settings::drift_embedder(&a.gate, &cache)?;
     let r = RouterSettings::resolve(&k.router, &cfg)?;
     let router = r.router(embedder.clone())?;
@@ -152,7 +222,7 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
         }
         true => Some(check::LintModel {
             router: r.router(None)?,
-            cache: settings::cache(&a.gate.cache, &cfg),
+            cache: cache.clone(),
             concurrency: r.concurrency.unwrap_or(4),
             retry: r.retry(),
         }),
@@ -168,7 +238,7 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
         replay: Some(ReplayInputs {
             suite,
             router,
-            cache,
+            cache: cache.clone(),
             config,
             packs,
             price_per_mtok: r.prices,
@@ -192,7 +262,8 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
         return Ok(crate::error::exit::PASS);
     }
     let stats = inputs.embedder.clone();
-    let report = check::run(Command::Check, inputs, &console).await?;
+    let mut report = check::run(Command::Check, inputs, &console).await?;
+    super::finish(&mut report, &policy, &cache);
     let code = super::deliver(report, &a.out, &a.github, &console).await;
     if k.verbose {
         use crate::console::Console as _;

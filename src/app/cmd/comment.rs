@@ -35,7 +35,7 @@ pub async fn run(a: CommentArgs) -> Result<i32> {
     let text = crate::fs::read_text(&a.report, crate::fs::MAX_INPUT_BYTES, crate::fs::INPUT_WAIT)
         .map_err(|e| Error::io(&a.report, e))?;
     let source = a.report.display().to_string();
-    let report = Report::from_json(&text, &source)?;
+    let report = crate::app::output::masked(Report::from_json(&text, &source)?);
     let request = CommentRequest {
         source,
         pr: a.pr,

@@ -4,10 +4,12 @@ use clap::Args;
 
 use crate::app::args::CompareArgs;
 use crate::app::console::{Progress, Terminal};
-use crate::app::{config, settings, sides};
+use crate::app::policy::Policy;
+use crate::app::{settings, sides};
 use crate::error::Result;
 use crate::job::check::{self, CheckInputs};
 use crate::report::Command;
+use crate::source::Spec;
 
 #[derive(Debug, Args)]
 pub struct DiffArgs {
@@ -23,11 +25,23 @@ pub struct DiffArgs {
 
 pub async fn run(d: DiffArgs) -> Result<i32> {
     let a = &d.c;
-    let cfg = config::load(a.gate.config.as_deref())?;
-    let thresholds = settings::thresholds(&a.gate, &cfg)?;
     let (base_spec, head_spec) = sides::side_specs(d.old.as_ref(), d.new.as_ref(), &a.sides)?;
-    let (base, head) = sides::load_sides(&base_spec, &head_spec, &a.live).await?;
-    let cache = settings::cache(&a.gate.cache, &cfg);
+    let rev = sides::policy_revision(&base_spec, &a.sides);
+    let policy = Policy::resolve(
+        a.gate.config.as_deref(),
+        rev.as_deref(),
+        a.gate.trust_head_policy,
+    )?;
+    compare(a, base_spec, head_spec, policy).await
+}
+
+/// The diff of two sides under `policy` (also `check --suite-optional` without a suite).
+pub async fn compare(a: &CompareArgs, base: Spec, head: Spec, policy: Policy) -> Result<i32> {
+    let cfg = &policy.config;
+    let thresholds = settings::thresholds(&a.gate, cfg)?;
+    let (base, head, mut notes) = sides::load_sides(&base, &head, &a.live).await?;
+    let (cache, cache_notes) = settings::cache(&a.gate.cache, cfg);
+    notes.extend(cache_notes);
     let embedder = settings::drift_embedder(&a.gate, &cache)?;
     let console = Terminal::new(Progress::detect());
     let inputs = CheckInputs {
@@ -36,10 +50,11 @@ pub async fn run(d: DiffArgs) -> Result<i32> {
         thresholds,
         embedder,
         replay: None,
-        notes: Vec::new(),
+        notes,
         scan_allow: cfg.scan.allow.clone(),
         lint_model: None,
     };
-    let report = check::run(Command::Diff, inputs, &console).await?;
+    let mut report = check::run(Command::Diff, inputs, &console).await?;
+    super::finish(&mut report, &policy, &cache);
     super::deliver(report, &a.out, &a.github, &console).await
 }

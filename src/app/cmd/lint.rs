@@ -6,12 +6,11 @@ use crate::app::args::{LiveArgs, ModelArgs, OutputArgs, SourceArgs, choice};
 use crate::app::config::{self, RouterKind};
 use crate::app::console::{Progress, Terminal};
 use crate::app::settings::RouterSettings;
-use crate::app::{output, settings};
+use crate::app::{output, settings, sides};
 use crate::error::{Error, Result};
 use crate::lint::{self, LintOptions, LintSection};
 use crate::report::{Report, Side};
 use crate::scan::{FailOn, ScanSection};
-use crate::source;
 
 pub const EXIT_CODES: &str = "\
 Exit codes:
@@ -65,8 +64,8 @@ pub async fn run(a: LintArgs) -> Result<i32> {
         ));
     }
     let spec = a.source.spec()?;
-    let loaded = source::load(&spec, &settings::live(&a.live)?).await?;
-    let cache = settings::cache(&a.model.cache, &cfg);
+    let loaded = sides::load_noted(&spec, &settings::live(&a.live)?).await?;
+    let cache = settings::cache_noted(&a.model.cache, &cfg);
     let embedder = match a.no_embed {
         true => None,
         false => Some(settings::embedder(&a.model.embed, &cache)?),

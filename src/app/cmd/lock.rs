@@ -45,7 +45,7 @@ pub async fn run(a: LockArgs) -> Result<i32> {
             meta.server_version = cap.server_version.clone();
             source::from_capture(spec.label(), cap)?
         }
-        other => source::load(other, &opts).await?,
+        other => crate::app::sides::load_noted(other, &opts).await?,
     };
     let console = Terminal::new(Progress::Off);
     let text = lock::render(&loaded.tools, &meta);

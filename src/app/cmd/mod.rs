@@ -16,16 +16,31 @@ use crate::console::Console;
 use crate::error::Result;
 use crate::report::Report;
 
+/// What the run learnt beside the measurement, into the report: where the policy came from and
+/// what the PR changed about it, and the cache entries refused as unauthentic.
+fn finish(report: &mut Report, policy: &crate::app::policy::Policy, cache: &crate::cache::Cache) {
+    report.policy = policy.info();
+    let rejected = cache.rejected();
+    if rejected > 0 {
+        report.notes.push(format!(
+            "{rejected} cache entr{} failed authentication (not written by a run holding this job's key, or written while this run was going) and {} ignored: the answers were asked again.",
+            if rejected == 1 { "y" } else { "ies" },
+            if rejected == 1 { "was" } else { "were" }
+        ));
+    }
+}
+
 /// After `check` or `diff`: the runner's context into the report, the report out, then the PR
 /// comment, summary and step outputs. The exit code is the verdict's — but for a shard's partial
 /// report, which posts no comment and no annotations (the merge does, once) and exits 0 unless
 /// its measurement is incomplete: its verdict covers some cases only.
 async fn deliver(
-    mut report: Report,
+    report: Report,
     out: &OutputArgs,
     github: &GithubArgs,
     console: &dyn Console,
 ) -> Result<i32> {
+    let mut report = output::masked(report);
     let actions = settings::actions();
     let mut publish = settings::publish(github, &actions);
     let part = report.shard.is_some();
@@ -34,6 +49,17 @@ async fn deliver(
         publish.annotations = false;
     }
     crate::github::attach(&mut report, &publish, &actions);
+    // A partial report is signed last, over exactly what is written: merge verifies it.
+    if part {
+        let (key, ephemeral) = settings::mac_key(actions.active);
+        if ephemeral.is_some() {
+            report.notes.push(format!(
+                "${} is not set: this part is signed with a key of this process only, so `driftgate merge` will refuse it. Give every shard job and the merge job the same repository secret.",
+                settings::KEY_ENV
+            ));
+        }
+        report.sign_part(&key);
+    }
     output::emit(&report, out, console)?;
     crate::github::publish(&report, &publish, &actions, console).await;
     Ok(match report.verdict.status {

@@ -7,7 +7,7 @@ use clap::Args;
 use crate::app::args::{LiveArgs, ModelArgs, OutputArgs};
 use crate::app::console::{Progress, Terminal};
 use crate::app::settings::RouterSettings;
-use crate::app::{config, output, settings};
+use crate::app::{config, output, settings, sides};
 use crate::choice::Choice;
 use crate::error::{Error, Result, exit};
 use crate::job;
@@ -15,7 +15,7 @@ use crate::job::stress::StressInputs;
 use crate::report::render::Options;
 use crate::report::stress::ParaphraseInfo;
 use crate::route::Router;
-use crate::source::{self, Spec};
+use crate::source::Spec;
 use crate::stress;
 use crate::stress::perturb::{self, Perturbation};
 
@@ -73,7 +73,7 @@ pub async fn run(a: StressArgs) -> Result<i32> {
         (None, None) => return Err(Error::Usage("stress needs --tools PATH".into())),
     };
     let opts = settings::live(&a.live)?;
-    let loaded = source::load(&spec, &opts).await?;
+    let loaded = sides::load_noted(&spec, &opts).await?;
     if let Some(missing) = a.only.iter().find(|n| loaded.tools.get(n).is_none()) {
         return Err(Error::Usage(format!(
             "--tool {missing}: no such tool in {} (tools: {})",
@@ -88,11 +88,16 @@ pub async fn run(a: StressArgs) -> Result<i32> {
             .iter()
             .map(|p| p.display().to_string()),
     ) {
-        packs.extend(source::load(&Spec::parse(&f), &opts).await?.tools.tools);
+        packs.extend(
+            sides::load_noted(&Spec::parse(&f), &opts)
+                .await?
+                .tools
+                .tools,
+        );
     }
     let jargon = a.jargon.as_deref().map(stress::load_jargon).transpose()?;
     let mut perturbations = stress::select(perturb::builtin(jargon), &a.perturb)?;
-    let cache = settings::cache(&a.model.cache, &cfg);
+    let cache = settings::cache_noted(&a.model.cache, &cfg);
     let r = RouterSettings::resolve(&a.model.router, &cfg)?;
     let console = Terminal::new(Progress::Off);
 

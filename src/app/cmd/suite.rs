@@ -8,7 +8,7 @@ use clap::{Args, Subcommand};
 use crate::app::args::{CacheArgs, EmbedArgs, LiveArgs, ModelArgs, choice};
 use crate::app::console::{Progress, Terminal};
 use crate::app::settings::RouterSettings;
-use crate::app::{config, output, settings};
+use crate::app::{config, output, settings, sides};
 use crate::canon::hash_str;
 use crate::choice::Choice;
 use crate::console::Console;
@@ -19,7 +19,7 @@ use crate::job::import::{ImportOptions, Summary};
 use crate::report::render::{Format, Options};
 use crate::route::Router;
 use crate::route::semantic::SemanticRouter;
-use crate::source::{self, Spec};
+use crate::source::Spec;
 use crate::suite::check;
 
 #[derive(Debug, Args)]
@@ -144,14 +144,14 @@ async fn init(a: InitArgs) -> Result<i32> {
         ));
     }
     let cfg = config::load(a.model.config.as_deref())?;
-    let loaded = source::load(&Spec::parse(&a.tools), &settings::live(&a.live)?).await?;
+    let loaded = sides::load_noted(&Spec::parse(&a.tools), &settings::live(&a.live)?).await?;
     if loaded.tools.is_empty() {
         return Err(Error::Usage(format!(
             "{}: no tools to draft for",
             loaded.label
         )));
     }
-    let cache = settings::cache(&a.model.cache, &cfg);
+    let cache = settings::cache_noted(&a.model.cache, &cfg);
     let embedder = settings::embedder(&a.model.embed, &cache)?;
     let r = RouterSettings::resolve(&a.model.router, &cfg)?;
     let semantic = SemanticRouter::new(embedder.clone(), r.semantic_options());
@@ -237,7 +237,7 @@ async fn init(a: InitArgs) -> Result<i32> {
 }
 
 async fn check(a: CheckArgs) -> Result<i32> {
-    let loaded = source::load(&Spec::parse(&a.tools), &settings::live(&a.live)?).await?;
+    let loaded = sides::load_noted(&Spec::parse(&a.tools), &settings::live(&a.live)?).await?;
     let text = crate::fs::read_text(&a.suite, crate::fs::MAX_INPUT_BYTES, crate::fs::INPUT_WAIT)
         .map_err(|e| Error::io(&a.suite, e))?;
     let source = a.suite.display().to_string();
@@ -287,7 +287,7 @@ async fn import(a: ImportArgs) -> Result<i32> {
     }
     let tools = match &a.tools {
         Some(t) => {
-            let loaded = source::load(&Spec::parse(t), &settings::live(&a.live)?).await?;
+            let loaded = sides::load_noted(&Spec::parse(t), &settings::live(&a.live)?).await?;
             Some((loaded.tools, loaded.label))
         }
         None => None,
@@ -317,7 +317,7 @@ async fn import(a: ImportArgs) -> Result<i32> {
         let cfg = config::load(None)?;
         Some(settings::embedder(
             &a.embed,
-            &settings::cache(&a.cache, &cfg),
+            &settings::cache_noted(&a.cache, &cfg),
         )?)
     };
     let opts = ImportOptions {

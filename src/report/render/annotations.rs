@@ -92,6 +92,22 @@ struct Entry {
     message: String,
 }
 
+/// The PR's changes to the gate's own rules come first, one warning each.
+fn policy_entries(report: &Report) -> Vec<Entry> {
+    let Some(p) = &report.policy else {
+        return Vec::new();
+    };
+    p.lines()
+        .into_iter()
+        .map(|line| Entry {
+            level: Level::Warning,
+            line: None,
+            title: "driftgate: the PR changes the gate's own rules".into(),
+            message: cell(&line, 300),
+        })
+        .collect()
+}
+
 /// Injection findings the PR introduced come first: an error when they fail the gate, a
 /// warning below `--scan-fail-on`.
 fn scan_entries(report: &Report) -> Vec<Entry> {
@@ -144,8 +160,9 @@ fn tool_entry(v: &ToolView) -> Entry {
 /// The annotation lines (each ends with a newline), ready to print to stdout in Actions.
 pub fn render(report: &Report) -> String {
     let rows = view::tools(report);
-    let entries: Vec<Entry> = scan_entries(report)
+    let entries: Vec<Entry> = policy_entries(report)
         .into_iter()
+        .chain(scan_entries(report))
         .chain(rows.iter().map(tool_entry))
         .collect();
     let file = report.head.file.as_deref();

@@ -47,8 +47,9 @@ pub fn read_tree(dir: &Path) -> String {
         let p = e.path();
         if p.is_dir() {
             out.push_str(&read_tree(&p));
-        } else if let Ok(text) = std::fs::read_to_string(&p) {
-            out.push_str(&text);
+        } else if let Ok(bytes) = std::fs::read(&p) {
+            // Cache entries end in their binary HMAC tag.
+            out.push_str(&String::from_utf8_lossy(&bytes));
         }
     }
     out

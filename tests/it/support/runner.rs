@@ -18,6 +18,8 @@ pub fn fixture(rel: &str) -> PathBuf {
 
 pub struct Runner {
     pub dir: tempfile::TempDir,
+    /// The response cache: outside the workspace, as a real job's is (one inside it is refused).
+    pub cache: tempfile::TempDir,
     pub api_url: String,
     pub extra: Vec<(String, String)>,
 }
@@ -45,6 +47,7 @@ impl Runner {
         std::fs::write(dir.path().join("output"), "").unwrap();
         Runner {
             dir,
+            cache: tempfile::tempdir().unwrap(),
             api_url: gh.api_url(),
             extra: Vec::new(),
         }
@@ -85,7 +88,7 @@ impl Runner {
             ("GITHUB_API_URL", self.api_url.clone().into()),
             ("GITHUB_WORKSPACE", d.into()),
             ("GITHUB_TOKEN", TOKEN.into()),
-            ("DRIFTGATE_CACHE_DIR", d.join(".cache").into()),
+            ("DRIFTGATE_CACHE_DIR", self.cache.path().into()),
         ]
         .into_iter()
         .map(|(k, v): (&str, OsString)| (k.to_string(), v))

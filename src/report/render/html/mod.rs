@@ -208,6 +208,17 @@ pub fn render(report: &Report) -> String {
         html(&report.verdict.reason, false)
     );
     sides(report, &mut b);
+    if let Some(p) = &report.policy {
+        let _ = writeln!(
+            b,
+            "<h2>The gate's own rules</h2>\n<p class=\"worse\"><strong>{}</strong></p>\n<ul class=\"notes\">",
+            html(&p.headline(), false)
+        );
+        for line in p.lines() {
+            let _ = writeln!(b, "<li>{}</li>", html(&line, false));
+        }
+        b.push_str("</ul>\n");
+    }
     let rows = view::tools(report);
     if let Some(r) = &report.routing {
         routing(report, r, &mut b);

@@ -16,6 +16,16 @@ use crate::report::escape::{md_code, md_fence, md_inline, md_url};
 use crate::report::view::{self, ToolView};
 use crate::report::{Command, Report};
 
+/// The PR's changes to the gate's own rules, as a caution block.
+fn policy(report: &Report) -> Option<String> {
+    let p = report.policy.as_ref()?;
+    let mut b = format!("> [!CAUTION]\n> **{}**\n", md_inline(&p.headline()));
+    for line in p.lines() {
+        let _ = writeln!(b, "> - {}", md_inline(&line));
+    }
+    Some(b)
+}
+
 /// GitHub rejects issue comments longer than this (characters; we count bytes, which is never
 /// fewer).
 pub const COMMENT_LIMIT: usize = 65_536;
@@ -108,7 +118,9 @@ pub fn render(report: &Report, opts: &Options) -> String {
         head.push_str("\n**Now passes.** An earlier run of this job failed; this comment was updated in place.\n");
     }
     let mut blocks = vec![head, context(report)];
-    // What the PR injected comes first: before notes, routing and the schema.
+    // What the PR changed about its own gate comes first, then what it injected: before notes,
+    // routing and the schema.
+    blocks.extend(policy(report));
     blocks.extend(scan(report));
     for note in &report.notes {
         blocks.push(format!("> [!WARNING]\n> {}\n", md_inline(note)));

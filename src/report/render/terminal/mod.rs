@@ -61,6 +61,19 @@ pub fn render(report: &Report, color: bool) -> String {
         cell(&report.head.source, 80),
         report.head.tool_count
     );
+    if let Some(pol) = &report.policy {
+        let _ = writeln!(
+            out,
+            "{}",
+            p.wrap(
+                "1;31",
+                &format!("POLICY: {}", clean(&pol.headline(), false))
+            )
+        );
+        for line in pol.lines() {
+            let _ = writeln!(out, "  {}", p.wrap("31", &clean(&line, false)));
+        }
+    }
     scan(report, &p, &mut out);
     for note in &report.notes {
         let _ = writeln!(
