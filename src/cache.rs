@@ -18,7 +18,6 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
@@ -33,8 +32,9 @@ use crate::fs::Durability;
 #[derive(Debug)]
 struct Auth {
     key: MacKey,
-    /// Entries that failed their tag or appeared during the run.
-    rejected: AtomicU64,
+    /// Entries that failed their tag or appeared during the run (each counted once, however
+    /// often it is read).
+    rejected: Mutex<HashSet<PathBuf>>,
     /// When this cache was opened: an entry modified since, not by us, is refused.
     since: SystemTime,
     /// Entries this process wrote (and may read back).
@@ -60,7 +60,7 @@ impl Cache {
             section: String::new(),
             auth: Some(Arc::new(Auth {
                 key,
-                rejected: AtomicU64::new(0),
+                rejected: Mutex::new(HashSet::new()),
                 since: SystemTime::now(),
                 written: Mutex::new(HashSet::new()),
             })),
@@ -95,7 +95,7 @@ impl Cache {
     pub fn rejected(&self) -> u64 {
         self.auth
             .as_ref()
-            .map_or(0, |a| a.rejected.load(Ordering::Relaxed))
+            .map_or(0, |a| a.rejected.lock().expect("cache lock").len() as u64)
     }
 
     /// The root directory, when the cache is on.
@@ -130,7 +130,7 @@ impl Cache {
                 .verify(&[self.section.as_bytes(), key.as_bytes(), body], tag)
         };
         if fresh || !authentic {
-            auth.rejected.fetch_add(1, Ordering::Relaxed);
+            auth.rejected.lock().expect("cache lock").insert(path);
             return None;
         }
         bytes.truncate(bytes.len() - TAG_LEN);

@@ -89,7 +89,8 @@ impl Policy {
                 _ => {}
             }
             let base_keys = flat(base_text.as_deref());
-            let head_keys = flat(head_str.as_deref().filter(|_| head.is_ok()));
+            // Keys of a PR file that does not validate are listed too: that is the attempt.
+            let head_keys = flat(head_str.as_deref());
             let keys: std::collections::BTreeSet<&String> =
                 base_keys.keys().chain(head_keys.keys()).collect();
             for k in keys {
@@ -220,6 +221,8 @@ fn default_of(key: &str) -> Option<toml::Value> {
     Some(match key {
         "gate.fail_on" => toml::Value::String(d.fail_on.as_str().into()),
         "gate.tolerance" | "gate.args_tolerance" => toml::Value::Float(d.tolerance),
+        // Unset, the bundled model's calibrated floor applies (the default embedder's).
+        "gate.cosine_floor" => toml::Value::Float(crate::drift::floors::MINILM.floor),
         "gate.require_significance" => toml::Value::Float(d.require_significance?),
         "gate.per_tool_alpha" => toml::Value::Float(d.per_tool_alpha),
         "gate.min_cases" => toml::Value::Integer(d.min_cases as i64),

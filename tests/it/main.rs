@@ -20,6 +20,7 @@ mod fuzz_found;
 mod gate_simulation;
 mod github_action;
 mod github_comment;
+mod governance;
 mod hostile;
 mod law;
 mod layers;

@@ -234,3 +234,185 @@ fn a_part_with_a_missing_answer_merges_into_an_incomplete_report_exit_3() {
     );
     assert!(reason.contains("HTTP 503 after 3 attempts"), "{reason}");
 }
+
+/// Copies of `files` in a fresh directory, for one edit each.
+fn copies(files: &[std::path::PathBuf]) -> (tempfile::TempDir, Vec<std::path::PathBuf>) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = files
+        .iter()
+        .map(|f| {
+            let to = dir.path().join(f.file_name().unwrap());
+            std::fs::copy(f, &to).unwrap();
+            to
+        })
+        .collect();
+    (dir, out)
+}
+
+/// The part's JSON, edited by `f`, written back as is (no new tag: what a PR's job could do).
+fn tamper(file: &std::path::Path, f: impl FnOnce(&mut Value)) {
+    let mut v: Value = serde_json::from_str(&std::fs::read_to_string(file).unwrap()).unwrap();
+    f(&mut v);
+    std::fs::write(file, v.to_string()).unwrap();
+}
+
+/// Each way a pull request's job could edit the parts to turn the calendar FAIL into a PASS
+/// (found by trying them on the merge that trusted its parts) is refused by the tag.
+#[test]
+fn a_part_edited_after_it_was_written_is_refused() {
+    type Edit = fn(&mut Value);
+    let edits: [(&str, Edit); 6] = [
+        ("head samples", |v| {
+            // Every head answer replaced by base's: no flip left.
+            let base = v["shard"]["base_run"]["cases"].clone();
+            v["shard"]["head_run"]["cases"] = base;
+        }),
+        ("thresholds", |v| {
+            v["thresholds"]["per_tool_alpha"] = 1e-12.into();
+            v["thresholds"]["tolerance"] = 1.0.into();
+        }),
+        ("a deleted case", |v| {
+            v["shard"]["cases"].as_array_mut().unwrap().pop();
+            for side in ["base_run", "head_run"] {
+                v["shard"][side]["cases"].as_array_mut().unwrap().pop();
+            }
+        }),
+        ("a relabelled part", |v| {
+            v["shard"]["shard"]["count"] = 1.into();
+        }),
+        ("a duplicated case", |v| {
+            let c = v["shard"]["cases"][0].clone();
+            v["shard"]["cases"].as_array_mut().unwrap().push(c);
+        }),
+        ("a removed tag", |v| {
+            v["shard"].as_object_mut().unwrap().remove("mac");
+        }),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let written = four_parts(dir.path());
+    for (what, edit) in edits {
+        let (_keep, files) = copies(&written);
+        tamper(&files[1], edit);
+        let p: Vec<&std::path::Path> = files.iter().map(|f| f.as_path()).collect();
+        let run = merge(&p);
+        assert_eq!(run.code, 2, "{what}: {}", run.dump());
+        assert!(
+            run.stderr
+                .contains("refusing a part whose tag does not verify: it was edited after"),
+            "{what}: {}",
+            run.dump()
+        );
+        assert!(run.stdout.is_empty(), "{what}: nothing half-written");
+    }
+}
+
+#[test]
+fn parts_signed_under_another_key_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = four_parts(dir.path());
+    let p: Vec<&std::path::Path> = files.iter().map(|f| f.as_path()).collect();
+    let run = cli::driftgate(["merge", "--format", "json"])
+        .args(p.iter().map(|p| p.as_os_str()))
+        .env("DRIFTGATE_KEY", "another-repository's secret")
+        .run();
+    assert_eq!(run.code, 2, "{}", run.dump());
+    assert!(
+        run.stderr.contains("the same DRIFTGATE_KEY secret"),
+        "{}",
+        run.dump()
+    );
+}
+
+/// Parts a check signed honestly can still disagree with each other: a case given twice or
+/// left out, or a case in a part whose split never held it (spliced from another run).
+#[test]
+fn signed_parts_with_a_duplicated_missing_or_foreign_case_are_refused() {
+    type Edit = fn(&mut Value);
+    let cases: [(&str, Edit, &str); 3] = [
+        (
+            "duplicated",
+            |v| {
+                // Part 2's first case again, under its own position.
+                let c = v["shard"]["cases"][0].clone();
+                let (b, h) = (
+                    v["shard"]["base_run"]["cases"][0].clone(),
+                    v["shard"]["head_run"]["cases"][0].clone(),
+                );
+                let mut c2 = c.clone();
+                c2["position"] = 1000.into();
+                v["shard"]["cases"].as_array_mut().unwrap().push(c2);
+                v["shard"]["base_run"]["cases"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(b);
+                v["shard"]["head_run"]["cases"]
+                    .as_array_mut()
+                    .unwrap()
+                    .push(h);
+            },
+            "is at position",
+        ),
+        (
+            "missing",
+            |v| {
+                v["shard"]["cases"].as_array_mut().unwrap().pop();
+                v["shard"]["base_run"]["cases"]
+                    .as_array_mut()
+                    .unwrap()
+                    .pop();
+                v["shard"]["head_run"]["cases"]
+                    .as_array_mut()
+                    .unwrap()
+                    .pop();
+            },
+            "a case is missing from the parts",
+        ),
+        (
+            "foreign",
+            |v| {
+                v["shard"]["cases"][0]["id"] = "spliced-from-elsewhere".into();
+                v["shard"]["base_run"]["cases"][0]["id"] = "spliced-from-elsewhere".into();
+                v["shard"]["head_run"]["cases"][0]["id"] = "spliced-from-elsewhere".into();
+            },
+            "does not belong to it (the split is by case id)",
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    let written = four_parts(dir.path());
+    for (what, edit, want) in cases {
+        let (_keep, files) = copies(&written);
+        resign(&files[1], edit);
+        let p: Vec<&std::path::Path> = files.iter().map(|f| f.as_path()).collect();
+        let run = merge(&p);
+        assert_eq!(run.code, 2, "{what}: {}", run.dump());
+        assert!(run.stderr.contains(want), "{what}: {}", run.dump());
+    }
+}
+
+/// The merge judges with its own thresholds (its flags and the policy's config), never the
+/// ones a part carries: a part written under a PR's loose config does not loosen the verdict.
+#[test]
+fn the_merge_judges_with_its_own_thresholds() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = four_parts(dir.path());
+    for f in &files {
+        resign(f, |v| {
+            v["thresholds"]["per_tool_alpha"] = 1e-12.into();
+            v["thresholds"]["tolerance"] = 1.0.into();
+            v["thresholds"]["cosine"] = "review".into();
+        });
+    }
+    let p: Vec<&std::path::Path> = files.iter().map(|f| f.as_path()).collect();
+    let run = merge(&p);
+    assert_eq!(run.code, 1, "{}", run.dump());
+    let v: Value = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(v["thresholds"]["per_tool_alpha"], 0.035);
+    assert!(
+        v["notes"].as_array().unwrap().iter().any(|n| n
+            .as_str()
+            .unwrap()
+            .contains("the verdict uses the merge's own")),
+        "{}",
+        v["notes"]
+    );
+}
