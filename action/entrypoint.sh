@@ -49,6 +49,33 @@ gate_flags() {
   gate_args=("$@")
 }
 
+# One --server-env per non-empty line of server-env (values may hold spaces; they stay one
+# argument).
+env_args=()
+if [ -n "${INPUT_SERVER_ENV:-}" ]; then
+  newline='
+'
+  old_ifs=$IFS
+  IFS=$newline
+  set -f # a value with * must not glob
+  for kv in $INPUT_SERVER_ENV; do
+    IFS=$old_ifs
+    if [ -n "$kv" ]; then env_args+=(--server-env "$kv"); fi
+    IFS=$newline
+  done
+  set +f
+  IFS=$old_ifs
+fi
+
+# The capture job of the two-job pattern (docs/hardening.md, "Governance"): list the PR's
+# server's tools into a lockfile, in a job that holds no secret, and stop. The gate job compares
+# that artifact with the base and never runs the PR's code.
+if [ -n "${INPUT_CAPTURE:-}" ]; then
+  set -- lock --server-cmd "${INPUT_SERVER_CMD:?capture needs server-cmd}" -o "$INPUT_CAPTURE"
+  if [ ${#env_args[@]} -gt 0 ]; then set -- "$@" "${env_args[@]}"; fi
+  exec driftgate "$@"
+fi
+
 if [ -n "${INPUT_GITHUB_TOKEN:-}" ]; then
   GITHUB_TOKEN="$INPUT_GITHUB_TOKEN"
   export GITHUB_TOKEN
@@ -93,21 +120,7 @@ set -- check --tools "$tools" --github --annotations ${gate_args[@]+"${gate_args
 if [ -z "${INPUT_SUITE:-}" ]; then set -- "$@" "--suite-optional"; fi
 if [ -n "${INPUT_BASE_REF:-}" ]; then set -- "$@" --base-ref "$INPUT_BASE_REF"; fi
 if [ -n "${INPUT_SERVER_CMD:-}" ]; then set -- "$@" --head-server-cmd "$INPUT_SERVER_CMD"; fi
-# One --server-env per non-empty line (values may hold spaces; they stay one argument).
-if [ -n "${INPUT_SERVER_ENV:-}" ]; then
-  newline='
-'
-  old_ifs=$IFS
-  IFS=$newline
-  set -f # a value with * must not glob
-  for kv in $INPUT_SERVER_ENV; do
-    IFS=$old_ifs
-    if [ -n "$kv" ]; then set -- "$@" --server-env "$kv"; fi
-    IFS=$newline
-  done
-  set +f
-  IFS=$old_ifs
-fi
+if [ ${#env_args[@]} -gt 0 ]; then set -- "$@" "${env_args[@]}"; fi
 if [ -n "${INPUT_COMMENT:-}" ]; then set -- "$@" --comment "$INPUT_COMMENT"; fi
 # The next step uploads the reports under this name; the comment says where the charts are.
 if [ -n "${INPUT_REPORT_ARTIFACT:-}" ]; then

@@ -82,24 +82,98 @@ const MIN_HELD: usize = 6;
 /// name says it is a credential. Registered by `app` as it reads them.
 static HELD: std::sync::RwLock<Vec<Secret>> = std::sync::RwLock::new(Vec::new());
 
-/// Mask `secrets` in everything this process writes from now on.
+/// Mask `secrets` in everything this process writes from now on: each value as it is, and as
+/// base64 (standard, unpadded, URL-safe) and hex, the encodings a server that wants a token out
+/// would reach for first.
 pub fn hold(secrets: impl IntoIterator<Item = Secret>) {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE_NO_PAD};
     let mut held = HELD.write().unwrap_or_else(|e| e.into_inner());
     for s in secrets {
-        if s.expose().chars().count() >= MIN_HELD && !held.contains(&s) {
-            held.push(s);
+        if s.expose().chars().count() < MIN_HELD || held.contains(&s) {
+            continue;
+        }
+        let raw = s.expose().as_bytes();
+        let encodings = [
+            STANDARD.encode(raw),
+            STANDARD_NO_PAD.encode(raw),
+            URL_SAFE_NO_PAD.encode(raw),
+            hex::encode(raw),
+        ];
+        held.push(s);
+        for e in encodings {
+            let e = Secret::new(e);
+            if !held.contains(&e) {
+                held.push(e);
+            }
         }
     }
 }
 
 /// `text` with every held credential masked (see [`hold`]); borrowed when there is none in it.
+/// A credential with invisible characters threaded through it (`g\u{200B}h\u{200B}s_…`, which
+/// every renderer shows as visible escapes a reader could strip) is masked whole, invisible
+/// characters and all.
 pub fn mask_held(text: &str) -> std::borrow::Cow<'_, str> {
     let held = HELD.read().unwrap_or_else(|e| e.into_inner());
-    if held.iter().any(|s| text.contains(s.expose())) {
-        std::borrow::Cow::Owned(redact(text, &held))
-    } else {
-        std::borrow::Cow::Borrowed(text)
+    if held.is_empty() {
+        return std::borrow::Cow::Borrowed(text);
     }
+    let mut out = std::borrow::Cow::Borrowed(text);
+    if held.iter().any(|s| text.contains(s.expose())) {
+        out = std::borrow::Cow::Owned(redact(text, &held));
+    }
+    if crate::text::unicode::has_hidden(&out)
+        && let Some(m) = mask_threaded(&out, &held)
+    {
+        out = std::borrow::Cow::Owned(m);
+    }
+    out
+}
+
+/// `text` with each held secret that occurs once its hidden characters are skipped masked over
+/// its whole span in the original; `None` when there is none.
+fn mask_threaded(text: &str, held: &[Secret]) -> Option<String> {
+    // The visible characters, each with its byte range in `text`.
+    let mut visible = String::new();
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for (i, c) in text.char_indices() {
+        // A tag character spells its ASCII letter invisibly: read as that letter.
+        let seen = match crate::text::unicode::tag_ascii(c) {
+            Some(a) => Some(a),
+            None if crate::text::unicode::hidden(c).is_some() => None,
+            None => Some(c),
+        };
+        if let Some(v) = seen {
+            visible.push(v);
+            for _ in 0..v.len_utf8() {
+                spans.push((i, i + c.len_utf8()));
+            }
+        }
+    }
+    let mut cut: Vec<(usize, usize)> = Vec::new();
+    for s in held.iter().map(Secret::expose) {
+        for (at, _) in visible.match_indices(s) {
+            cut.push((spans[at].0, spans[at + s.len() - 1].1));
+        }
+    }
+    if cut.is_empty() {
+        return None;
+    }
+    cut.sort();
+    let mut out = String::with_capacity(text.len());
+    let mut pos = 0;
+    for (a, b) in cut {
+        if a < pos {
+            pos = pos.max(b);
+            continue;
+        }
+        out.push_str(&text[pos..a]);
+        out.push_str(MASK);
+        pos = b;
+    }
+    out.push_str(&text[pos..]);
+    Some(out)
 }
 
 /// Whether any held credential occurs in `text`.
@@ -418,6 +492,33 @@ mod tests {
              or card [redacted digits]; account [redacted digits]; [redacted key]"
         );
         assert_eq!(found, [(Pii::Email, 1), (Pii::Key, 3), (Pii::Digits, 3)]);
+    }
+
+    #[test]
+    fn held_secrets_are_masked_encoded_and_threaded_with_hidden_characters() {
+        hold([Secret::new("ghs_heldTOKENvalue0042")]);
+        let plain = "token ghs_heldTOKENvalue0042 end";
+        assert_eq!(mask_held(plain), "token *** end");
+        use base64::Engine as _;
+        let b64 = base64::engine::general_purpose::STANDARD.encode("ghs_heldTOKENvalue0042");
+        assert_eq!(mask_held(&format!("b64 {b64}.")), "b64 ***.");
+        let hex = hex::encode("ghs_heldTOKENvalue0042");
+        assert_eq!(mask_held(&format!("hex {hex}")), "hex ***");
+        let threaded = "x g\u{200B}hs_held\u{2060}TOKENvalue\u{FE0F}0042 y";
+        assert_eq!(mask_held(threaded), "x *** y");
+        // Spelled in tag characters (invisible ASCII), whole or in part.
+        let tags: String = "ghs_heldTOKEN"
+            .chars()
+            .map(|c| char::from_u32(0xE0000 + c as u32).unwrap())
+            .collect();
+        assert_eq!(mask_held(&format!("x {tags}value0042 y")), "x *** y");
+        // Short values are never held: they would garble every word they occur in.
+        hold([Secret::new("abc")]);
+        assert_eq!(mask_held("abc abc"), "abc abc");
+        let mut v =
+            serde_json::json!({"ghs_heldTOKENvalue0042": ["ok", "a ghs_heldTOKENvalue0042"]});
+        assert_eq!(mask_value(&mut v), 2);
+        assert_eq!(v, serde_json::json!({"***": ["ok", "a ***"]}));
     }
 
     #[test]

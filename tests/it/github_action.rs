@@ -140,6 +140,7 @@ fn every_input_is_wired_documented_and_no_secret_is_an_input() {
     let check_help = help(&["check"]);
     let diff_help = help(&["diff"]);
     let comment_help = help(&["comment"]);
+    let lock_help = help(&["lock"]);
     for line in script.lines() {
         for flag in line
             .split('"')
@@ -148,6 +149,8 @@ fn every_input_is_wired_documented_and_no_secret_is_an_input() {
         {
             let on = if line.contains("comment --report") {
                 &comment_help
+            } else if line.contains("set -- lock ") {
+                &lock_help
             } else {
                 &check_help
             };
@@ -495,8 +498,8 @@ fn entrypoint_maps_each_input_to_one_argument() {
     );
     assert_eq!(
         inputs().len(),
-        all.len() + 2 + STEP_INPUTS.len(),
-        "this test sets every input but `report` and `merge` (tested below) and the steps' own"
+        all.len() + 3 + STEP_INPUTS.len(),
+        "this test sets every input but `report`, `merge` and `capture` (tested below) and the steps' own"
     );
 
     // No suite input: check with --suite-optional, so the config at the PR's base (read by
@@ -565,6 +568,22 @@ fn entrypoint_maps_each_input_to_one_argument() {
     assert_eq!(
         argv(dir.path()),
         "check\n--tools\nt.json\n--github\n--annotations\n--suite-optional\ntoken=\n"
+    );
+
+    // capture: the two-job pattern's first job lists the server's tools and stops.
+    run_entrypoint(
+        dir.path(),
+        &bin,
+        &[
+            ("capture", "tools live.json"),
+            ("server-cmd", "uv run --frozen srv"),
+            ("server-env", "MODE=test\nPASS"),
+            ("suite", "ignored.yaml"),
+        ],
+    );
+    assert_eq!(
+        argv(dir.path()),
+        "lock\n--server-cmd\nuv run --frozen srv\n-o\ntools live.json\n--server-env\nMODE=test\n--server-env\nPASS\ntoken=\n"
     );
 
     // report: post it (the workflow_run job).

@@ -192,6 +192,10 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
     if let Some(n) = unreviewed_note(&suite, k.allow_unreviewed)? {
         notes.push(n);
     }
+    // The cache (and its key) before the sides load: a server started now runs after the cache
+    // opened, so whatever it writes there reads as appeared-during-the-run, never as an answer.
+    let (cache, cache_notes) = settings::cache(&a.gate.cache, &cfg);
+    notes.extend(cache_notes);
     let (base, head, masked) = sides::load_sides(&base_spec, &head_spec, &a.live).await?;
     notes.extend(masked);
     let live = settings::live(&a.live)?;
@@ -207,8 +211,6 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
         )
         .collect();
     let packs = load_packs(pack_files, &mut policy, &live).await?;
-    let (cache, cache_notes) = settings::cache(&a.gate.cache, &cfg);
-    notes.extend(cache_notes);
     let embedder = settings::drift_embedder(&a.gate, &cache)?;
     let r = RouterSettings::resolve(&k.router, &cfg)?;
     let router = r.router(embedder.clone())?;

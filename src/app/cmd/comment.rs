@@ -40,7 +40,11 @@ pub async fn run(a: CommentArgs) -> Result<i32> {
         source,
         pr: a.pr,
         mode: a.comment,
-        token: settings::env(&a.github_token_env).map(Secret::new),
+        token: {
+            let t = settings::env(&a.github_token_env).map(Secret::new);
+            crate::http::secret::hold(t.clone());
+            t
+        },
         token_env: a.github_token_env.clone(),
         report_url: a.report_url.clone(),
     };

@@ -39,9 +39,10 @@ pub async fn run(d: DiffArgs) -> Result<i32> {
 pub async fn compare(a: &CompareArgs, base: Spec, head: Spec, policy: Policy) -> Result<i32> {
     let cfg = &policy.config;
     let thresholds = settings::thresholds(&a.gate, cfg)?;
-    let (base, head, mut notes) = sides::load_sides(&base, &head, &a.live).await?;
-    let (cache, cache_notes) = settings::cache(&a.gate.cache, cfg);
-    notes.extend(cache_notes);
+    // The cache before the sides load (see check): a server cannot plant entries it then reads.
+    let (cache, mut notes) = settings::cache(&a.gate.cache, cfg);
+    let (base, head, masked) = sides::load_sides(&base, &head, &a.live).await?;
+    notes.extend(masked);
     let embedder = settings::drift_embedder(&a.gate, &cache)?;
     let console = Terminal::new(Progress::detect());
     let inputs = CheckInputs {
