@@ -109,22 +109,23 @@ pub async fn load_sides(
 /// A tool set with every credential this process holds masked in it, before anything measures,
 /// sends or writes it (a server can read the job's token and return it in a description), and a
 /// note saying so when one was there.
-pub async fn load(spec: &Spec, opts: &LiveOptions) -> Result<(Loaded, Option<String>)> {
+pub async fn load(spec: &Spec, opts: &LiveOptions) -> Result<(Loaded, Vec<String>)> {
     let mut loaded = source::load(spec, opts).await?;
     let n = mask_tools(&mut loaded);
-    let note = (n > 0).then(|| {
-        format!(
+    let mut notes = std::mem::take(&mut loaded.tools.warnings);
+    if n > 0 {
+        notes.push(format!(
             "{} returned a credential this job holds in {n} string(s) of its tool definitions; it was masked (***) before anything was measured, sent or written. A tool definition has no business knowing the job's secrets: treat this change as hostile.",
             loaded.label
-        )
-    });
-    Ok((loaded, note))
+        ));
+    }
+    Ok((loaded, notes))
 }
 
 /// [`load`] for commands without a report: the note goes to stderr.
 pub async fn load_noted(spec: &Spec, opts: &LiveOptions) -> Result<Loaded> {
-    let (loaded, note) = load(spec, opts).await?;
-    if let Some(n) = note {
+    let (loaded, notes) = load(spec, opts).await?;
+    for n in notes {
         eprintln!("driftgate: {}", crate::app::console::message_safe(&n));
     }
     Ok(loaded)

@@ -82,8 +82,9 @@ impl Tool {
         let description = opt_string("description")?;
         let input_schema = match obj.get("inputSchema") {
             Some(v @ Value::Object(_)) => v.clone(),
-            // Some servers omit inputSchema for no-argument tools; the spec's meaning is "no arguments".
-            None => Value::Object(Map::from_iter([(
+            // Some servers omit inputSchema for no-argument tools, or send null (said as a
+            // warning by `ToolSet::from_array`); the meaning is "no arguments".
+            None | Some(Value::Null) => Value::Object(Map::from_iter([(
                 "type".to_string(),
                 Value::String("object".into()),
             )])),
@@ -226,6 +227,9 @@ pub struct ToolSet {
     /// after that, so a hit is checked and a miss is confirmed by a scan: never wrong, and
     /// constant time for a name that is there (drift looks up every changed tool on both sides).
     index: std::sync::OnceLock<std::collections::HashMap<String, usize>>,
+    /// What the set broke of the spec the way real servers do, read leniently and said (e.g.
+    /// `"inputSchema": null`, read as taking no arguments).
+    pub warnings: Vec<String>,
 }
 
 impl PartialEq for ToolSet {
@@ -239,6 +243,7 @@ impl From<Vec<Tool>> for ToolSet {
         ToolSet {
             tools,
             index: Default::default(),
+            warnings: Vec::new(),
         }
     }
 }
@@ -258,11 +263,20 @@ impl ToolSet {
             ));
         }
         let mut tools: Vec<Tool> = Vec::with_capacity(items.len());
+        let mut warnings = Vec::new();
         let mut seen: std::collections::HashMap<String, usize> =
             std::collections::HashMap::with_capacity(items.len());
         for (i, item) in items.iter().enumerate() {
             let here = format!("{ptr}/{i}");
             let tool = Tool::from_value(item, source, &here)?;
+            // github-mcp-server shipped this for a no-argument tool; refusing the whole PR for it
+            // helps nobody, reading it as "no arguments" is what the tool meant.
+            if item.get("inputSchema").is_some_and(Value::is_null) {
+                warnings.push(format!(
+                    "{source}: tool {:?} ({here}/inputSchema) has \"inputSchema\": null, which the MCP spec does not allow; read as taking no arguments",
+                    tool.name
+                ));
+            }
             if let Some(&j) = seen.get(&tool.name) {
                 return Err(Error::shape(
                     source,
@@ -276,7 +290,9 @@ impl ToolSet {
             seen.insert(tool.name.clone(), i);
             tools.push(tool);
         }
-        Ok(ToolSet::from(tools))
+        let mut set = ToolSet::from(tools);
+        set.warnings = warnings;
+        Ok(set)
     }
 
     pub fn get(&self, name: &str) -> Option<&Tool> {
@@ -357,6 +373,31 @@ mod tests {
         );
     }
     use serde_json::json;
+
+    #[test]
+    fn a_null_input_schema_is_read_as_no_arguments_and_said() {
+        let set = ToolSet::from_array(
+            &[
+                json!({"name": "get_me", "inputSchema": null}),
+                json!({"name": "list", "inputSchema": {"type": "object"}}),
+            ],
+            "tools.json",
+            "/tools",
+        )
+        .unwrap();
+        assert_eq!(set.tools[0].input_schema, json!({"type": "object"}));
+        assert_eq!(
+            set.warnings,
+            [
+                "tools.json: tool \"get_me\" (/tools/0/inputSchema) has \"inputSchema\": null, which the MCP spec does not allow; read as taking no arguments"
+            ]
+        );
+        // Any other non-object is still refused, naming the pointer.
+        let e = ToolSet::from_array(&[json!({"name": "x", "inputSchema": 3})], "t", "/tools")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("/tools/0/inputSchema"), "{e}");
+    }
 
     #[test]
     fn unknown_fields_are_kept_and_round_trip() {

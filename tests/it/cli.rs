@@ -357,3 +357,48 @@ fn scrub_list_covers_what_the_binary_reads() {
         assert!(cli::scrubbed(n), "{n} is listed but not scrubbed");
     }
 }
+
+/// github-mcp-server shipped `"inputSchema": null` for a no-argument tool (the evidence bench's
+/// history): the gate runs, reads it as taking no arguments and says so, instead of refusing the
+/// whole PR (exit 2).
+#[test]
+fn a_null_input_schema_is_a_warning_not_a_refusal() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(
+        d.join("base.json"),
+        r#"{"tools": [{"name": "get_me", "description": "Get my user.", "inputSchema": {"type": "object"}}]}"#,
+    )
+    .unwrap();
+    std::fs::write(
+        d.join("head.json"),
+        r#"{"tools": [{"name": "get_me", "description": "Get my user.", "inputSchema": null}]}"#,
+    )
+    .unwrap();
+    let run = cli::driftgate([
+        "diff",
+        "base.json",
+        "head.json",
+        "--no-embed",
+        "--format",
+        "json",
+    ])
+    .dir(d)
+    .run();
+    assert_eq!(run.code, 0, "{}", run.dump());
+    let r = run.json();
+    assert_eq!(
+        r["diff"]["tools"].as_array().map_or(0, Vec::len),
+        0,
+        "{}",
+        r["diff"]
+    );
+    assert!(
+        r["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("tool \"get_me\" (/tools/0/inputSchema) has \"inputSchema\": null"),
+        "{}",
+        r["notes"]
+    );
+}

@@ -432,7 +432,10 @@ fn forged_cache_answers_are_refused_counted_and_asked_again() {
                 continue;
             }
             let bytes = std::fs::read(e.path()).unwrap();
-            let mut v: Value = serde_json::from_slice(&bytes[..bytes.len() - 32]).unwrap();
+            // The JSON body, before its tag (an untagged entry is all body).
+            let mut v: Value = serde_json::from_slice(&bytes)
+                .or_else(|_| serde_json::from_slice(&bytes[..bytes.len() - 32]))
+                .unwrap();
             v["answer"]["name"] = "schedule_appointment".into();
             std::fs::write(e.path(), v.to_string()).unwrap();
             forged += 1;
