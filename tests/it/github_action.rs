@@ -641,7 +641,8 @@ fn entrypoint_maps_each_input_to_one_argument() {
     assert!(err.contains("the tools input is required"), "{err}");
 }
 
-fn git(dir: &Path, args: &[&str]) -> String {
+/// `git ARGS` in `dir` with a throwaway identity; its trimmed stdout.
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
     let out = Command::new("git")
         .args([
             "-c",

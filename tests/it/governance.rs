@@ -13,33 +13,11 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::github_action::entrypoint_with;
+use crate::github_action::{entrypoint_with, git};
 use crate::support::calendar;
 use crate::support::cli;
 use crate::support::github::{FakeGithub, TOKEN};
 use crate::support::runner::{Runner, event, fixture};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@example.com",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
-}
 
 /// A repository whose base commit holds the calendar example (`mcp/tools.json`,
 /// `mcp/suite.yaml`) and `base_files`, and whose head commit (the PR) has the calendar's head
