@@ -11,10 +11,10 @@
 //! by an earlier pull request, or by the server command a run starts. So every entry carries an
 //! HMAC-SHA256 tag over its place (section and key) and its bytes, under a key the pull request
 //! cannot read (`canon::MacKey`: a repository secret, a local key file, or one made for this
-//! process); an entry whose tag does not verify is a miss, counted in [`Cache::rejected`]. An
-//! entry that appeared on disk after this run started, not written by this run, is refused the
-//! same way: only a process running beside us (the server command, or what it left behind) could
-//! have written it.
+//! process); an entry whose tag does not verify is a miss, counted in [`Cache::rejected`]. In a
+//! run that starts a server command, an entry that appeared on disk after the cache opened, not
+//! written by this run, is refused the same way (`Cache::refusing_fresh`): the server runs
+//! beside us as our user, and could read a local key file.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -35,8 +35,11 @@ struct Auth {
     /// Entries that failed their tag or appeared during the run (each counted once, however
     /// often it is read).
     rejected: Mutex<HashSet<PathBuf>>,
-    /// When this cache was opened: an entry modified since, not by us, is refused.
+    /// When this cache was opened: with `refuse_fresh`, an entry modified since, not by us, is
+    /// refused.
     since: SystemTime,
+    /// Set when the run starts a server command: a process running beside us, as our user.
+    refuse_fresh: bool,
     /// Entries this process wrote (and may read back).
     written: Mutex<HashSet<PathBuf>>,
 }
@@ -62,9 +65,20 @@ impl Cache {
                 key,
                 rejected: Mutex::new(HashSet::new()),
                 since: SystemTime::now(),
+                refuse_fresh: false,
                 written: Mutex::new(HashSet::new()),
             })),
         }
+    }
+
+    /// Refuse entries that appear during the run without being written by it: for a run that
+    /// starts a server command (the PR's code, running as our user, beside us). Without one, a
+    /// fresh entry is another honest run's, sharing the directory. Call before any section.
+    pub fn refusing_fresh(mut self) -> Cache {
+        if let Some(a) = self.auth.as_mut().and_then(Arc::get_mut) {
+            a.refuse_fresh = true;
+        }
+        self
     }
 
     /// A cache rooted at `dir` under a key made for this process: entries from other processes
@@ -120,7 +134,8 @@ impl Cache {
         let auth = self.auth.as_ref()?;
         let mut bytes = std::fs::read(&path).ok()?;
         let ours = auth.written.lock().expect("cache lock").contains(&path);
-        let fresh = !ours
+        let fresh = auth.refuse_fresh
+            && !ours
             && std::fs::metadata(&path)
                 .and_then(|m| m.modified())
                 .is_ok_and(|t| t >= auth.since);
@@ -294,7 +309,9 @@ mod tests {
         // it could read), what it writes while we run is not read back.
         let d = tempfile::tempdir().unwrap();
         let mac = MacKey::derive(b"local key file");
-        let run = Cache::with_key(Some(d.path().to_path_buf()), mac.clone()).section("route");
+        let run = Cache::with_key(Some(d.path().to_path_buf()), mac.clone())
+            .refusing_fresh()
+            .section("route");
         let k = key(&json!({"q": 1}));
         std::thread::sleep(std::time::Duration::from_millis(20));
         let beside = Cache::with_key(Some(d.path().to_path_buf()), mac.clone()).section("route");
@@ -304,5 +321,10 @@ mod tests {
         // What the run wrote itself it reads back.
         run.put(&k, &json!("ours")).unwrap();
         assert_eq!(run.get::<Value>(&k), Some(json!("ours")));
+        // A run that starts no server reads what a concurrent run wrote: an honest neighbour.
+        let plain = Cache::with_key(Some(d.path().to_path_buf()), mac.clone()).section("route");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        beside.put(&k, &json!("neighbour")).unwrap();
+        assert_eq!(plain.get::<Value>(&k), Some(json!("neighbour")));
     }
 }

@@ -202,8 +202,9 @@ fn workspace() -> PathBuf {
 /// The disk cache and a note when it was limited or refused: `--no-cache` turns it off; else
 /// the flag (or `DRIFTGATE_CACHE_DIR`), `[cache] dir` of the policy's config, or the user's
 /// cache directory. A directory inside the checkout is refused in GitHub Actions, and anywhere
-/// when git tracks files in it: a pull request could have committed its answers there.
-pub fn cache(c: &CacheArgs, cfg: &Config) -> (Cache, Vec<String>) {
+/// when git tracks files in it: a pull request could have committed its answers there. `server`:
+/// the run starts a server command (see `Cache::refusing_fresh`).
+pub fn cache(c: &CacheArgs, cfg: &Config, server: bool) -> (Cache, Vec<String>) {
     if c.no_cache {
         return (Cache::off(), Vec::new());
     }
@@ -236,12 +237,17 @@ pub fn cache(c: &CacheArgs, cfg: &Config) -> (Cache, Vec<String>) {
         );
     }
     let (key, note) = mac_key(active);
-    (Cache::with_key(Some(dir), key), note.into_iter().collect())
+    let cache = Cache::with_key(Some(dir), key);
+    let cache = match server {
+        true => cache.refusing_fresh(),
+        false => cache,
+    };
+    (cache, note.into_iter().collect())
 }
 
 /// [`cache`] for commands without a report: its notes go to stderr.
 pub fn cache_noted(c: &CacheArgs, cfg: &Config) -> Cache {
-    let (cache, notes) = cache(c, cfg);
+    let (cache, notes) = cache(c, cfg, true);
     for n in notes {
         eprintln!("driftgate: {}", crate::app::console::message_safe(&n));
     }

@@ -94,6 +94,11 @@ pub fn side_specs(
     ))
 }
 
+/// Whether loading `specs` starts a server command (the PR's code, beside us).
+pub fn starts_server(specs: &[&Spec]) -> bool {
+    specs.iter().any(|s| matches!(s, Spec::ServerCmd(_)))
+}
+
 /// Both sides, loaded at once, with what masking found (see [`load`]).
 pub async fn load_sides(
     base: &Spec,

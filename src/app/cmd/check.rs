@@ -194,7 +194,11 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
     }
     // The cache (and its key) before the sides load: a server started now runs after the cache
     // opened, so whatever it writes there reads as appeared-during-the-run, never as an answer.
-    let (cache, cache_notes) = settings::cache(&a.gate.cache, &cfg);
+    let (cache, cache_notes) = settings::cache(
+        &a.gate.cache,
+        &cfg,
+        sides::starts_server(&[&base_spec, &head_spec]),
+    );
     notes.extend(cache_notes);
     let (base, head, masked) = sides::load_sides(&base_spec, &head_spec, &a.live).await?;
     notes.extend(masked);

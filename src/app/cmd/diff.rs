@@ -40,7 +40,8 @@ pub async fn compare(a: &CompareArgs, base: Spec, head: Spec, policy: Policy) ->
     let cfg = &policy.config;
     let thresholds = settings::thresholds(&a.gate, cfg)?;
     // The cache before the sides load (see check): a server cannot plant entries it then reads.
-    let (cache, mut notes) = settings::cache(&a.gate.cache, cfg);
+    let (cache, mut notes) =
+        settings::cache(&a.gate.cache, cfg, sides::starts_server(&[&base, &head]));
     let (base, head, masked) = sides::load_sides(&base, &head, &a.live).await?;
     notes.extend(masked);
     let embedder = settings::drift_embedder(&a.gate, &cache)?;
