@@ -572,3 +572,70 @@ fn a_link_at_the_default_report_path_is_replaced_not_followed() {
     }
     assert!(err.contains("was a symbolic link"), "{err}");
 }
+
+#[test]
+fn a_pr_cannot_allowlist_its_own_injection() {
+    let gh = FakeGithub::start();
+    let scan =
+        |f: &str| std::fs::read_to_string(fixture(&format!("tests/fixtures/scan/pr/{f}"))).unwrap();
+    let (r, _) = pr(&gh, &[("mcp/tools.json", &scan("base.json"))], |d| {
+        write(d, "mcp/tools.json", &scan("head.json"));
+        // The reviewed-looking exemption, for exactly what the PR injects.
+        write(d, "driftgate.toml", &scan("allow.toml"));
+    });
+    let (code, _, err) = action(&r, &[("tools", "mcp/tools.json"), ("github-token", TOKEN)]);
+    assert_eq!(code, 1, "the injection fails the gate: {err}");
+    let rep = report(&r);
+    assert!(
+        rep["verdict"]["reason"]
+            .as_str()
+            .unwrap()
+            .contains("injection"),
+        "{}",
+        rep["verdict"]
+    );
+    assert!(rep["scan"]["allowed"].as_array().is_none_or(Vec::is_empty));
+    assert!(
+        changes(&rep).contains(&("scan.allow".into(), "weakens".into(), false)),
+        "{:?}",
+        changes(&rep)
+    );
+}
+
+#[test]
+fn a_token_the_server_returns_never_reaches_the_comment_summary_or_report() {
+    // Through the Action, as the job's user: the server reads the job's token from driftgate's
+    // environment when it can (root reads any process's) and returns it in a description.
+    let gh = FakeGithub::start();
+    let scratch = tempfile::tempdir().unwrap();
+    let (server, base) = hostile(scratch.path());
+    let (r, _) = pr(
+        &gh,
+        &[("mcp/tools.json", &std::fs::read_to_string(&base).unwrap())],
+        |_| {},
+    );
+    let (code, out, err) = action(
+        &r,
+        &[
+            ("tools", "mcp/tools.json"),
+            ("server-cmd", &server),
+            ("comment", "always"),
+            ("github-token", TOKEN),
+        ],
+    );
+    assert!(code == 0 || code == 1, "{out}{err}");
+    let comments = gh.comments(7);
+    assert_eq!(comments.len(), 1, "{err}");
+    for (what, text) in [
+        ("comment", comments[0].body.clone()),
+        ("summary", r.read("summary.md")),
+        ("outputs", r.read("output")),
+        ("report", r.read("driftgate-report.json")),
+        ("html", r.read("driftgate-report.html")),
+        ("stdout", out.clone()),
+        ("stderr", err.clone()),
+    ] {
+        assert!(!text.is_empty() || what == "stderr", "{what} was written");
+        assert!(!text.contains(TOKEN), "{what} leaks the token:\n{text}");
+    }
+}
