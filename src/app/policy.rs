@@ -28,9 +28,12 @@ pub struct Policy {
 impl Policy {
     /// `--config FILE` (or `driftgate.toml`) at `rev` when there is one, else in the work tree.
     pub fn resolve(flag: Option<&Path>, rev: Option<&str>, trust_head: bool) -> Result<Policy> {
-        let Some(rev) = rev else {
+        // A config outside the checkout is the workflow's, not the PR's: read as it is.
+        let outside = flag.is_some_and(|p| !crate::source::tree::in_checkout(p));
+        let Some(rev) = rev.filter(|_| !outside) else {
             return Ok(Policy {
                 config: config::load(flag)?,
+                rev: rev.map(str::to_string),
                 trust_head,
                 ..Policy::default()
             });

@@ -50,6 +50,13 @@ pub fn repository_root(dir: &Path) -> PathBuf {
         .unwrap_or(dir)
 }
 
+/// Whether `path` lies in the checkout around the working directory (the pull request's files).
+/// A file outside it (an organisation's config on the runner, a suite the workflow wrote to a
+/// temporary directory) is the workflow's own, read as it is: the PR could not have changed it.
+pub fn in_checkout(path: &Path) -> bool {
+    lexical(path).starts_with(repository_root(Path::new(".")))
+}
+
 /// A path that names something outside the repository, or a link.
 fn outside(shown: &str, why: &str) -> String {
     format!("{shown}: {why}; files the gate reads must stay inside the repository")

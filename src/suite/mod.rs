@@ -801,8 +801,9 @@ pub fn choose_suite(
         crate::fs::read_text(path, crate::fs::MAX_INPUT_BYTES, crate::fs::INPUT_WAIT)
             .map_err(|e| Error::io(path, e))
     };
+    let base_rev = base_rev.filter(|_| crate::source::tree::in_checkout(path));
     let Some(rev) = base_rev else {
-        // No base revision: only the head suite exists.
+        // No base revision, or a suite outside the checkout: the only version there is.
         let head_text = read_head()?;
         let suite = parse_reviewed(&head_text, &label, &dir)?;
         return Ok(choice(suite, SuiteVersion::Head, false, None, false));

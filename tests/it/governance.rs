@@ -639,3 +639,34 @@ fn a_token_the_server_returns_never_reaches_the_comment_summary_or_report() {
         assert!(!text.contains(TOKEN), "{what} leaks the token:\n{text}");
     }
 }
+
+/// Files outside the checkout are the workflow's own (an organisation's config on the runner, a
+/// suite written to a temporary directory): read as they are in a pull request too, since the PR
+/// could not have changed them.
+#[test]
+fn the_workflows_own_files_outside_the_checkout_are_read_as_they_are() {
+    let gh = FakeGithub::start();
+    let (r, _) = pr(&gh, &[], |_| {});
+    let own = tempfile::tempdir().unwrap();
+    let cfg = own.path().join("org.toml");
+    std::fs::write(&cfg, "[gate]\nfail_on = \"warning\"\n").unwrap();
+    let suite = own.path().join("suite.yaml");
+    std::fs::copy(fixture(calendar::SUITE), &suite).unwrap();
+    let (code, _, err) = r.driftgate(&[
+        "check",
+        "--tools",
+        "mcp/tools.json",
+        "--config",
+        cfg.to_str().unwrap(),
+        "--suite",
+        suite.to_str().unwrap(),
+        "--comment",
+        "never",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    let rep = report(&r);
+    assert_eq!(rep["thresholds"]["fail_on"], "warning");
+    assert_eq!(rep["suite"]["cases"], 36);
+    assert_eq!(rep["suite"]["changed_in_pr"], false);
+    assert!(rep.get("policy").is_none(), "{}", rep["policy"]);
+}

@@ -124,10 +124,15 @@ async fn load_packs(
     let mut packs = Vec::new();
     for f in files {
         let spec = Spec::parse(&f);
+        // Outside a pull request, or a pack outside the checkout (the workflow's own): as it is.
         let (Some(rev), Spec::File(path)) = (policy.rev.clone(), &spec) else {
             packs.extend(sides::load(&spec, live).await?.0.tools.tools);
             continue;
         };
+        if !crate::source::tree::in_checkout(path) {
+            packs.extend(sides::load(&spec, live).await?.0.tools.tools);
+            continue;
+        }
         let dir = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
