@@ -124,19 +124,25 @@ pub async fn list_tools_stdio(cmd: &str, opts: &LiveOptions) -> Result<LiveCaptu
     // (`npx`, `uv run` and shell wrappers leave the real server as a grandchild).
     #[cfg(unix)]
     command.process_group(0);
-    let mut child = command.spawn().map_err(|e| {
-        let program = secrets.scrub(program);
-        match e.kind() {
-            io::ErrorKind::NotFound => Error::Usage(format!(
-                "cannot start server command `{shown}`: `{program}`: command not found"
-            )),
-            _ => Error::Usage(format!("cannot start server command `{shown}`: {e}")),
+    // Spawned and registered under the registry's lock, which `sweep` holds while it scans:
+    // a scan never sees this server before it is known as one.
+    let mut child = {
+        let mut running = servers();
+        let child = command.spawn().map_err(|e| {
+            let program = secrets.scrub(program);
+            match e.kind() {
+                io::ErrorKind::NotFound => Error::Usage(format!(
+                    "cannot start server command `{shown}`: `{program}`: command not found"
+                )),
+                _ => Error::Usage(format!("cannot start server command `{shown}`: {e}")),
+            }
+        })?;
+        if let Some(pid) = child.id() {
+            running.insert(pid);
         }
-    })?;
+        child
+    };
     let pgid = child.id();
-    if let Some(pid) = pgid {
-        servers().insert(pid);
-    }
     let (Some(stdin), Some(stdout), Some(stderr)) =
         (child.stdin.take(), child.stdout.take(), child.stderr.take())
     else {
@@ -955,7 +961,8 @@ pub fn sweep() -> usize {
         let Ok(entries) = std::fs::read_dir("/proc") else {
             return 0;
         };
-        let running = servers().clone();
+        // Held for the whole scan: no server is spawned half-registered meanwhile.
+        let running = servers();
         let mut found = 0;
         for e in entries.flatten() {
             let Some(pid) = e.file_name().to_str().and_then(|n| n.parse::<i32>().ok()) else {
@@ -1072,6 +1079,37 @@ impl Secrets {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A sweep (another server finishing) running while a server starts must never take the new
+    /// server for something left behind: CI saw a `sleep 30` server killed a second after its
+    /// start when the scan's snapshot of the running servers predated it.
+    #[cfg(target_os = "linux")]
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_sweep_never_kills_a_server_that_is_starting() {
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let sweeper = {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    sweep();
+                }
+            })
+        };
+        let opts = LiveOptions {
+            timeout: Duration::from_millis(400),
+            base_env: std::env::vars().filter(|(k, _)| k == "PATH").collect(),
+            ..LiveOptions::default()
+        };
+        for _ in 0..8 {
+            let e = list_tools_stdio("sleep 30", &opts)
+                .await
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("did not answer initialize within"), "{e}");
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        sweeper.join().unwrap();
+    }
 
     fn tap_expecting(id: u32) -> Arc<RawTap> {
         let tap = Arc::new(RawTap::default());
