@@ -1097,7 +1097,7 @@ mod tests {
         };
         let opts = LiveOptions {
             timeout: Duration::from_millis(400),
-            base_env: std::env::vars().filter(|(k, _)| k == "PATH").collect(),
+            base_env: vec![("PATH".into(), "/usr/bin:/bin".into())],
             ..LiveOptions::default()
         };
         for _ in 0..8 {
