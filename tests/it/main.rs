@@ -16,6 +16,7 @@ mod embed_cli;
 mod embed_corpus;
 mod embed_openai;
 mod embed_reference;
+mod evidence;
 mod fuzz_found;
 mod gate_simulation;
 mod github_action;

@@ -1,0 +1,365 @@
+//! The severity law against two independent schema checkers: Confluent schema-registry's labelled
+//! JSON Schema pairs (`compatible`: the new schema reads data written for the old, an
+//! `inputSchema`'s direction) and getsentry/json-schema-diff's fixtures with its change lists
+//! (a change is breaking when a value valid under lhs is invalid under rhs; its `is_breaking`
+//! table at 435580b is restated in [`sentry_breaking`]).
+//!
+//! Each pair becomes one tool whose `inputSchema` is the old then the new schema; `driftgate diff
+//! --no-embed` rates it; ours says "incompatible" when any change is `breaking`.
+
+use std::path::Path;
+
+use anyhow::{Context as _, Result};
+use regex::Regex;
+use serde_json::{Value, json};
+
+use super::{Ctx, Rate, Section, cell, clip, read_json, read_lenient_json};
+
+/// One labelled pair.
+pub struct Pair {
+    pub source: &'static str,
+    pub id: String,
+    pub description: String,
+    pub old: Value,
+    pub new: Value,
+    /// The checker's verdict: true = compatible (no breaking change).
+    pub compatible: bool,
+    /// The checker's own change list, as it names them.
+    pub changes: Vec<String>,
+}
+
+/// What driftgate said about one pair.
+pub struct Rated {
+    pub pair: Pair,
+    /// None: driftgate refused the input (exit 2).
+    pub incompatible: Option<bool>,
+    pub rules: Vec<String>,
+    pub error: String,
+}
+
+pub fn confluent(external: &Path) -> Result<Vec<Pair>> {
+    let dir = external.join("schema-pairs/confluent");
+    let mut pairs = Vec::new();
+    for file in [
+        "diff-schema-examples.json",
+        "diff-schema-examples-2020-12.json",
+        "diff-combined-schema-examples.json",
+        "diff-combined-schema-examples-2020-12.json",
+    ] {
+        let all = read_lenient_json(&dir.join(file))?;
+        let stem = file.trim_start_matches("diff-").trim_end_matches(".json");
+        for (i, p) in all.as_array().context("a list of pairs")?.iter().enumerate() {
+            pairs.push(Pair {
+                source: "confluent",
+                id: format!("{stem}#{i}"),
+                description: p["description"].as_str().unwrap_or("").to_string(),
+                old: p["original_schema"].clone(),
+                new: p["update_schema"].clone(),
+                compatible: p["compatible"].as_bool().context("`compatible`")?,
+                changes: p["changes"]
+                    .as_array()
+                    .map(|c| {
+                        c.iter()
+                            .map(|c| c.as_str().unwrap_or("").to_string())
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+            });
+        }
+    }
+    Ok(pairs)
+}
+
+pub fn sentry(external: &Path) -> Result<Vec<Pair>> {
+    let root = external.join("schema-pairs/sentry/tests");
+    let mut snaps: Vec<_> = std::fs::read_dir(root.join("snapshots"))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "snap"))
+        .collect();
+    snaps.sort();
+    let name = Regex::new(r"test__from_fixtures@(.+)__(.+)\.json\.snap$").unwrap();
+    let mut pairs = Vec::new();
+    for snap in snaps {
+        let file = snap.file_name().unwrap().to_string_lossy().into_owned();
+        let Some(m) = name.captures(&file) else {
+            continue;
+        };
+        let fixture = root.join(format!("fixtures/{}/{}.json", &m[1], &m[2]));
+        let f = read_json(&fixture)?;
+        let text = std::fs::read_to_string(&snap)?;
+        let changes = sentry_changes(&text);
+        pairs.push(Pair {
+            source: "sentry",
+            id: format!("{}/{}", &m[1], &m[2]),
+            description: String::new(),
+            old: f["lhs"].clone(),
+            new: f["rhs"].clone(),
+            compatible: !changes.iter().any(|(_, breaking)| *breaking),
+            changes: changes.into_iter().map(|(c, _)| c).collect(),
+        });
+    }
+    Ok(pairs)
+}
+
+/// The change list of one insta snapshot (Rust `Debug` of `Vec<Change>`): each change's kind in
+/// its own words, with json-schema-diff's `is_breaking` for it.
+fn sentry_changes(snap: &str) -> Vec<(String, bool)> {
+    let body = snap.splitn(3, "---").nth(2).unwrap_or("");
+    let mut out = Vec::new();
+    for block in body.split("    Change {").skip(1) {
+        let kind = Regex::new(r"change: (\w+)")
+            .unwrap()
+            .captures(block)
+            .map(|c| c[1].to_string())
+            .unwrap_or_default();
+        let path = Regex::new(r#"path: "([^"]*)""#)
+            .unwrap()
+            .captures(block)
+            .map(|c| c[1].to_string())
+            .unwrap_or_default();
+        let breaking = sentry_breaking(&kind, block);
+        out.push((format!("{kind}@{path}"), breaking));
+    }
+    out
+}
+
+fn field_bool(block: &str, field: &str) -> bool {
+    block.contains(&format!("{field}: true"))
+}
+
+/// `(variant, value)` of a `Range` field, e.g. `old_value: Minimum(\n 1.0,\n ),`.
+fn range(block: &str, field: &str) -> Option<(String, f64)> {
+    let re = Regex::new(&format!(r"{field}: (\w+)\(\s*([-0-9.e+]+),?\s*\)")).unwrap();
+    let c = re.captures(block)?;
+    Some((c[1].to_string(), c[2].parse().ok()?))
+}
+
+fn number(block: &str, field: &str) -> Option<f64> {
+    let re = Regex::new(&format!(r"{field}: ([-0-9.e+]+)")).unwrap();
+    re.captures(block)?[1].parse().ok()
+}
+
+/// json-schema-diff's `ChangeKind::is_breaking` at 435580b, restated.
+fn sentry_breaking(kind: &str, block: &str) -> bool {
+    match kind {
+        "TypeRemove" | "ConstAdd" | "RangeAdd" | "ArrayToTuple" | "TupleChange" | "RequiredAdd"
+        | "FormatAdd" | "FormatChange" | "PatternAdd" | "PatternChange" | "MinLengthAdd"
+        | "MaxLengthAdd" => true,
+        "PropertyAdd" => field_bool(block, "lhs_additional_properties"),
+        "PropertyRemove" => !field_bool(block, "lhs_additional_properties"),
+        "EnumAdd" => field_bool(block, "lhs_has_no_enum"),
+        "EnumRemove" => !field_bool(block, "rhs_has_no_enum"),
+        "MinLengthChange" => number(block, "new_value") > number(block, "old_value"),
+        "MaxLengthChange" => number(block, "new_value") < number(block, "old_value"),
+        "RangeChange" => match (range(block, "old_value"), range(block, "new_value")) {
+            (Some((o, l)), Some((n, r))) => !matches!(
+                (o.as_str(), n.as_str()),
+                ("ExclusiveMinimum", "Minimum") if l >= r
+            ) && !matches!(
+                (o.as_str(), n.as_str()),
+                ("ExclusiveMaximum", "Maximum") if l <= r
+            ) && !(o == n && o.ends_with("inimum") && l >= r)
+                && !(o == n && o.ends_with("aximum") && l <= r),
+            _ => true,
+        },
+        _ => false,
+    }
+}
+
+fn tool(schema: &Value) -> Value {
+    json!([{ "name": "t", "description": "d", "inputSchema": schema }])
+}
+
+pub fn rate(ctx: &Ctx, pairs: Vec<Pair>) -> Result<Vec<Rated>> {
+    use rayon::prelude::*;
+    pairs
+        .into_par_iter()
+        .enumerate()
+        .map(|(i, pair)| {
+            let dir = format!("schema-pairs/{}/{i}", pair.source);
+            let old = ctx.write(&format!("{dir}/old.json"), &tool(&pair.old))?;
+            let new = ctx.write(&format!("{dir}/new.json"), &tool(&pair.new))?;
+            let run = ctx.driftgate(&[
+                "diff",
+                old.to_str().unwrap(),
+                new.to_str().unwrap(),
+                "--no-embed",
+            ])?;
+            let Some(report) = run.report.as_ref().filter(|_| run.exit != 2) else {
+                return Ok(Rated {
+                    pair,
+                    incompatible: None,
+                    rules: vec![],
+                    error: run.stderr.lines().last().unwrap_or("").to_string(),
+                });
+            };
+            let changes = report["diff"]["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .flat_map(|t| t["changes"].as_array().into_iter().flatten());
+            let mut rules = Vec::new();
+            let mut incompatible = false;
+            for c in changes {
+                let sev = c["severity"].as_str().unwrap_or("");
+                incompatible |= sev == "breaking";
+                rules.push(format!(
+                    "{}:{} {}",
+                    sev,
+                    c["rule"].as_str().unwrap_or(""),
+                    c["pointer"].as_str().unwrap_or("")
+                ));
+            }
+            Ok(Rated {
+                pair,
+                incompatible: Some(incompatible),
+                rules,
+                error: String::new(),
+            })
+        })
+        .collect()
+}
+
+pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
+    let judged = super::judgements();
+    let mut out = vec![String::from(
+        "## The severity law against two independent schema checkers\n\n\
+         Each pair is one tool whose `inputSchema` changes from the old to the new schema; \
+         `driftgate diff --no-embed` rates it and we call it incompatible when any change is \
+         `breaking`. Nothing in the law was tuned on these pairs before this table was first \
+         produced; rules changed because of it are named in the judgements.\n\n",
+    )];
+    let mut sections = Vec::new();
+    for (id, title, pairs) in [
+        (
+            "schema-confluent",
+            "Confluent schema-registry (263 labelled pairs)",
+            confluent(&ctx.external)?,
+        ),
+        (
+            "schema-sentry",
+            "getsentry/json-schema-diff (its fixtures, labelled by its `is_breaking`)",
+            sentry(&ctx.external)?,
+        ),
+    ] {
+        let rated = rate(ctx, ctx.take(pairs))?;
+        sections.push(section(id, title, &rated, |r| {
+            super::judged(
+                &judged,
+                r.pair.source,
+                &r.pair.id,
+                &r.pair.changes.join(", "),
+                &r.rules.join(", "),
+            )
+        }));
+    }
+    sections[0].markdown.insert_str(0, &out.remove(0));
+    Ok(sections)
+}
+
+/// The section for one checker.
+pub fn section(
+    id: &'static str,
+    title: &str,
+    rated: &[Rated],
+    judge: impl Fn(&Rated) -> Option<super::Judgement>,
+) -> Section {
+    let n = rated.len();
+    let refused = rated.iter().filter(|r| r.incompatible.is_none()).count();
+    let agree = rated
+        .iter()
+        .filter(|r| r.incompatible == Some(!r.pair.compatible))
+        .count();
+    let theirs_break = rated.iter().filter(|r| !r.pair.compatible).count();
+    let both_break = rated
+        .iter()
+        .filter(|r| !r.pair.compatible && r.incompatible == Some(true))
+        .count();
+    let ours_break = rated
+        .iter()
+        .filter(|r| r.incompatible == Some(true))
+        .count();
+    let mut md = format!(
+        "### {title}\n\n\
+         | measure | value |\n|---|---|\n\
+         | pairs | {n} |\n\
+         | agreement (same compatible/incompatible call) | {} |\n\
+         | their breaking pairs we call breaking (recall) | {} |\n\
+         | our breaking calls they agree with (precision) | {} |\n\
+         | refused as input (not a tool schema) | {refused} |\n\n",
+        Rate::new(agree, n).cell(),
+        Rate::new(both_break, theirs_break).cell(),
+        Rate::new(both_break, ours_break).cell(),
+    );
+    let mut rows = Vec::new();
+    let mut listed = String::new();
+    let mut unjudged = 0;
+    let mut calls: std::collections::BTreeMap<String, usize> = Default::default();
+    for r in rated {
+        let ours = match r.incompatible {
+            None => "refused",
+            Some(true) => "breaking",
+            Some(false) => "compatible",
+        };
+        let theirs = if r.pair.compatible {
+            "compatible"
+        } else {
+            "breaking"
+        };
+        let disagree = r.incompatible != Some(!r.pair.compatible);
+        let j = if disagree { judge(r) } else { None };
+        if disagree {
+            match &j {
+                None => unjudged += 1,
+                Some(j) => *calls.entry(j.call.clone()).or_default() += 1,
+            }
+            listed.push_str(&format!(
+                "| `{}` | {} | {} | {} | {} | {} | {} |\n",
+                r.pair.id,
+                clip(&r.pair.description, 60),
+                theirs,
+                cell(&r.pair.changes.join(", ")),
+                ours,
+                cell(&if r.rules.is_empty() {
+                    r.error.clone()
+                } else {
+                    r.rules.join(", ")
+                }),
+                j.as_ref()
+                    .map(|j| format!("**{}**: {}", j.call, j.why))
+                    .unwrap_or_else(|| "**unjudged**".into()),
+            ));
+        }
+        rows.push(json!({
+            "source": r.pair.source, "id": r.pair.id, "description": r.pair.description,
+            "theirs": theirs, "their_changes": r.pair.changes, "ours": ours, "our_rules": r.rules,
+            "error": r.error, "agree": !disagree,
+            "judgement": j.as_ref().map(|j| json!({"call": j.call, "why": j.why})),
+        }));
+    }
+    if listed.is_empty() {
+        md.push_str("No disagreements.\n\n");
+    } else {
+        let summary: Vec<String> = calls.iter().map(|(c, k)| format!("{c} {k}")).collect();
+        md.push_str(&format!(
+            "Every disagreement, judged ({}; {} unjudged). `ours` = a gap or error of the law, \
+             `theirs` = their label is wrong for an `inputSchema`, `deliberate` = the law differs \
+             on purpose:\n\n\
+             | pair | description | theirs | their changes | ours | our rules | judgement |\n\
+             |---|---|---|---|---|---|---|\n{listed}\n",
+            summary.join(", "),
+            unjudged
+        ));
+    }
+    Section {
+        id,
+        markdown: md,
+        rows,
+        rates: vec![
+            ("agreement", Rate::new(agree, n)),
+            ("recall", Rate::new(both_break, theirs_break)),
+            ("unjudged", Rate::new(unjudged, n)),
+        ],
+    }
+}

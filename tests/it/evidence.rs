@@ -1,0 +1,124 @@
+//! The evidence bench's hermetic slice: the same converters and scoring as `bench/evidence/run`
+//! (docs/evidence.md), on fewer cases, with floors. A change that loses agreement with the
+//! independent checkers, fails more real commits on the cosine floor, or routes the public
+//! prompts worse fails here. Reads `../shared/external` and `../shared/corpus` beside the
+//! checkout (never copied into it); BFCL comes from PyPI and is in the full run only.
+//!
+//! Floors are the slice's own numbers when they were pinned (the semantic router and the law are
+//! deterministic): raise them when a change earns it, never lower them to make a change pass.
+
+#[allow(dead_code)]
+#[path = "../../bench/evidence/sources/mod.rs"]
+mod sources;
+
+use std::path::{Path, PathBuf};
+
+use sources::{Ctx, Rate, Section};
+
+fn shared(dir: &str) -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("shared").join(dir);
+    assert!(
+        p.is_dir(),
+        "{} is missing: the evidence slice reads the shared external data beside the checkout",
+        p.display()
+    );
+    p
+}
+
+fn ctx(limit: Option<usize>) -> (Ctx, tempfile_dir::Dir) {
+    let work = tempfile_dir::Dir::new();
+    let ctx = Ctx {
+        driftgate: env!("CARGO_BIN_EXE_driftgate").into(),
+        external: shared("external"),
+        corpus: shared("corpus"),
+        bfcl: None,
+        work: work.path().to_path_buf(),
+        limit,
+    };
+    (ctx, work)
+}
+
+/// A scratch directory removed on drop (the bench's own runs write many small inputs).
+mod tempfile_dir {
+    pub struct Dir(std::path::PathBuf);
+    impl Dir {
+        pub fn new() -> Self {
+            use std::sync::atomic::{AtomicUsize, Ordering};
+            static N: AtomicUsize = AtomicUsize::new(0);
+            let p = std::env::temp_dir().join(format!(
+                "driftgate-evidence-test-{}-{}",
+                std::process::id(),
+                N.fetch_add(1, Ordering::SeqCst)
+            ));
+            std::fs::create_dir_all(&p).unwrap();
+            Dir(p)
+        }
+        pub fn path(&self) -> &std::path::Path {
+            &self.0
+        }
+    }
+    impl Drop for Dir {
+        fn drop(&mut self) {
+            std::fs::remove_dir_all(&self.0).ok();
+        }
+    }
+}
+
+fn at_least(s: &Section, name: &str, hits: usize, n: usize) {
+    let r: Rate = s.rate(name);
+    eprintln!("{}: {name} {}", s.id, r.cell());
+    assert_eq!(r.n, n, "{}: {name} measured on {} cases, expected {n}", s.id, r.n);
+    assert!(
+        r.hits >= hits,
+        "{}: {name} fell below its floor: {} (floor {hits}/{n})\n{}",
+        s.id,
+        r.cell(),
+        s.markdown
+    );
+}
+
+fn at_most(s: &Section, name: &str, hits: usize) {
+    let r = s.rate(name);
+    eprintln!("{}: {name} {}", s.id, r.cell());
+    assert!(
+        r.hits <= hits,
+        "{}: {name} rose above its ceiling: {} (ceiling {hits})\n{}",
+        s.id,
+        r.cell(),
+        s.markdown
+    );
+}
+
+#[test]
+fn the_severity_law_agrees_with_two_independent_schema_checkers() {
+    let (ctx, _w) = ctx(None);
+    let s = sources::schema_pairs::sections(&ctx).unwrap();
+    let (confluent, sentry) = (&s[0], &s[1]);
+    at_least(confluent, "agreement", 196, 263);
+    at_least(confluent, "recall", 41, 92);
+    at_least(sentry, "agreement", 56, 85);
+    at_least(sentry, "recall", 22, 44);
+    // Every disagreement carries a judgement (bench/evidence/judgements.toml).
+    at_most(confluent, "unjudged", 0);
+    at_most(sentry, "unjudged", 0);
+}
+
+#[test]
+fn real_commit_history_fails_no_more_often_and_every_fail_is_judged() {
+    let (ctx, _w) = ctx(Some(60));
+    let s = &sources::history::sections(&ctx).unwrap()[0];
+    at_most(s, "fail", 23);
+    at_most(s, "cosine-only", 6);
+    at_most(s, "refused", 0);
+    at_most(s, "unjudged", 0);
+}
+
+#[test]
+fn public_prompts_route_at_least_as_well() {
+    let (ctx, _w) = ctx(Some(80));
+    let s = &sources::mcptoolbench::sections(&ctx).unwrap()[0];
+    at_least(s, "filesystem-last", 63, 80);
+    at_least(s, "search", 71, 80);
+    let az = &sources::azure::sections(&ctx).unwrap()[0];
+    at_least(az, "accuracy", 67, 80);
+}
