@@ -16,7 +16,10 @@ use std::path::{Path, PathBuf};
 use sources::{Ctx, Rate, Section};
 
 fn shared(dir: &str) -> PathBuf {
-    let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join("shared").join(dir);
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join("shared")
+        .join(dir);
     assert!(
         p.is_dir(),
         "{} is missing: the evidence slice reads the shared external data beside the checkout",
@@ -67,7 +70,11 @@ mod tempfile_dir {
 fn at_least(s: &Section, name: &str, hits: usize, n: usize) {
     let r: Rate = s.rate(name);
     eprintln!("{}: {name} {}", s.id, r.cell());
-    assert_eq!(r.n, n, "{}: {name} measured on {} cases, expected {n}", s.id, r.n);
+    assert_eq!(
+        r.n, n,
+        "{}: {name} measured on {} cases, expected {n}",
+        s.id, r.n
+    );
     assert!(
         r.hits >= hits,
         "{}: {name} fell below its floor: {} (floor {hits}/{n})\n{}",

@@ -129,8 +129,10 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
                 predicted - correct.min(predicted)
             ));
         }
-        rows.push(json!({"tool": t["tool"], "support": support, "correct": correct,
-                         "predicted": predicted}));
+        rows.push(
+            json!({"tool": t["tool"], "support": support, "correct": correct,
+                         "predicted": predicted}),
+        );
     }
     md.push('\n');
     Ok(vec![Section {

@@ -35,8 +35,7 @@ pub fn schema(v: &Value) -> Value {
                 }
             }
             ("properties", Value::Object(p)) => {
-                let p: Map<String, Value> =
-                    p.iter().map(|(k, v)| (k.clone(), schema(v))).collect();
+                let p: Map<String, Value> = p.iter().map(|(k, v)| (k.clone(), schema(v))).collect();
                 out.insert(k.clone(), Value::Object(p));
             }
             ("items" | "additionalProperties", v) => {
@@ -82,7 +81,10 @@ fn groups(data: &std::path::Path, set: &str, irrelevant: bool) -> Result<Vec<(Va
     for q in questions {
         let id = q["id"].as_str().context("id")?.to_string();
         let functions = q["function"].as_array().context("function")?;
-        let mut names: Vec<&str> = functions.iter().filter_map(|f| f["name"].as_str()).collect();
+        let mut names: Vec<&str> = functions
+            .iter()
+            .filter_map(|f| f["name"].as_str())
+            .collect();
         names.sort();
         let key = names.join(",");
         let prompt = q["question"][0]
@@ -159,8 +161,10 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
         for r in &refused {
             rows.push(json!({"set": set, "refused": r}));
         }
-        rows.push(json!({"set": set, "questions": questions, "groups": gs.len(),
-                         "right": right, "cases": n}));
+        rows.push(
+            json!({"set": set, "questions": questions, "groups": gs.len(),
+                         "right": right, "cases": n}),
+        );
         rates.push((name, Rate::new(right, n)));
     }
     md.push('\n');

@@ -74,8 +74,12 @@ fn below_floor(report: &Value) -> impl Iterator<Item = (String, f64)> + '_ {
         .flatten()
         .flat_map(|t| {
             let tool = t["tool"].as_str().unwrap_or("").to_string();
-            let own = (t["below_floor"] == true)
-                .then(|| (tool.clone(), t["description_cosine"].as_f64().unwrap_or(f64::NAN)));
+            let own = (t["below_floor"] == true).then(|| {
+                (
+                    tool.clone(),
+                    t["description_cosine"].as_f64().unwrap_or(f64::NAN),
+                )
+            });
             let params = t["params"]
                 .as_array()
                 .into_iter()

@@ -127,7 +127,10 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
                 run.status().to_string(),
                 r["verdict"]["reason"].as_str().unwrap_or("").to_string(),
             ),
-            None => ("error".into(), run.stderr.lines().last().unwrap_or("").into()),
+            None => (
+                "error".into(),
+                run.stderr.lines().last().unwrap_or("").into(),
+            ),
         };
         if verdict == "fail" {
             fails += 1;
@@ -208,7 +211,10 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
         search_cases.len(),
         Rate::new(b, n).cell()
     ));
-    for t in run.report.as_ref().map_or(&Value::Null, |r| &r["routing"]["per_tool"])
+    for t in run
+        .report
+        .as_ref()
+        .map_or(&Value::Null, |r| &r["routing"]["per_tool"])
         .as_array()
         .into_iter()
         .flatten()
@@ -219,7 +225,9 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
             cell(t["tool"].as_str().unwrap_or("")),
             m["support"],
             m["correct"],
-            m["precision"].as_f64().map_or("—".into(), |p| format!("{:.2}", p)),
+            m["precision"]
+                .as_f64()
+                .map_or("—".into(), |p| format!("{:.2}", p)),
         ));
     }
     md.push('\n');

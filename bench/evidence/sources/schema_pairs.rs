@@ -48,7 +48,12 @@ pub fn confluent(external: &Path) -> Result<Vec<Pair>> {
     ] {
         let all = read_lenient_json(&dir.join(file))?;
         let stem = file.trim_start_matches("diff-").trim_end_matches(".json");
-        for (i, p) in all.as_array().context("a list of pairs")?.iter().enumerate() {
+        for (i, p) in all
+            .as_array()
+            .context("a list of pairs")?
+            .iter()
+            .enumerate()
+        {
             pairs.push(Pair {
                 source: "confluent",
                 id: format!("{stem}#{i}"),
@@ -153,14 +158,16 @@ fn sentry_breaking(kind: &str, block: &str) -> bool {
         "MinLengthChange" => number(block, "new_value") > number(block, "old_value"),
         "MaxLengthChange" => number(block, "new_value") < number(block, "old_value"),
         "RangeChange" => match (range(block, "old_value"), range(block, "new_value")) {
-            (Some((o, l)), Some((n, r))) => !matches!(
-                (o.as_str(), n.as_str()),
-                ("ExclusiveMinimum", "Minimum") if l >= r
-            ) && !matches!(
-                (o.as_str(), n.as_str()),
-                ("ExclusiveMaximum", "Maximum") if l <= r
-            ) && !(o == n && o.ends_with("inimum") && l >= r)
-                && !(o == n && o.ends_with("aximum") && l <= r),
+            (Some((o, l)), Some((n, r))) => {
+                !matches!(
+                    (o.as_str(), n.as_str()),
+                    ("ExclusiveMinimum", "Minimum") if l >= r
+                ) && !matches!(
+                    (o.as_str(), n.as_str()),
+                    ("ExclusiveMaximum", "Maximum") if l <= r
+                ) && !(o == n && o.ends_with("inimum") && l >= r)
+                    && !(o == n && o.ends_with("aximum") && l <= r)
+            }
             _ => true,
         },
         _ => false,
