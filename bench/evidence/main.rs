@@ -69,7 +69,13 @@ fn main() -> Result<()> {
     for (name, f) in sources::ALL {
         let t = std::time::Instant::now();
         eprintln!("evidence: {name} …");
-        sections.extend(f(&ctx).with_context(|| format!("source {name}"))?);
+        let got = f(&ctx).with_context(|| format!("source {name}"))?;
+        for s in &got {
+            for (rate, _) in &s.rates {
+                eprintln!("evidence:   {} {rate}: {}", s.id, s.rate(rate).cell());
+            }
+        }
+        sections.extend(got);
         eprintln!("evidence: {name} done in {:.1}s", t.elapsed().as_secs_f64());
     }
     let version = std::process::Command::new(&ctx.driftgate)

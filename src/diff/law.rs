@@ -229,6 +229,12 @@ pub const LAW: &[Rule] = &[
         "a bound was loosened or removed",
     ),
     r(
+        "pattern-changed",
+        K::InputSchema,
+        S::Breaking,
+        "the pattern changed: values it accepted may now be rejected (regex inclusion is not decided)",
+    ),
+    r(
         "additional-properties-closed",
         K::InputSchema,
         S::Breaking,

@@ -95,7 +95,7 @@ fn tighter(a: (f64, bool, &str), b: (f64, bool, &str), lower: bool) -> bool {
 }
 
 /// Compared whole; any change is undecidable.
-const OPAQUE: [&str; 13] = [
+const OPAQUE: [&str; 11] = [
     "anyOf",
     "oneOf",
     "allOf",
@@ -106,14 +106,12 @@ const OPAQUE: [&str; 13] = [
     "if",
     "then",
     "else",
-    "const",
     "format",
-    "multipleOf",
 ];
 /// Text the model reads, reported as parameter description changes.
 const TEXT: [&str; 2] = ["description", "title"];
 /// Keywords handled explicitly (everything else falls into the generic "schema-changed").
-const HANDLED: [&str; 14] = [
+const HANDLED: [&str; 16] = [
     "minimum",
     "exclusiveMinimum",
     "maximum",
@@ -122,6 +120,8 @@ const HANDLED: [&str; 14] = [
     "properties",
     "required",
     "enum",
+    "const",
+    "multipleOf",
     "additionalProperties",
     "items",
     "pattern",
@@ -292,15 +292,63 @@ fn invalid_keywords(m: &Map<String, Value>) -> Vec<(&'static str, &'static str)>
     out
 }
 
+/// The JSON type of a value, as `type` names it.
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(n) if n.is_i64() || n.is_u64() => "integer",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// The values a schema is pinned to: its `enum`, or its `const` as an enum of one.
+fn values(m: &Map<String, Value>) -> Option<Vec<Value>> {
+    match (m.get("enum"), m.get("const")) {
+        (Some(Value::Array(a)), _) => Some(a.clone()),
+        (None, Some(c)) => Some(vec![c.clone()]),
+        _ => None,
+    }
+}
+
+/// The types a schema accepts: its `type`, else the types of its pinned values, else the union
+/// of its `anyOf`/`oneOf` branches' (when every branch says); `None` = any type.
 fn type_set(m: &Map<String, Value>) -> Option<BTreeSet<String>> {
-    let mut s: BTreeSet<String> = match m.get("type")? {
-        Value::String(t) => [t.clone()].into(),
-        Value::Array(a) => a
+    let mut s: BTreeSet<String> = match m.get("type") {
+        Some(Value::String(t)) => [t.clone()].into(),
+        Some(Value::Array(a)) => a
             .iter()
             .filter_map(Value::as_str)
             .map(String::from)
             .collect(),
-        _ => return None,
+        Some(_) => return None,
+        None => {
+            if let Some(vs) = values(m) {
+                vs.iter().map(|v| json_type(v).to_string()).collect()
+            } else if let Some(branches) = m.get("allOf").and_then(Value::as_array) {
+                // Every branch applies: the types the branches that say agree on.
+                let mut said = branches
+                    .iter()
+                    .filter_map(|b| b.as_object().and_then(type_set));
+                let first = said.next()?;
+                said.fold(first, |acc, t| acc.intersection(&t).cloned().collect())
+            } else {
+                let branches = ["anyOf", "oneOf"]
+                    .iter()
+                    .find_map(|k| m.get(*k).and_then(Value::as_array))?;
+                let mut all = BTreeSet::new();
+                for b in branches {
+                    all.extend(type_set(b.as_object()?)?);
+                }
+                if all.is_empty() {
+                    return None;
+                }
+                all
+            }
+        }
     };
     // "number" accepts every integer.
     if s.contains("number") {
@@ -310,10 +358,12 @@ fn type_set(m: &Map<String, Value>) -> Option<BTreeSet<String>> {
 }
 
 fn types(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &mut Vec<Finding>) {
-    if o.get("type") == n.get("type") {
-        return;
-    }
+    // An old side whose types hide behind `$ref`, `not` or a conditional is not "any type": what
+    // it accepted is undecided (its keyword's own `schema-changed` says so), not narrowed.
+    let hidden = ["$ref", "not", "if"].iter().any(|k| o.contains_key(*k));
     let rule = match (type_set(o), type_set(n)) {
+        (None, None) => return,
+        (None, Some(_)) if hidden => return,
         (None, Some(_)) => "type-narrowed",
         (Some(_), None) => "type-widened",
         (Some(a), Some(b)) if a == b => return, // e.g. "string" vs ["string"]
@@ -356,6 +406,14 @@ fn properties(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &m
     for (name, schema) in op {
         let p = format!("{ptr}/properties/{}", escape(name));
         match np.get(name) {
+            // A property whose schema is `false` could never be sent: removing it breaks no call.
+            None if schema == &Value::Bool(false) => out.push(f(
+                "bound-loosened",
+                &p,
+                format!("property `{name}` (schema `false`: never accepted) removed"),
+                Some(schema),
+                None,
+            )),
             None => out.push(f(
                 "property-removed",
                 &p,
@@ -415,12 +473,21 @@ fn properties(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &m
 }
 
 fn enums(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &mut Vec<Finding>) {
-    let p = format!("{ptr}/enum");
-    let (a, b) = (o.get("enum"), n.get("enum"));
-    if a == b {
+    // `const` is an enum of one; the pointer names the keyword the new side uses.
+    let key = |m: &Map<String, Value>| {
+        if m.contains_key("enum") {
+            "enum"
+        } else {
+            "const"
+        }
+    };
+    let (va, vb) = (values(o), values(n));
+    if va == vb {
         return;
     }
-    let rule = match (a.and_then(Value::as_array), b.and_then(Value::as_array)) {
+    let p = format!("{ptr}/{}", key(if vb.is_some() { n } else { o }));
+    let (a, b) = (o.get(key(o)), n.get(key(n)));
+    let rule = match (va.as_ref(), vb.as_ref()) {
         (None, Some(_)) => "enum-added",
         (Some(_), None) => "enum-removed",
         (Some(x), Some(y)) => {
@@ -494,12 +561,32 @@ fn bounds(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &mut V
         let rule = match (a, b) {
             (None, Some(_)) => "bound-tightened",
             (Some(_), None) => "bound-loosened",
-            _ => "schema-changed",
+            _ => "pattern-changed",
         };
         out.push(f(
             rule,
             &format!("{ptr}/pattern"),
             "`pattern` changed".into(),
+            a,
+            b,
+        ));
+    }
+    let (a, b) = (o.get("multipleOf"), n.get("multipleOf"));
+    if a != b {
+        // Every multiple of the old divisor stays a multiple of the new one iff new divides old.
+        let divides = |old: f64, new: f64| {
+            let q = old / new;
+            new > 0.0 && (q - q.round()).abs() < 1e-9 * q.abs().max(1.0)
+        };
+        let rule = match (a.and_then(Value::as_f64), b.and_then(Value::as_f64)) {
+            (_, None) => "bound-loosened",
+            (Some(x), Some(y)) if divides(x, y) => "bound-loosened",
+            _ => "bound-tightened",
+        };
+        out.push(f(
+            rule,
+            &format!("{ptr}/multipleOf"),
+            "`multipleOf` changed".into(),
             a,
             b,
         ));
@@ -673,5 +760,88 @@ mod tests {
         // A valid list of types is no finding of this kind.
         let ok = json!({"type": ["string", "null"]});
         assert!(invalid_keywords(ok.as_object().unwrap()).is_empty());
+    }
+
+    fn rules_of(old: serde_json::Value, new: serde_json::Value) -> Vec<&'static str> {
+        bound_rules(old, new).into_iter().map(|(r, _)| r).collect()
+    }
+
+    /// Found by the evidence bench (docs/evidence.md: Confluent and sentry pairs): `const` was
+    /// "cannot be decided" (a warning), so a parameter pinned to one value, or pinned to another,
+    /// passed the gate. It is an enum of one.
+    #[test]
+    fn const_is_an_enum_of_one() {
+        let s = json!({"type": "string"});
+        let a = json!({"type": "string", "const": "a"});
+        let b = json!({"type": "string", "const": "b"});
+        assert_eq!(rules_of(s.clone(), a.clone()), ["enum-added"]);
+        assert_eq!(rules_of(a.clone(), b), ["enum-narrowed"]);
+        assert_eq!(rules_of(a.clone(), s), ["enum-removed"]);
+        let e = json!({"type": "string", "enum": ["a", "c"]});
+        assert_eq!(rules_of(a, e), ["enum-widened"]);
+    }
+
+    /// Found by the evidence bench (sentry's any_of/to_equivalent_type, type/extend_from_const):
+    /// a schema whose types live in `anyOf`/`oneOf` branches or in a `const`/`enum` was read as
+    /// "any type", so writing the same types as `type` was rated a breaking narrowing.
+    #[test]
+    fn types_are_read_through_branches_and_values() {
+        let branches = json!({"anyOf": [{"type": "string"}, {"type": "number"}]});
+        let same = json!({"type": ["string", "number"]});
+        let rules = rules_of(branches.clone(), same);
+        assert!(!rules.contains(&"type-narrowed"), "{rules:?}");
+        let wider = json!({"type": ["string", "number", "boolean"]});
+        assert!(!rules_of(branches.clone(), wider).contains(&"type-narrowed"));
+        let narrower = json!({"type": "string"});
+        assert!(rules_of(branches, narrower).contains(&"type-narrowed"));
+        // allOf → anyOf with the same types (Confluent's combined-schema pairs), and a `$ref`
+        // inlined (its target's types are not followed), are no narrowing either.
+        let all = json!({"allOf": [{"type": "string"}, {"maxLength": 5}]});
+        let any = json!({"anyOf": [{"type": "string"}, {"maxLength": 5, "type": "string"}]});
+        assert!(!rules_of(all, any).contains(&"type-narrowed"));
+        let by_ref = json!({"$ref": "#/definitions/s", "definitions": {"s": {"type": "string"}}});
+        assert!(!rules_of(by_ref, json!({"type": "string"})).contains(&"type-narrowed"));
+        let pinned = json!({"const": "x"});
+        let rules = rules_of(pinned, json!({"type": "string"}));
+        assert!(!rules.contains(&"type-narrowed"), "{rules:?}");
+    }
+
+    /// Found by the evidence bench (both checkers call these breaking): a changed `pattern` and
+    /// a changed `multipleOf` were "cannot be decided" warnings.
+    #[test]
+    fn a_changed_pattern_or_divisor_is_breaking_unless_it_admits_the_old() {
+        let p = |re: &str| json!({"type": "string", "pattern": re});
+        assert_eq!(rules_of(p("^a"), p("^b")), ["pattern-changed"]);
+        let m = |d: f64| json!({"type": "number", "multipleOf": d});
+        assert_eq!(rules_of(m(2.0), m(4.0)), ["bound-tightened"]);
+        assert_eq!(rules_of(m(2.0), m(3.0)), ["bound-tightened"]);
+        assert_eq!(rules_of(m(4.0), m(2.0)), ["bound-loosened"]);
+        assert_eq!(rules_of(m(0.5), m(0.25)), ["bound-loosened"]);
+        assert_eq!(
+            rules_of(json!({"type": "number"}), m(2.0)),
+            ["bound-tightened"]
+        );
+        assert_eq!(
+            rules_of(m(2.0), json!({"type": "number"})),
+            ["bound-loosened"]
+        );
+    }
+
+    /// Found by the evidence bench (Confluent: removing false from a closed content model): a
+    /// property whose schema is `false` could never be sent; removing it breaks no call.
+    #[test]
+    fn removing_a_property_no_call_could_send_is_not_breaking() {
+        let old = json!({"type": "object", "additionalProperties": false,
+                         "properties": {"a": {"type": "string"}, "foo": false}});
+        let new = json!({"type": "object", "additionalProperties": false,
+                         "properties": {"a": {"type": "string"}}});
+        let rules = rules_of(old, new);
+        assert!(!rules.contains(&"property-removed"), "{rules:?}");
+        assert!(
+            rules
+                .iter()
+                .all(|r| crate::diff::law::rule(r).severity < crate::diff::law::Severity::High),
+            "{rules:?}"
+        );
     }
 }

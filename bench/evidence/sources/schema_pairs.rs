@@ -112,14 +112,16 @@ pub fn sentry(external: &Path) -> Result<Vec<Pair>> {
 fn sentry_changes(snap: &str) -> Vec<(String, bool)> {
     let body = snap.splitn(3, "---").nth(2).unwrap_or("");
     let mut out = Vec::new();
+    let (kind_re, path_re) = (
+        Regex::new(r"change: (\w+)").unwrap(),
+        Regex::new(r#"path: "([^"]*)""#).unwrap(),
+    );
     for block in body.split("    Change {").skip(1) {
-        let kind = Regex::new(r"change: (\w+)")
-            .unwrap()
+        let kind = kind_re
             .captures(block)
             .map(|c| c[1].to_string())
             .unwrap_or_default();
-        let path = Regex::new(r#"path: "([^"]*)""#)
-            .unwrap()
+        let path = path_re
             .captures(block)
             .map(|c| c[1].to_string())
             .unwrap_or_default();
@@ -159,14 +161,14 @@ fn sentry_breaking(kind: &str, block: &str) -> bool {
         "MaxLengthChange" => number(block, "new_value") < number(block, "old_value"),
         "RangeChange" => match (range(block, "old_value"), range(block, "new_value")) {
             (Some((o, l)), Some((n, r))) => {
-                !matches!(
-                    (o.as_str(), n.as_str()),
-                    ("ExclusiveMinimum", "Minimum") if l >= r
-                ) && !matches!(
-                    (o.as_str(), n.as_str()),
-                    ("ExclusiveMaximum", "Maximum") if l <= r
-                ) && !(o == n && o.ends_with("inimum") && l >= r)
-                    && !(o == n && o.ends_with("aximum") && l <= r)
+                let loosened = match (o.as_str(), n.as_str()) {
+                    ("ExclusiveMinimum", "Minimum") => l >= r,
+                    ("ExclusiveMaximum", "Maximum") => l <= r,
+                    (a, b) if a == b && a.ends_with("inimum") => l >= r,
+                    (a, b) if a == b && a.ends_with("aximum") => l <= r,
+                    _ => false,
+                };
+                !loosened
             }
             _ => true,
         },
