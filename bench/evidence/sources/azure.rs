@@ -108,14 +108,7 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
             .join(", ")
     );
     let mut rows = Vec::new();
-    for t in run
-        .report
-        .as_ref()
-        .map_or(&Value::Null, |r| &r["routing"]["per_tool"])
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
+    for t in replay::per_tool(&run) {
         let m = &t["base_metrics"];
         let (support, correct, predicted) = (
             m["support"].as_u64().unwrap_or(0),

@@ -95,21 +95,6 @@ fn below_floor(report: &Value) -> impl Iterator<Item = (String, f64)> + '_ {
         })
 }
 
-fn renames(report: &Value) -> Vec<(String, String)> {
-    report["diff"]["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|t| t["status"] == "renamed")
-        .map(|t| {
-            (
-                t["base_name"].as_str().unwrap_or("").to_string(),
-                t["head_name"].as_str().unwrap_or("").to_string(),
-            )
-        })
-        .collect()
-}
-
 fn names_with(report: &Value, status: &str) -> BTreeSet<String> {
     report["diff"]["tools"]
         .as_array()
@@ -164,7 +149,7 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
         *by_status.entry(status.clone()).or_default() += 1;
         let (sig, reason) = match &run.report {
             Some(r) => {
-                for (from, to) in renames(r) {
+                for (from, to) in super::renames(r) {
                     found_renames.push((from, to, *i));
                 }
                 for n in names_with(r, "removed") {

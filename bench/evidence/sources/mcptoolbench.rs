@@ -54,22 +54,6 @@ pub fn releases(ctx: &Ctx, server: &str) -> Result<Vec<String>> {
         .collect())
 }
 
-fn renamed(report: &Value) -> Vec<String> {
-    report["diff"]["tools"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|t| t["status"] == "renamed")
-        .map(|t| {
-            format!(
-                "`{}` → `{}`",
-                t["base_name"].as_str().unwrap_or(""),
-                t["head_name"].as_str().unwrap_or("")
-            )
-        })
-        .collect()
-}
-
 fn unoffered(report: &Value) -> usize {
     report["notes"]
         .as_array()
@@ -135,7 +119,12 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
         if verdict == "fail" {
             fails += 1;
         }
-        let ren = r.map(renamed).unwrap_or_default();
+        let ren: Vec<String> = r
+            .map(super::renames)
+            .unwrap_or_default()
+            .iter()
+            .map(|(from, to)| format!("`{from}` → `{to}`"))
+            .collect();
         if let Some((b, _, n)) = acc {
             md.push_str(&format!(
                 "| {} | {} | {} | {} | {} | {} |\n",
@@ -211,14 +200,7 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
         search_cases.len(),
         Rate::new(b, n).cell()
     ));
-    for t in run
-        .report
-        .as_ref()
-        .map_or(&Value::Null, |r| &r["routing"]["per_tool"])
-        .as_array()
-        .into_iter()
-        .flatten()
-    {
+    for t in replay::per_tool(&run) {
         let m = &t["base_metrics"];
         md.push_str(&format!(
             "| `{}` | {} | {} | {} |\n",

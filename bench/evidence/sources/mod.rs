@@ -96,6 +96,22 @@ impl Ctx {
     }
 }
 
+/// The renames a report's diff paired: (base name, head name).
+pub fn renames(report: &Value) -> Vec<(String, String)> {
+    report["diff"]["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| t["status"] == "renamed")
+        .map(|t| {
+            (
+                t["base_name"].as_str().unwrap_or("").to_string(),
+                t["head_name"].as_str().unwrap_or("").to_string(),
+            )
+        })
+        .collect()
+}
+
 pub fn read_json(path: &Path) -> Result<Value> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;

@@ -53,3 +53,12 @@ pub fn accuracy(run: &Run) -> Option<(usize, usize, usize)> {
     let h = (s["head_accuracy"].as_f64()? * n as f64).round() as usize;
     Some((b, h, n))
 }
+
+/// The per-tool rows of a check report's routing section (empty without one).
+pub fn per_tool(run: &Run) -> impl Iterator<Item = &Value> {
+    run.report
+        .as_ref()
+        .and_then(|r| r["routing"]["per_tool"].as_array())
+        .into_iter()
+        .flatten()
+}
