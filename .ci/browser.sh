@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # .ci/browser.sh — the HTML report and the PR comment's Mermaid chart, checked in a real browser
-# (issue 17): Debian's Chromium (installed with apt-get when missing) driven by playwright-core,
-# and @mermaid-js/mermaid-cli rendering the Mermaid block to SVG in the same Chromium.
+# (issue 17), and the whole PR comment rendered as a reviewer sees it (issue 36): Debian's
+# Chromium (installed with apt-get when missing) driven by playwright-core, @mermaid-js/mermaid-cli
+# rendering the Mermaid block to SVG in the same Chromium, marked rendering the Markdown.
 #
 #   .ci/browser.sh install   install Chromium and the npm packages (cached; idempotent)
 #   .ci/browser.sh run BIN   render the calendar example's check and a stress run with driftgate
@@ -34,6 +35,13 @@ install() {
       || { "${as_root[@]}" apt-get update >&2 && "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium >&2; } \
       || die "apt-get install chromium failed"
   fi
+  # The comment's verdict and flip marks are emoji: without a font they are boxes.
+  if ! fc-list 2>/dev/null | grep -qi 'color emoji'; then
+    local as_root=()
+    [ "$(id -u)" = 0 ] || as_root=(sudo)
+    "${as_root[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends fonts-noto-color-emoji >&2 \
+      || die "apt-get install fonts-noto-color-emoji failed"
+  fi
   if [ ! -f "$dir/.complete" ]; then
     command -v npm >/dev/null || die "npm not found"
     mkdir -p "$cache"
@@ -51,14 +59,17 @@ install() {
 
 run() {
   local bin=${1:?usage: browser.sh run BIN}
+  bin=$(cd "$(dirname "$bin")" && pwd)/$(basename "$bin")
   install
   rm -rf "$out"
   mkdir -p "$out"
   local ex="$root/examples/calendar"
   # The gate fails on the example (exit 1): that is the report we want.
   local rc=0
-  "$bin" check --base "$ex/tools.base.json" --head "$ex/tools.head.json" --suite "$ex/suite.yaml" \
-    --no-cache --format markdown -o "$out/check.md" --html-out "$out/check.html" >/dev/null || rc=$?
+  # From the repository root with relative paths: the comment shows them as a user's would.
+  (cd "$root" && "$bin" check --base examples/calendar/tools.base.json --head examples/calendar/tools.head.json \
+    --suite examples/calendar/suite.yaml --no-cache --format markdown -o "$out/check.md" \
+    --html-out "$out/check.html" >/dev/null) || rc=$?
   [ "$rc" = 1 ] || die "check on the calendar example exited $rc, expected 1"
   "$bin" stress --tools "$ex/tools.base.json" --suite "$ex/suite.yaml" --no-cache \
     --format html -o "$out/stress.html" >/dev/null
@@ -80,6 +91,9 @@ run() {
   "$dir/node_modules/.bin/mmdc" -p "$out/puppeteer.json" -i "$out/chart.mmd" -o "$out/chart.svg" -q
   grep -q "<svg" "$out/chart.svg" || die "mermaid-cli wrote no SVG"
   node "$dir/mermaid.mjs" "$out/chart.svg"
+  # The whole PR comment, rendered as a reviewer sees it (README: docs/img/pr-comment.png).
+  cp "$spec/comment.mjs" "$dir/"
+  node "$dir/comment.mjs" "$out"
   echo "browser.sh: all browser checks passed; screenshots in $out" >&2
 }
 

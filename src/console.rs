@@ -16,9 +16,10 @@ pub trait Console: Send + Sync {
     /// Text for stdout exactly as given: annotations and workflow commands, which the Actions
     /// runner reads there.
     fn out(&self, text: &str);
-    /// `done` of `total` steps of the run named `label` are finished.
-    fn progress(&self, label: &str, done: u64, total: u64) {
-        let _ = (label, done, total);
+    /// `done` of `total` steps of the run named `label` are finished, `failed` of them without
+    /// an answer (a count of "answers" that were errors would read as progress).
+    fn progress(&self, label: &str, done: u64, total: u64, failed: u64) {
+        let _ = (label, done, total, failed);
     }
 }
 

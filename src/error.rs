@@ -12,6 +12,9 @@ pub mod exit {
     pub const USAGE: i32 = 2;
     /// A measurement could not be completed (server did not answer, router errors): never a pass.
     pub const INCOMPLETE: i32 = 3;
+    /// The measurement ran but cannot tell a regression from noise (a large drop on too few
+    /// cases, a router at chance at base): never a pass; add cases or re-run with `--confirm`.
+    pub const INCONCLUSIVE: i32 = 4;
 }
 
 #[derive(Debug, thiserror::Error)]

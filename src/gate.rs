@@ -13,6 +13,9 @@ use crate::scan::{FailOn, ScanSection};
 pub enum Status {
     Pass,
     Fail,
+    /// Measured, but not enough evidence either way: a large drop on too few cases, or a base
+    /// at or below chance. Never a pass.
+    Inconclusive,
     Incomplete,
 }
 
@@ -21,6 +24,15 @@ pub struct Verdict {
     pub status: Status,
     /// The one sentence (with the number) that decided it.
     pub reason: String,
+    /// Every other finding of the same weight, in order (the reason is the first): nothing
+    /// behind a "+N more".
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub also: Vec<String>,
+    /// What did not decide the verdict but a reviewer should see: drops beyond the tolerance
+    /// too small or too noisy to call, behind an inconclusive or failing verdict the lines it
+    /// outranked.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 impl Verdict {
@@ -28,7 +40,17 @@ impl Verdict {
         match self.status {
             Status::Pass => exit::PASS,
             Status::Fail => exit::FAIL,
+            Status::Inconclusive => exit::INCONCLUSIVE,
             Status::Incomplete => exit::INCOMPLETE,
+        }
+    }
+
+    pub fn new(status: Status, reason: impl Into<String>) -> Verdict {
+        Verdict {
+            status,
+            reason: reason.into(),
+            also: Vec::new(),
+            warnings: Vec::new(),
         }
     }
 }
@@ -45,18 +67,18 @@ pub fn diff_verdict(diff: &Diff, fail_on: Severity) -> Verdict {
             .max_severity()
             .map(|s| format!(", worst {}", s.as_str()))
             .unwrap_or_default();
-        Verdict {
-            status: Status::Pass,
-            reason: format!(
+        Verdict::new(
+            Status::Pass,
+            format!(
                 "no change at or above {} ({total} change(s){worst})",
                 fail_on.as_str()
             ),
-        }
+        )
     } else {
         let (tool, first) = at_or_above[0];
-        Verdict {
-            status: Status::Fail,
-            reason: format!(
+        Verdict::new(
+            Status::Fail,
+            format!(
                 "{} change(s) at or above {}; first: {} `{}` {}",
                 at_or_above.len(),
                 fail_on.as_str(),
@@ -64,7 +86,7 @@ pub fn diff_verdict(diff: &Diff, fail_on: Severity) -> Verdict {
                 tool.name,
                 first.rule
             ),
-        }
+        )
     }
 }
 
@@ -132,13 +154,22 @@ pub struct CheckThresholds {
     pub min_cases: usize,
     #[serde(default)]
     pub cosine: CosinePolicy,
-    /// Base accuracy at or below this measures nothing (a wrong model, endpoint or suite): the run
-    /// is incomplete. A base of 0% always is.
+    /// Base accuracy at or below this measures nothing (a wrong model, endpoint or suite): the
+    /// verdict is inconclusive. `None`: chance for the offered tools. A base of 0% is incomplete.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_base_accuracy: Option<f64>,
     /// An injection-scan finding the PR introduced at or above this fails the gate.
     #[serde(default)]
     pub scan_fail_on: FailOn,
+    /// A drop at least this large (fraction) that the evidence cannot call — overall, or of a tool
+    /// the PR changed — makes the verdict inconclusive (exit 4); smaller unproven drops beyond
+    /// the tolerance are warnings. 1 turns inconclusive drops into warnings.
+    #[serde(default = "default_inconclusive_drop")]
+    pub inconclusive_drop: f64,
+}
+
+fn default_inconclusive_drop() -> f64 {
+    0.25
 }
 
 impl Default for CheckThresholds {
@@ -154,6 +185,7 @@ impl Default for CheckThresholds {
             cosine: CosinePolicy::Auto,
             min_base_accuracy: None,
             scan_fail_on: FailOn::High,
+            inconclusive_drop: 0.25,
         }
     }
 }
@@ -169,25 +201,41 @@ fn pts(x: f64) -> String {
     format!("{:+.1} pts", x * 100.0)
 }
 
-/// Why a replay measured nothing, if it did not: the router was (almost) never right at base, so
-/// no drop can show at head. An endpoint that answers garbage, a model that never calls tools or
-/// a suite for other tools all look like this; a pass would be a lie.
-fn nothing_measured(r: &crate::replay::Routing, t: &CheckThresholds) -> Option<String> {
+/// A size in points, unsigned: a tolerance is not a change.
+fn magnitude(x: f64) -> String {
+    format!("{:.1} pts", x.abs() * 100.0)
+}
+
+/// Why a replay measured nothing, if it did not: the router was never right at base, so no drop
+/// can show at head. An endpoint that answers garbage, a model that never calls tools or a suite
+/// for other tools all look like this; a pass would be a lie.
+fn nothing_measured(r: &crate::replay::Routing) -> Option<String> {
     let s = &r.summary;
-    if s.n_cases == 0 {
-        return None;
-    }
-    let floor = t.min_base_accuracy.unwrap_or(0.0);
-    (s.base_accuracy <= floor).then(|| {
-        let right = (s.base_accuracy * s.n_cases as f64).round() as u64;
-        let threshold = match t.min_base_accuracy {
-            Some(m) => format!(", at or below the min_base_accuracy {:.1}%", m * 100.0),
-            None => String::new(),
-        };
+    (s.n_cases > 0 && s.base_accuracy == 0.0).then(|| {
         format!(
-            "nothing was measured: the router was right on {right} of {} case(s) at base ({:.1}%{threshold}); check the model, the endpoint and the suite — incomplete, not a pass",
+            "nothing was measured: the router was right on 0 of {} case(s) at base; check the model, the endpoint and the suite — incomplete, not a pass",
+            s.n_cases
+        )
+    })
+}
+
+/// Why base is too weak to measure anything, if it is: at or below `min_base_accuracy`, or
+/// (unset) at or below what a router choosing uniformly among each case's offered tools would
+/// score. A drop from chance says nothing about the PR: inconclusive, not a pass.
+fn at_chance(r: &crate::replay::Routing, t: &CheckThresholds) -> Option<String> {
+    let s = &r.summary;
+    let (floor, what) = match (t.min_base_accuracy, r.chance_accuracy) {
+        (Some(m), _) => (m, "min_base_accuracy"),
+        (None, Some(c)) => (c, "what a router that ignores the prompt scores"),
+        (None, None) => return None,
+    };
+    (s.n_cases > 0 && s.base_accuracy <= floor).then(|| {
+        let right = (s.base_accuracy * s.n_cases as f64).round() as u64;
+        format!(
+            "the router was right on {right} of {} case(s) at base ({:.1}%), at or below {what} ({:.1}%): routing measured nothing about this PR; check the model and the suite, or set [gate] min_base_accuracy",
             s.n_cases,
-            s.base_accuracy * 100.0
+            s.base_accuracy * 100.0,
+            floor * 100.0
         )
     })
 }
@@ -238,21 +286,21 @@ pub fn overall_call_drop_fails(r: &crate::replay::Routing, t: &CheckThresholds) 
         && !drop_fails(&r.summary, t.tolerance, t)
 }
 
-/// The tools whose routing drop fails: tools the PR changed (the hypotheses the diff names before
-/// anything is measured) that dropped beyond the tolerance with evidence — Holm's step-down over
-/// those tools at `per_tool_alpha`, so editing ten tools does not buy ten chances of a false
-/// alarm, and one flip of a two-case tool (p = 0.5) is never enough. A drop of a tool the PR did
-/// not touch shows in the report and counts through the overall test. Where calls are measured,
-/// a tool fails on its call accuracy, and is listed here when its routing fails as well.
+/// The tools whose routing drop fails: any tool the suite expects whose drop is beyond the
+/// tolerance with evidence. The family is the suite's tools, fixed by the base side before
+/// anything is measured, never by what the PR touched — so an unrelated edit cannot dilute a
+/// regression (the "Get" → "Retrieve" laundering) — and Tarone's reduction for discrete tests
+/// keeps it powerful: a tool whose routing moved on too few cases to ever reach significance
+/// cannot spend the budget ([`Family`], docs/verdict.md). Where calls are measured, a tool fails
+/// on its call accuracy, and is listed here when its routing fails as well.
 pub fn failing_tools<'a>(
     r: &'a crate::replay::Routing,
-    diff: &Diff,
     t: &CheckThresholds,
 ) -> Vec<&'a crate::replay::ToolRouting> {
-    let own = failing_rows(&r.per_tool, diff, t, t.tolerance);
+    let own = failing_rows(&r.per_tool, t, t.tolerance);
     match &r.calls {
         Some(c) => {
-            let calls = failing_rows(&c.per_tool, diff, t, t.args_tolerance());
+            let calls = failing_rows(&c.per_tool, t, t.args_tolerance());
             own.into_iter()
                 .filter(|x| calls.iter().any(|c| c.tool == x.tool))
                 .collect()
@@ -261,51 +309,86 @@ pub fn failing_tools<'a>(
     }
 }
 
-/// The tools whose call-accuracy drop fails (Holm at `per_tool_alpha`, `args_tolerance`) while
-/// their routing does not: the arguments decided.
+/// The tools whose call-accuracy drop fails (the same family rule, `args_tolerance`) while their
+/// routing does not: the arguments decided.
 pub fn failing_call_tools<'a>(
     r: &'a crate::replay::Routing,
-    diff: &Diff,
     t: &CheckThresholds,
 ) -> Vec<&'a crate::replay::ToolRouting> {
     let Some(c) = &r.calls else {
         return Vec::new();
     };
-    let own = failing_rows(&r.per_tool, diff, t, t.tolerance);
-    failing_rows(&c.per_tool, diff, t, t.args_tolerance())
+    let own = failing_rows(&r.per_tool, t, t.tolerance);
+    failing_rows(&c.per_tool, t, t.args_tolerance())
         .into_iter()
         .filter(|x| !own.iter().any(|o| o.tool == x.tool))
         .collect()
 }
 
+/// The per-tool test family: every tool the suite expects, at `per_tool_alpha` split by
+/// Tarone's modified Bonferroni for discrete tests (Tarone 1990). A sign test on `n` discordant
+/// cases can never reach a p-value below 2⁻ⁿ, so a tool whose smallest attainable p-value is above
+/// the threshold is not a hypothesis that can spend the budget: the threshold is α/K for the
+/// smallest K such that at most K tools can attain α/K. The test is conditional on each tool's
+/// discordant count, which is how the sign test is exact, so the false-alarm bound holds.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Family {
+    /// The threshold every testable tool's p-value is held to: `per_tool_alpha / size`.
+    pub threshold: f64,
+    /// K: the tools whose discordant cases could reach the threshold.
+    pub size: usize,
+}
+
+impl Family {
+    pub fn of(rows: &[crate::replay::ToolRouting], alpha: f64) -> Family {
+        let min_p = |x: &crate::replay::ToolRouting| 0.5f64.powi((x.regressed + x.fixed) as i32);
+        let mut k = 1;
+        loop {
+            let threshold = alpha / k as f64;
+            let testable = rows.iter().filter(|x| min_p(x) <= threshold).count();
+            if testable <= k {
+                return Family { threshold, size: k };
+            }
+            k += 1;
+        }
+    }
+
+    /// The threshold `row`'s p-value is held to, or `None` when its discordant cases are too
+    /// few to ever reach it (it is not in the family).
+    pub fn held_to(&self, row: &crate::replay::ToolRouting) -> Option<f64> {
+        (0.5f64.powi((row.regressed + row.fixed) as i32) <= self.threshold)
+            .then_some(self.threshold)
+    }
+}
+
 fn failing_rows<'a>(
     rows: &'a [crate::replay::ToolRouting],
-    diff: &Diff,
     t: &CheckThresholds,
     tolerance: f64,
 ) -> Vec<&'a crate::replay::ToolRouting> {
-    let changed: std::collections::BTreeSet<&str> = diff
-        .tools
-        .iter()
-        .flat_map(|d| [Some(d.name.as_str()), d.base_name.as_deref()])
-        .flatten()
-        .collect();
-    let mut family: Vec<&crate::replay::ToolRouting> = rows
-        .iter()
-        .filter(|x| changed.contains(x.tool.as_str()))
-        .collect();
-    family.sort_by(|a, b| a.p_value_worse.total_cmp(&b.p_value_worse));
-    let m = family.len();
-    let mut out = Vec::new();
-    for (i, x) in family.into_iter().enumerate() {
-        if x.p_value_worse >= t.per_tool_alpha / (m - i) as f64 {
-            break;
+    let family = Family::of(rows, t.per_tool_alpha);
+    rows.iter()
+        .filter(|x| {
+            family
+                .held_to(x)
+                .is_some_and(|a| x.p_value_worse < a && x.delta < -tolerance)
+        })
+        .collect()
+}
+
+/// Each row's threshold (`ToolRouting::held_to`), set once by the job so every format prints the
+/// threshold the verdict used.
+pub fn hold(r: &mut crate::replay::Routing, t: &CheckThresholds) {
+    let mark = |rows: &mut [crate::replay::ToolRouting]| {
+        let family = Family::of(rows, t.per_tool_alpha);
+        for row in rows.iter_mut() {
+            row.held_to = family.held_to(row);
         }
-        if x.delta < -tolerance {
-            out.push(x);
-        }
+    };
+    mark(&mut r.per_tool);
+    if let Some(c) = r.calls.as_mut() {
+        mark(&mut c.per_tool);
     }
-    out
 }
 
 /// What a description below the floor does.
@@ -405,21 +488,23 @@ pub fn with_lint_model(verdict: Verdict, lint: Option<&LintSection>) -> Verdict 
         .map(|m| m.errors.as_slice())
         .unwrap_or_default();
     match errors.first() {
-        Some(e) if verdict.status != Status::Incomplete => Verdict {
-            status: Status::Incomplete,
-            reason: format!(
+        Some(e) if verdict.status != Status::Incomplete => Verdict::new(
+            Status::Incomplete,
+            format!(
                 "--lint-llm: the model could not grade {} part(s) of the sides (first: {e}); the measurement is incomplete, not a pass; without it: {}",
                 errors.len(),
                 verdict.reason
             ),
-        },
+        ),
         _ => verdict,
     }
 }
 
-/// `driftgate check` and `diff`: incomplete outranks everything; then an injected instruction
-/// the PR introduced, then routing (the ground truth), then meaning drift, then the schema law.
-/// The reason names the deciding number.
+/// `driftgate check` and `diff`: incomplete outranks everything; then fail (an injected
+/// instruction or a forbidden call the PR introduced, then routing — the ground truth — then
+/// meaning drift, then the schema law); then inconclusive (a large drop the suite is too small to
+/// call, a base at chance); then pass. The reason names the deciding number; `also` holds the
+/// other findings of the same weight, `warnings` the rest.
 pub fn check_verdict(
     diff: &Diff,
     drift: Option<&crate::drift::Drift>,
@@ -430,86 +515,34 @@ pub fn check_verdict(
     if let Some(r) = routing
         && r.incomplete()
     {
-        return Verdict {
-            status: Status::Incomplete,
-            reason: format!(
+        return Verdict::new(
+            Status::Incomplete,
+            format!(
                 "{} routing answer(s) missing after retries (first: {}); the measurement is incomplete, not a pass",
                 r.errors.len(),
                 r.errors[0]
             ),
-        };
+        );
     }
     if let Some(r) = routing
-        && let Some(reason) = nothing_measured(r, t).or_else(|| no_call_measured(r))
+        && let Some(reason) = nothing_measured(r).or_else(|| no_call_measured(r))
     {
-        return Verdict {
-            status: Status::Incomplete,
-            reason,
-        };
+        return Verdict::new(Status::Incomplete, reason);
     }
     let mut failures: Vec<String> = scan_failures(scan, t.scan_fail_on);
+    let mut unproven: Vec<String> = Vec::new();
+    let mut warnings: Vec<String> = Vec::new();
     if let Some(r) = routing {
-        let s = &r.summary;
-        if overall_drop_fails(r, t) {
-            let evidence = t
-                .require_significance
-                .map(|a| format!(" < {a}"))
-                .unwrap_or_default();
+        if let Some(why) = at_chance(r, t) {
+            unproven.push(why);
+        }
+        for f in &r.forbidden {
             failures.push(format!(
-                "routing accuracy {:.1}% → {:.1}% ({}, tolerance {}; {} case(s) regressed, {} fixed, p={:.4}{evidence})",
-                s.base_accuracy * 100.0,
-                s.head_accuracy * 100.0,
-                pts(s.delta),
-                pts(-t.tolerance),
-                s.discordant_right_to_wrong,
-                s.discordant_wrong_to_right,
-                s.p_value_worse
+                "case `{}` calls `{}` at head ({} of {} answer(s)), which the case forbids (must_not_call); base never did",
+                f.id, f.tool, f.head_calls, f.repeats
             ));
         }
-        for tool in failing_tools(r, diff, t) {
-            failures.push(format!(
-                "`{}` routing {:.1}% → {:.1}% ({} over {} case(s), p={:.4} < per_tool_alpha {}, Holm)",
-                tool.tool,
-                tool.base_accuracy * 100.0,
-                tool.head_accuracy * 100.0,
-                pts(tool.delta),
-                tool.cases,
-                tool.p_value_worse,
-                t.per_tool_alpha
-            ));
-        }
-        if let Some(c) = &r.calls {
-            let s = &c.summary;
-            if overall_call_drop_fails(r, t) {
-                let evidence = t
-                    .require_significance
-                    .map(|a| format!(" < {a}"))
-                    .unwrap_or_default();
-                failures.push(format!(
-                    "call accuracy {:.1}% → {:.1}% ({}, args_tolerance {}; {} case(s) regressed, {} fixed, p={:.4}{evidence}; routing {})",
-                    s.base_accuracy * 100.0,
-                    s.head_accuracy * 100.0,
-                    pts(s.delta),
-                    pts(-t.args_tolerance()),
-                    s.discordant_right_to_wrong,
-                    s.discordant_wrong_to_right,
-                    s.p_value_worse,
-                    pts(r.summary.delta)
-                ));
-            }
-            for tool in failing_call_tools(r, diff, t) {
-                failures.push(format!(
-                    "`{}` call accuracy {:.1}% → {:.1}% ({} over {} case(s), p={:.4} < per_tool_alpha {}, Holm)",
-                    tool.tool,
-                    tool.base_accuracy * 100.0,
-                    tool.head_accuracy * 100.0,
-                    pts(tool.delta),
-                    tool.cases,
-                    tool.p_value_worse,
-                    t.per_tool_alpha
-                ));
-            }
-        }
+        routing_findings(r, diff, t, &mut failures, &mut unproven, &mut warnings);
     }
     if let Some(d) = drift {
         for td in &d.tools {
@@ -522,16 +555,19 @@ pub fn check_verdict(
     if schema.status == Status::Fail {
         failures.push(schema.reason.clone());
     }
-    if let Some(first) = failures.first() {
-        let more = if failures.len() > 1 {
-            format!(" (+{} more)", failures.len() - 1)
-        } else {
-            String::new()
-        };
-        return Verdict {
-            status: Status::Fail,
-            reason: format!("{first}{more}"),
-        };
+    let decided = |status: Status, mut lines: Vec<String>, warnings: Vec<String>| Verdict {
+        status,
+        reason: lines.remove(0),
+        also: lines,
+        warnings,
+    };
+    if !failures.is_empty() {
+        // What would have been inconclusive is still worth reading, first among the warnings.
+        unproven.extend(warnings);
+        return decided(Status::Fail, failures, unproven);
+    }
+    if !unproven.is_empty() {
+        return decided(Status::Inconclusive, unproven, warnings);
     }
     let mut parts = Vec::new();
     if let Some(r) = routing {
@@ -588,7 +624,170 @@ pub fn check_verdict(
     Verdict {
         status: Status::Pass,
         reason: parts.join("; "),
+        also: Vec::new(),
+        warnings,
     }
+}
+
+/// Routing's findings, by weight: drops that fail (overall, then per tool, on the family metric),
+/// drops of at least `inconclusive_drop` the evidence cannot call (overall, or a tool the PR
+/// changed), and smaller unproven drops of changed tools beyond the tolerance (warnings; an
+/// overall one is not listed: one net flip of a 36-case suite is beyond a 2-point tolerance).
+fn routing_findings(
+    r: &crate::replay::Routing,
+    diff: &Diff,
+    t: &CheckThresholds,
+    failures: &mut Vec<String>,
+    unproven: &mut Vec<String>,
+    warnings: &mut Vec<String>,
+) {
+    let s = &r.summary;
+    let evidence = t
+        .require_significance
+        .map(|a| format!(" < {a}"))
+        .unwrap_or_default();
+    if overall_drop_fails(r, t) {
+        failures.push(format!(
+            "routing accuracy {:.1}% → {:.1}% ({}, tolerance {}; {} case(s) regressed, {} fixed, p={:.4}{evidence})",
+            s.base_accuracy * 100.0,
+            s.head_accuracy * 100.0,
+            pts(s.delta),
+            magnitude(t.tolerance),
+            s.discordant_right_to_wrong,
+            s.discordant_wrong_to_right,
+            s.p_value_worse
+        ));
+    }
+    let family = Family::of(&r.per_tool, t.per_tool_alpha);
+    let failing = failing_tools(r, t);
+    for tool in &failing {
+        failures.push(tool_failure("routing", tool, family, t));
+    }
+    let mut call_failing = Vec::new();
+    if let Some(c) = &r.calls {
+        let s = &c.summary;
+        if overall_call_drop_fails(r, t) {
+            failures.push(format!(
+                "call accuracy {:.1}% → {:.1}% ({}, args_tolerance {}; {} case(s) regressed, {} fixed, p={:.4}{evidence}; routing {})",
+                s.base_accuracy * 100.0,
+                s.head_accuracy * 100.0,
+                pts(s.delta),
+                magnitude(t.args_tolerance()),
+                s.discordant_right_to_wrong,
+                s.discordant_wrong_to_right,
+                s.p_value_worse,
+                pts(r.summary.delta)
+            ));
+        }
+        let family = Family::of(&c.per_tool, t.per_tool_alpha);
+        call_failing = failing_call_tools(r, t);
+        for tool in &call_failing {
+            failures.push(tool_failure("call accuracy", tool, family, t));
+        }
+    }
+    // What the evidence cannot call. The family metric: call accuracy where it was measured.
+    let (summary, rows, tolerance) = match &r.calls {
+        Some(c) => (&c.summary, &c.per_tool, t.args_tolerance()),
+        None => (&r.summary, &r.per_tool, t.tolerance),
+    };
+    // An overall drop beyond the tolerance is common noise on a small suite: only one of
+    // `inconclusive_drop` or more is worth a line, and only when routing decided nothing else.
+    let routing_failed = overall_drop_fails(r, t)
+        || overall_call_drop_fails(r, t)
+        || !failing.is_empty()
+        || !call_failing.is_empty();
+    if !routing_failed && -summary.delta >= t.inconclusive_drop.max(tolerance) {
+        let line = format!(
+            "overall {} fell {:.1}% → {:.1}% on {} case(s) ({} regressed, {} fixed; p={:.4}, not below {}): not evidence either way",
+            if r.calls.is_some() {
+                "call accuracy"
+            } else {
+                "routing"
+            },
+            summary.base_accuracy * 100.0,
+            summary.head_accuracy * 100.0,
+            summary.n_cases,
+            summary.discordant_right_to_wrong,
+            summary.discordant_wrong_to_right,
+            summary.p_value_worse,
+            t.require_significance.unwrap_or(1.0)
+        );
+        unproven.push(line);
+    }
+    let changed = changed_names(diff);
+    let family = Family::of(rows, t.per_tool_alpha);
+    for x in rows {
+        let decided = failing
+            .iter()
+            .chain(&call_failing)
+            .any(|f| f.tool == x.tool);
+        if decided || x.delta >= -tolerance || !changed.contains(x.tool.as_str()) {
+            continue;
+        }
+        let held = match family.held_to(x) {
+            Some(a) => format!("p={:.4}, not below {a:.4}", x.p_value_worse),
+            None => format!(
+                "{} discordant case(s) cannot reach p < {:.4}",
+                x.regressed + x.fixed,
+                family.threshold
+            ),
+        };
+        let needs = crate::stats::cases_to_detect(
+            -x.delta,
+            x.base_accuracy,
+            tolerance,
+            t.per_tool_alpha,
+            0.8,
+        )
+        .map(|n| format!("a drop this size needs ≥ {n} cases to be seen 80% of the time"))
+        .unwrap_or_else(|| "no suite size sees a drop this size reliably".into());
+        let line = format!(
+            "`{}` fell {:.1}% → {:.1}% on {} case(s) ({} regressed, {} fixed; {held}): too few to tell from noise; {needs}; add cases expecting it, or re-run with --confirm 3 (a sampling router)",
+            x.tool,
+            x.base_accuracy * 100.0,
+            x.head_accuracy * 100.0,
+            x.cases,
+            x.regressed,
+            x.fixed
+        );
+        if -x.delta >= t.inconclusive_drop {
+            unproven.push(line);
+        } else {
+            warnings.push(line);
+        }
+    }
+}
+
+/// A tool's failing drop on `metric`, with the threshold its p-value was held to.
+fn tool_failure(
+    metric: &str,
+    tool: &crate::replay::ToolRouting,
+    family: Family,
+    t: &CheckThresholds,
+) -> String {
+    format!(
+        "`{}` {metric} {:.1}% → {:.1}% ({} over {} case(s): {} regressed, {} fixed; p={:.4} < {:.4}, per_tool_alpha {} over a family of {})",
+        tool.tool,
+        tool.base_accuracy * 100.0,
+        tool.head_accuracy * 100.0,
+        pts(tool.delta),
+        tool.cases,
+        tool.regressed,
+        tool.fixed,
+        tool.p_value_worse,
+        family.threshold,
+        t.per_tool_alpha,
+        family.size
+    )
+}
+
+/// The names the PR changed, at either side of a rename.
+fn changed_names(diff: &Diff) -> std::collections::BTreeSet<&str> {
+    diff.tools
+        .iter()
+        .flat_map(|d| [Some(d.name.as_str()), d.base_name.as_deref()])
+        .flatten()
+        .collect()
 }
 
 /// `lint`'s verdict: the injection scan fails at `scan_fail_on`; the rest is a heuristic that
@@ -610,40 +809,40 @@ pub fn lint_verdict(
     if let Some(l) = &section.llm
         && !l.errors.is_empty()
     {
-        return Verdict {
-            status: Status::Incomplete,
-            reason: format!(
+        return Verdict::new(
+            Status::Incomplete,
+            format!(
                 "the model could not score {} part(s) of the set (first: {}); {summary}",
                 l.errors.len(),
                 l.errors[0]
             ),
-        };
+        );
     }
     let injected = scan_failures(scan, scan_fail_on);
     if let Some(first) = injected.first() {
         let first = first.replace(" introduces ", " has ");
-        return Verdict {
-            status: Status::Fail,
-            reason: format!(
+        return Verdict::new(
+            Status::Fail,
+            format!(
                 "{first} ({} injection finding(s) in all); {summary}",
                 injected.len()
             ),
-        };
+        );
     }
     if strict && e + w > 0 {
-        Verdict {
-            status: Status::Fail,
-            reason: format!("{summary} (--strict fails on hard gates and confusable pairs)"),
-        }
+        Verdict::new(
+            Status::Fail,
+            format!("{summary} (--strict fails on hard gates and confusable pairs)"),
+        )
     } else {
-        Verdict {
-            status: Status::Pass,
-            reason: if strict {
+        Verdict::new(
+            Status::Pass,
+            if strict {
                 summary
             } else {
                 format!("{summary} (a heuristic: pass --strict to fail on them)")
             },
-        }
+        )
     }
 }
 
@@ -651,6 +850,8 @@ pub fn lint_verdict(
 mod tests {
     use super::*;
     use serde_json::json;
+
+    use crate::error::exit;
 
     use crate::lint::fixtures::{lint, pair_tools};
 
@@ -752,12 +953,12 @@ mod tests {
         assert_eq!(v.status, Status::Incomplete);
         assert!(
             v.reason.starts_with(
-                "nothing was measured: the router was right on 0 of 4 case(s) at base (0.0%)"
+                "nothing was measured: the router was right on 0 of 4 case(s) at base"
             ),
             "{}",
             v.reason
         );
-        // One right of four passes by default; a floor of 30% makes it incomplete.
+        // One right of four passes with no floor known; a floor of 30% makes it inconclusive.
         let some = routing(&[true, false, false, false], &[true, false, false, false]);
         assert_eq!(
             check_verdict(&diff, None, Some(&some), None, &t).status,
@@ -768,12 +969,302 @@ mod tests {
             ..CheckThresholds::default()
         };
         let v = check_verdict(&diff, None, Some(&some), None, &strict);
-        assert_eq!(v.status, Status::Incomplete);
+        assert_eq!(v.status, Status::Inconclusive);
+        assert_eq!(v.exit_code(), exit::INCONCLUSIVE);
         assert!(
-            v.reason.contains("at or below the min_base_accuracy 30.0%"),
+            v.reason.contains(
+                "right on 1 of 4 case(s) at base (25.0%), at or below min_base_accuracy (30.0%)"
+            ),
             "{}",
             v.reason
         );
+        // Unset, the floor is chance for the offered tools.
+        let mut at_chance = some.clone();
+        at_chance.chance_accuracy = Some(0.25);
+        let v = check_verdict(&diff, None, Some(&at_chance), None, &t);
+        assert_eq!(v.status, Status::Inconclusive, "{}", v.reason);
+        assert!(
+            v.reason
+                .contains("at or below what a router that ignores the prompt scores (25.0%)"),
+            "{}",
+            v.reason
+        );
+        at_chance.chance_accuracy = Some(0.2);
+        assert_eq!(
+            check_verdict(&diff, None, Some(&at_chance), None, &t).status,
+            Status::Pass
+        );
+    }
+
+    /// A routing over several tools: `(tool, base right, head right)` per case.
+    fn tools_routing(cases: &[(&str, bool, bool)]) -> crate::replay::Routing {
+        use crate::replay::{CaseRun, Outcome, RunStats, Sample, SideRun};
+        let yaml: String = cases
+            .iter()
+            .enumerate()
+            .map(|(i, (t, _, _))| format!("- {{id: c{i:02}, prompt: p{i}, expect: {t}}}\n"))
+            .collect();
+        let suite = crate::suite::parse(&yaml, "s.yaml", std::path::Path::new(".")).unwrap();
+        let side = |head: bool| SideRun {
+            cases: cases
+                .iter()
+                .enumerate()
+                .map(|(i, (t, b, h))| CaseRun {
+                    id: format!("c{i:02}"),
+                    offered_hash: String::new(),
+                    samples: vec![Sample::routed(if if head { *h } else { *b } {
+                        Outcome::Correct {
+                            chosen: Some(t.to_string()),
+                        }
+                    } else {
+                        Outcome::WrongTool {
+                            chosen: "other".into(),
+                        }
+                    })],
+                })
+                .collect(),
+            stats: RunStats::default(),
+        };
+        let mut r = crate::replay::compare(&suite, &side(false), &side(true), 0);
+        r.calls = None;
+        r.calls_not_measured = Some("semantic router".into());
+        r
+    }
+
+    fn changed(names: &[&str]) -> Diff {
+        Diff {
+            tools: names
+                .iter()
+                .map(|n| crate::diff::ToolDiff {
+                    name: n.to_string(),
+                    status: crate::diff::Status::Changed,
+                    base_name: None,
+                    head_name: None,
+                    rename_score: None,
+                    changes: Vec::new(),
+                })
+                .collect(),
+            unchanged: 0,
+        }
+    }
+
+    /// `n` cases of `tool`, each `(base, head)`.
+    fn cases(tool: &str, n: usize, b: bool, h: bool) -> Vec<(&str, bool, bool)> {
+        vec![(tool, b, h); n]
+    }
+
+    /// The calendar's regression: 5 of 8 `schedule` cases flipped, the rest of the suite steady.
+    fn calendar_like(extra_flip_on_get: bool) -> crate::replay::Routing {
+        let mut c = cases("schedule", 5, true, false);
+        c.extend(cases("schedule", 2, true, true));
+        c.extend(cases("schedule", 1, false, false));
+        c.extend(cases("get", 7, true, true));
+        c.push(("get", extra_flip_on_get, true));
+        c.extend(cases("list", 8, true, true));
+        tools_routing(&c)
+    }
+
+    #[test]
+    fn an_unrelated_edit_cannot_dilute_a_regression() {
+        let t = CheckThresholds::default();
+        let alone = check_verdict(
+            &changed(&["schedule"]),
+            None,
+            Some(&calendar_like(false)),
+            None,
+            &t,
+        );
+        assert_eq!(alone.status, Status::Fail, "{}", alone.reason);
+        // The laundering PR: "Get" → "Retrieve" in `get` as well (one of its cases even moved).
+        // Under Holm over the changed tools the threshold halved and p = 0.0312 passed.
+        let laundered = check_verdict(
+            &changed(&["schedule", "get"]),
+            None,
+            Some(&calendar_like(true)),
+            None,
+            &t,
+        );
+        assert_eq!(laundered.status, Status::Fail, "{}", laundered.reason);
+        assert!(
+            laundered.reason.starts_with(
+                "`schedule` routing 87.5% → 25.0% (-62.5 pts over 8 case(s): 5 regressed, 0 fixed; p=0.0312 < 0.0350, per_tool_alpha 0.035 over a family of 1)"
+            ),
+            "{}",
+            laundered.reason
+        );
+        // The family is the suite's, not the PR's: the verdict does not read which tools changed.
+        let untouched = check_verdict(&changed(&[]), None, Some(&calendar_like(true)), None, &t);
+        assert_eq!(untouched.status, Status::Fail, "{}", untouched.reason);
+        // A tool enters the family only by moving on enough cases to reach the threshold.
+        let mut r = calendar_like(false);
+        let family = Family::of(&r.per_tool, t.per_tool_alpha);
+        assert_eq!(
+            family,
+            Family {
+                threshold: 0.035,
+                size: 1
+            }
+        );
+        hold(&mut r, &t);
+        let held: Vec<_> = r
+            .per_tool
+            .iter()
+            .map(|x| (x.tool.as_str(), x.held_to))
+            .collect();
+        assert_eq!(
+            held,
+            [("get", None), ("list", None), ("schedule", Some(0.035))]
+        );
+    }
+
+    #[test]
+    fn tarone_counts_only_the_tools_that_could_reach_the_threshold() {
+        // Two tools each with 6 discordant cases (2⁻⁶ = 0.0156 ≤ 0.035/2), one with 3.
+        let mut c = cases("a", 6, true, false);
+        c.extend(cases("b", 3, true, false));
+        c.extend(cases("b", 3, false, true));
+        c.extend(cases("c", 3, true, false));
+        let r = tools_routing(&c);
+        let f = Family::of(&r.per_tool, 0.035);
+        assert_eq!(
+            f,
+            Family {
+                threshold: 0.0175,
+                size: 2
+            }
+        );
+        let row = |n: &str| r.per_tool.iter().find(|x| x.tool == n).unwrap();
+        assert_eq!(f.held_to(row("a")), Some(0.0175));
+        assert_eq!(f.held_to(row("b")), Some(0.0175));
+        assert_eq!(f.held_to(row("c")), None);
+        // a: p = 2⁻⁶ = 0.0156 < 0.0175 fails; c fell 100 points on 3 cases and cannot.
+        let failing: Vec<_> = failing_tools(&r, &CheckThresholds::default())
+            .iter()
+            .map(|x| x.tool.clone())
+            .collect();
+        assert_eq!(failing, ["a"]);
+    }
+
+    #[test]
+    fn a_large_drop_on_few_cases_is_inconclusive_and_says_what_would_decide() {
+        let t = CheckThresholds::default();
+        // 87.5% → 37.5% on 8 cases: 4 regressed, p = 0.0625.
+        let mut c = cases("schedule", 4, true, false);
+        c.extend(cases("schedule", 3, true, true));
+        c.push(("schedule", false, false));
+        c.extend(cases("list", 24, true, true));
+        let r = tools_routing(&c);
+        let v = check_verdict(&changed(&["schedule"]), None, Some(&r), None, &t);
+        assert_eq!(v.status, Status::Inconclusive, "{}", v.reason);
+        assert_eq!(v.exit_code(), 4);
+        assert!(
+            v.reason.starts_with(
+                "`schedule` fell 87.5% → 37.5% on 8 case(s) (4 regressed, 0 fixed; 4 discordant case(s) cannot reach p < 0.0350): too few to tell from noise; a drop this size needs ≥ "
+            ),
+            "{}",
+            v.reason
+        );
+        assert!(
+            v.reason.ends_with(
+                "add cases expecting it, or re-run with --confirm 3 (a sampling router)"
+            ),
+            "{}",
+            v.reason
+        );
+        let n: usize = v
+            .reason
+            .split("needs ≥ ")
+            .nth(1)
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!((9..=40).contains(&n), "{n}");
+        // The base's policy decides how large an unproven drop must be: at 1 it is a warning.
+        let lenient = CheckThresholds {
+            inconclusive_drop: 1.0,
+            ..CheckThresholds::default()
+        };
+        let v = check_verdict(&changed(&["schedule"]), None, Some(&r), None, &lenient);
+        assert_eq!(v.status, Status::Pass, "{}", v.reason);
+        assert_eq!(v.warnings.len(), 1, "{:?}", v.warnings);
+        assert!(v.warnings[0].starts_with("`schedule` fell 87.5% → 37.5%"));
+        // A tool the PR did not change: its drop counts through the overall test, not here.
+        let v = check_verdict(&changed(&["list"]), None, Some(&r), None, &t);
+        assert_eq!(v.status, Status::Pass, "{}", v.reason);
+        // A drop below inconclusive_drop is a warning beside the pass.
+        let mut c = cases("schedule", 1, true, false);
+        c.extend(cases("schedule", 7, true, true));
+        c.extend(cases("list", 24, true, true));
+        let v = check_verdict(
+            &changed(&["schedule"]),
+            None,
+            Some(&tools_routing(&c)),
+            None,
+            &t,
+        );
+        assert_eq!(v.status, Status::Pass, "{}", v.reason);
+        assert_eq!(v.warnings.len(), 1, "{:?}", v.warnings);
+        assert!(v.warnings[0].starts_with("`schedule` fell 100.0% → 87.5% on 8 case(s)"));
+        // An overall drop of 25 points or more that the suite cannot call is inconclusive.
+        let mut c = cases("a", 2, true, false);
+        c.extend(cases("b", 2, true, false));
+        c.extend(cases("c", 4, true, true));
+        let v = check_verdict(&changed(&[]), None, Some(&tools_routing(&c)), None, &t);
+        assert_eq!(v.status, Status::Inconclusive, "{}", v.reason);
+        assert!(
+            v.reason.starts_with("overall routing fell 100.0% → 50.0% on 8 case(s) (4 regressed, 0 fixed; p=0.0625, not below 0.015)"),
+            "{}",
+            v.reason
+        );
+    }
+
+    /// `r` with head calling `tool`, forbidden, on case `id` (once, base never).
+    fn forbid(r: &mut crate::replay::Routing, id: &str, tool: &str) {
+        r.forbidden.push(crate::replay::ForbiddenCall {
+            id: id.into(),
+            prompt: "p".into(),
+            tool: tool.into(),
+            head_calls: 1,
+            repeats: 1,
+        });
+    }
+
+    fn verdict_of(r: &crate::replay::Routing) -> Verdict {
+        check_verdict(
+            &changed(&[]),
+            None,
+            Some(r),
+            None,
+            &CheckThresholds::default(),
+        )
+    }
+
+    #[test]
+    fn a_forbidden_call_the_pr_introduced_fails_by_itself() {
+        let mut r = tools_routing(&cases("a", 10, true, true));
+        forbid(&mut r, "c03", "delete_all");
+        let v = verdict_of(&r);
+        assert_eq!(v.status, Status::Fail);
+        assert_eq!(
+            v.reason,
+            "case `c03` calls `delete_all` at head (1 of 1 answer(s)), which the case forbids (must_not_call); base never did"
+        );
+    }
+
+    #[test]
+    fn every_failure_is_listed_not_counted() {
+        let mut r = tools_routing(&cases("x", 3, true, true));
+        for id in ["c00", "c01", "c02"] {
+            forbid(&mut r, id, "rm");
+        }
+        let v = verdict_of(&r);
+        assert_eq!(v.status, Status::Fail);
+        assert!(!v.reason.contains("more"), "{}", v.reason);
+        assert_eq!(v.also.len(), 2);
+        assert!(v.also[1].starts_with("case `c02` calls `rm`"));
     }
 
     /// A routing where every case routes right at both sides and `calls[i]` says whether its call
@@ -824,7 +1315,7 @@ mod tests {
         assert_eq!(v.status, Status::Fail);
         assert!(
             v.reason.starts_with(
-                "call accuracy 100.0% → 20.0% (-80.0 pts, args_tolerance -2.0 pts; 8 case(s) regressed, 0 fixed, p=0.0039 < 0.015; routing +0.0 pts)"
+                "call accuracy 100.0% → 20.0% (-80.0 pts, args_tolerance 2.0 pts; 8 case(s) regressed, 0 fixed, p=0.0039 < 0.015; routing +0.0 pts)"
             ),
             "{}",
             v.reason

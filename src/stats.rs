@@ -277,6 +277,39 @@ pub fn min_detectable_drop(
     Some(hi)
 }
 
+/// The fewest cases on which a true drop of `drop` from `base_accuracy` is detected with
+/// probability `power` ([`min_detectable_drop`]'s model and rule); `None` when no suite up to
+/// 100,000 cases does (a drop within the tolerance, or a base too weak to fall that far).
+pub fn cases_to_detect(
+    drop: f64,
+    base_accuracy: f64,
+    tolerance: f64,
+    alpha: f64,
+    power: f64,
+) -> Option<usize> {
+    let sees = |n: usize| {
+        min_detectable_drop(n, base_accuracy, tolerance, Some(alpha), power)
+            .is_some_and(|d| d <= drop)
+    };
+    let mut hi = 1;
+    while !sees(hi) {
+        hi *= 2;
+        if hi > 100_000 {
+            return None;
+        }
+    }
+    let mut lo = hi / 2;
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if sees(mid) {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+    }
+    Some(hi)
+}
+
 /// Paired bootstrap percentile interval (95%) for mean(head accuracy) − mean(base accuracy).
 ///
 /// Whole cases are resampled with replacement (keeping each case's base and head together is

@@ -145,7 +145,8 @@ pub struct GateArgs {
     /// Fail on any schema change at or above this severity [default: high].
     #[arg(long, value_parser = choice::<Severity>())]
     pub fail_on: Option<Severity>,
-    /// Fail when a changed description's cosine to its old self is below this [default: 0.92].
+    /// Fail when a changed description's cosine to its old self is below this [default: the
+    /// embedding model's calibrated floor — 0.73 for the bundled MiniLM — else 0.92].
     #[arg(long, value_name = "COS")]
     pub cosine_floor: Option<f64>,
     /// Largest tolerated routing-accuracy drop, overall and per tool [default: 0.02].
@@ -160,8 +161,8 @@ pub struct GateArgs {
     /// budget].
     #[arg(long, value_name = "ALPHA")]
     pub require_significance: Option<f64>,
-    /// A changed tool's routing drop fails only when its exact one-sided p-value is below ALPHA,
-    /// Holm over the changed tools [default: 0.035].
+    /// A tool's routing drop fails only when its exact one-sided p-value is below ALPHA split
+    /// over the suite's tools that could reach it (Tarone; docs/verdict.md) [default: 0.035].
     #[arg(long, value_name = "ALPHA")]
     pub per_tool_alpha: Option<f64>,
     /// Own cases a changed tool needs in the suite for routing to decide over its cosine
@@ -172,10 +173,15 @@ pub struct GateArgs {
     /// measured the tool), fail, or review (a note) [default: auto].
     #[arg(long = "cosine-policy", value_parser = choice::<CosinePolicy>())]
     pub cosine: Option<CosinePolicy>,
-    /// Base accuracy at or below this measured nothing: the run is incomplete (exit 3). A base of
-    /// 0% always is [default: 0].
+    /// Base accuracy at or below this measured nothing: inconclusive (exit 4). A base of 0% is
+    /// incomplete (exit 3) [default: chance for the offered tools].
     #[arg(long, value_name = "FRACTION")]
     pub min_base_accuracy: Option<f64>,
+    /// An unproven drop at least this large (overall, or of a changed tool) is inconclusive
+    /// (exit 4); smaller ones beyond the tolerance are warnings; 1: always a warning
+    /// [default: 0.25].
+    #[arg(long, value_name = "FRACTION")]
+    pub inconclusive_drop: Option<f64>,
     /// Fail on an injection-scan finding the PR introduced at or above this [default: high].
     #[arg(long, value_parser = choice::<FailOn>())]
     pub scan_fail_on: Option<FailOn>,
@@ -211,8 +217,11 @@ pub struct RouterArgs {
     /// Samples per case and side [default: 1].
     #[arg(long)]
     pub repeats: Option<u32>,
+    /// Sampling temperature sent with every request; above 0 makes --repeats and --confirm
+    /// measure something [default: 0].
     #[arg(long)]
     pub temperature: Option<f32>,
+    /// Seed sent with every request; repeat k is asked with seed + k [default: 0].
     #[arg(long)]
     pub seed: Option<u64>,
     /// Requests in flight at once [default: 4].

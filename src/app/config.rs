@@ -50,6 +50,8 @@ pub struct GateConfig {
     /// `fail`, `review` or `auto` (behaviour over proxy): what a low cosine does.
     pub cosine: Option<CosinePolicy>,
     pub min_base_accuracy: Option<f64>,
+    /// An unproven drop at least this large is inconclusive (exit 4).
+    pub inconclusive_drop: Option<f64>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
@@ -199,6 +201,14 @@ fn validate(cfg: &Config, shown: &str) -> Result<()> {
         return bad(
             "gate.min_base_accuracy",
             "expected a fraction from 0 up to (not including) 1",
+        );
+    }
+    if let Some(d) = cfg.gate.inconclusive_drop
+        && !(d > 0.0 && d <= 1.0)
+    {
+        return bad(
+            "gate.inconclusive_drop",
+            "expected a fraction above 0, at most 1 (1: unproven drops are warnings)",
         );
     }
     if cfg.router.repeats == Some(0) {

@@ -59,9 +59,11 @@ impl Terminal {
             .or_insert_with(|| {
                 let bar = ProgressBar::new(total);
                 bar.set_style(
-                    ProgressStyle::with_template("{prefix:>6} [{bar:30}] {pos}/{len} {elapsed}")
-                        .unwrap_or_else(|_| ProgressStyle::default_bar())
-                        .progress_chars("=> "),
+                    ProgressStyle::with_template(
+                        "{prefix:>6} [{bar:30}] {pos}/{len} {elapsed} {msg}",
+                    )
+                    .unwrap_or_else(|_| ProgressStyle::default_bar())
+                    .progress_chars("=> "),
                 );
                 bar.set_prefix(label.to_string());
                 bar
@@ -82,16 +84,19 @@ impl Console for Terminal {
         let _ = out.flush();
     }
 
-    fn progress(&self, label: &str, done: u64, total: u64) {
+    fn progress(&self, label: &str, done: u64, total: u64, failed: u64) {
         match self.progress {
             Progress::Off => {}
             Progress::Lines => {
                 if done % 25 == 0 || done == total {
-                    eprintln!("driftgate: {label}: {done}/{total} answers");
+                    eprintln!("driftgate: {}", progress_line(label, done, total, failed));
                 }
             }
             Progress::Bar => {
                 let bar = self.bar(label, total);
+                if failed > 0 {
+                    bar.set_message(format!("{failed} failed"));
+                }
                 bar.set_position(done);
                 if done >= total {
                     bar.finish_and_clear();
@@ -102,9 +107,29 @@ impl Console for Terminal {
     }
 }
 
+/// "base: 36/36 asked, 36 failed": requests finished, and how many of them got no answer.
+fn progress_line(label: &str, done: u64, total: u64, failed: u64) -> String {
+    match failed {
+        0 => format!("{label}: {done}/{total} answered"),
+        f => format!(
+            "{label}: {done}/{total} asked, {} answered, {f} failed",
+            done - f
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn progress_never_counts_a_failure_as_an_answer() {
+        assert_eq!(progress_line("base", 36, 36, 0), "base: 36/36 answered");
+        assert_eq!(
+            progress_line("head", 36, 36, 36),
+            "head: 36/36 asked, 0 answered, 36 failed"
+        );
+    }
 
     #[test]
     fn messages_cannot_drive_the_terminal_or_the_runner() {

@@ -21,10 +21,14 @@ use crate::error::{Result, exit};
 pub const EXIT_CODES: &str = "\
 Exit codes:
   0  pass: nothing crossed a threshold
-  1  gate failed: a change at or above --fail-on, a description below --cosine-floor, or a
-     routing drop beyond --tolerance
+  1  gate failed: an injection finding the PR introduced at or above --scan-fail-on, a call to a
+     must_not_call tool head made and base did not, a significant routing drop beyond
+     --tolerance or call-accuracy drop beyond --args-tolerance, a description below
+     --cosine-floor, or a change at or above --fail-on
   2  usage or input error (bad flag, unreadable or malformed file)
-  3  incomplete: a measurement could not be made (e.g. the server did not answer); never a pass";
+  3  incomplete: a measurement could not be made (e.g. the server did not answer); never a pass
+  4  inconclusive: measured, but too little evidence to tell (a drop of --inconclusive-drop or
+     more the suite is too small to call, a base at chance); never a pass";
 
 #[derive(Debug, Parser)]
 #[command(name = "driftgate", version, about = "CI gate for MCP tool-definition drift", after_help = EXIT_CODES)]
@@ -60,6 +64,10 @@ pub enum Command {
     /// Draft a routing suite (`suite init`, or `suite import` from production logs) or validate one
     /// against a tools file (`suite check`).
     Suite(cmd::suite::SuiteArgs),
+    /// Print shell completions for bash, zsh, fish, elvish or powershell.
+    Completions(cmd::completions::CompletionsArgs),
+    /// Print the man page (roff): `driftgate manpage > driftgate.1`.
+    Manpage,
 }
 
 pub async fn run(cli: Cli) -> Result<i32> {
@@ -73,6 +81,8 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Merge(a) => cmd::merge::run(*a).await,
         Command::Stress(a) => cmd::stress::run(*a).await,
         Command::Suite(a) => cmd::suite::run(a).await,
+        Command::Completions(a) => cmd::completions::completions(a),
+        Command::Manpage => cmd::completions::manpage(),
     }
 }
 

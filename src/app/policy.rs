@@ -230,7 +230,7 @@ fn default_of(key: &str) -> Option<toml::Value> {
         "gate.per_tool_alpha" => toml::Value::Float(d.per_tool_alpha),
         "gate.min_cases" => toml::Value::Integer(d.min_cases as i64),
         "gate.cosine" => toml::Value::String("auto".into()),
-        "gate.min_base_accuracy" => toml::Value::Float(0.0),
+        "gate.inconclusive_drop" => toml::Value::Float(d.inconclusive_drop),
         "scan.fail_on" => toml::Value::String("high".into()),
         "suite.use_head_suite" => toml::Value::Boolean(false),
         _ => return None,
@@ -250,7 +250,9 @@ fn strictness(key: &str, v: &toml::Value) -> Option<f64> {
         "gate.fail_on" => rank(&["breaking", "high", "warning", "unknown", "info"]),
         "scan.fail_on" => rank(&["never", "high", "medium"]),
         "gate.cosine" => rank(&["review", "auto", "fail"]),
-        "gate.tolerance" | "gate.args_tolerance" | "gate.min_cases" => num.map(|x| -x),
+        "gate.tolerance" | "gate.args_tolerance" | "gate.min_cases" | "gate.inconclusive_drop" => {
+            num.map(|x| -x)
+        }
         "gate.cosine_floor"
         | "gate.require_significance"
         | "gate.per_tool_alpha"

@@ -79,7 +79,17 @@ pub fn thresholds(g: &GateArgs, cfg: &Config) -> Result<CheckThresholds> {
             .scan_fail_on
             .or(cfg.scan.fail_on)
             .unwrap_or(d.scan_fail_on),
+        inconclusive_drop: g
+            .inconclusive_drop
+            .or(cfg.gate.inconclusive_drop)
+            .unwrap_or(d.inconclusive_drop),
     };
+    if !(t.inconclusive_drop > 0.0 && t.inconclusive_drop <= 1.0) {
+        return Err(Error::Usage(format!(
+            "--inconclusive-drop {}: expected a fraction above 0, at most 1 (1: unproven drops are warnings)",
+            t.inconclusive_drop
+        )));
+    }
     if let Some(f) = t.cosine_floor
         && !(0.0..=1.0).contains(&f)
     {

@@ -94,10 +94,9 @@ pub fn lookup(embedder_id: &str) -> Option<&'static Floor> {
     FLOORS.iter().find(|f| f.model == key)
 }
 
-/// A benign percentile as the share of meaning-preserving edits with a higher cosine, for
-/// reports: 3.0 → "97%"; "<1%" and ">99%" instead of a rounded 0% or 100% that is not exact.
-pub fn share_above(percentile: f64) -> String {
-    let above = 100.0 - percentile;
+/// The share of meaning-preserving edits with a higher cosine (`benign_edits_above`), for
+/// reports: 97.0 → "97%"; "<1%" and ">99%" instead of a rounded 0% or 100% that is not exact.
+pub fn share_above(above: f64) -> String {
     if above > 99.5 && above < 100.0 {
         ">99%".into()
     } else if above < 0.5 && above > 0.0 {
@@ -343,10 +342,10 @@ mod tests {
             *g = 0.95;
         }
         assert_eq!(percentile(&flat, 0.95), 95.0);
-        assert_eq!(share_above(3.0), "97%");
-        assert_eq!(share_above(0.2), ">99%");
-        assert_eq!(share_above(0.0), "100%");
-        assert_eq!(share_above(99.8), "<1%");
+        assert_eq!(share_above(97.0), "97%");
+        assert_eq!(share_above(99.8), ">99%");
+        assert_eq!(share_above(100.0), "100%");
+        assert_eq!(share_above(0.2), "<1%");
         assert_eq!(choose_floor(&[0.5, 0.9, 0.95, 0.99]), 0.56);
     }
 }

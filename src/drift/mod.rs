@@ -40,6 +40,11 @@ pub struct ToolDrift {
     /// (`floors`): 3.0 = lower than 97% of them. `None` for an uncalibrated model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub benign_percentile: Option<f64>,
+    /// The same fact as every report shows it: the share (%) of measured meaning-preserving edits
+    /// with a higher cosine, `100 - benign_percentile` (97.0: this edit moved the text further
+    /// than 97% of them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub benign_edits_above: Option<f64>,
     /// Set when a description is longer than one window: how it was measured.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub windows: Option<Windows>,
@@ -59,6 +64,9 @@ pub struct ParamDrift {
     pub below_floor: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub benign_percentile: Option<f64>,
+    /// `100 - benign_percentile`, as reports show it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub benign_edits_above: Option<f64>,
 }
 
 /// The window-by-window comparison of a long description.
@@ -360,6 +368,7 @@ pub async fn measure(
                         cosine: c,
                         below_floor: c < floor,
                         benign_percentile: percentile(c),
+                        benign_edits_above: percentile(c).map(|p| 100.0 - p),
                     }
                 })
                 .collect();
@@ -370,6 +379,7 @@ pub async fn measure(
                 full_text_cosine: f,
                 below_floor: d < floor,
                 benign_percentile: percentile(d),
+                benign_edits_above: percentile(d).map(|p| 100.0 - p),
                 windows,
                 params,
             }

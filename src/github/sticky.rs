@@ -76,6 +76,7 @@ pub const ACTIONS_BOT: &str = "github-actions[bot]";
 fn was_failing(body: &str) -> bool {
     body.lines().take(3).any(|l| {
         l.starts_with(markdown::verdict_prefix(Status::Fail))
+            || l.starts_with(markdown::verdict_prefix(Status::Inconclusive))
             || l.starts_with(markdown::verdict_prefix(Status::Incomplete))
     })
 }

@@ -214,6 +214,7 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
                 &head_run,
                 r.config.seed,
                 crate::stats::DEFAULT_RESAMPLES,
+                &Default::default(),
             );
             let mut batch_ids = replayer.batch_ids();
             if r.confirm > 0 && replay::confirm::has_flips(&routing) {
@@ -240,6 +241,7 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
                     )
                     .await;
                 let before = replay::confirm::Before::of(&routing);
+                let excused = replay::confirm::unreproduced(&before, &base_extra, &head_extra);
                 base_run = replay::confirm::merge(&base_run, &base_extra);
                 head_run = replay::confirm::merge(&head_run, &head_extra);
                 routing = replay::compare_sides(
@@ -249,6 +251,7 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
                     &head_run,
                     r.config.seed,
                     crate::stats::DEFAULT_RESAMPLES,
+                    &excused,
                 );
                 replay::confirm::annotate(&mut routing, &before, &base_extra, &head_extra);
                 batch_ids.extend(again.batch_ids());
@@ -256,6 +259,12 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
             let not_measured =
                 (!r.router.fills_arguments()).then(|| format!("{} router", r.router.kind()));
             routing.carried = carried;
+            // Of the whole suite, even in a shard: the best constant answer is not a sum of parts.
+            routing.chance_accuracy = Some(replay::runner::chance_accuracy(
+                &r.suite.suite,
+                &base.tools,
+                &r.packs,
+            ));
             finish_routing(&mut routing, not_measured, &thresholds);
             let info = RouterInfo {
                 kind: r.router.kind().to_string(),
@@ -451,13 +460,15 @@ pub fn plan(inputs: &CheckInputs) -> Result<replay::plan::Plan> {
 }
 
 /// What a routing pairing is told after it is made, the same for one run and a merge: why call
-/// accuracy was not measured, and the smallest drop the suite can detect.
+/// accuracy was not measured, the threshold each tool's p-value is held to, and the smallest drop
+/// the suite can detect.
 pub(super) fn finish_routing(
     routing: &mut Routing,
     not_measured: Option<String>,
     t: &CheckThresholds,
 ) {
     routing.calls_not_measured = not_measured;
+    crate::gate::hold(routing, t);
     routing.min_detectable_drop = crate::stats::min_detectable_drop(
         routing.summary.n_cases,
         routing.summary.base_accuracy,

@@ -68,6 +68,17 @@ pub fn merge(parts: Vec<Part>, key: &MacKey, thresholds: &CheckThresholds) -> Re
     }
     let info = f.suite.as_ref().expect("a check report has its suite");
     let (suite, head_suite) = ShardPart::suites(&cases, &info.sha256, &info.source);
+    let part_routings: Vec<&Routing> = shards.iter().map(|(_, _, r)| *r).collect();
+    // A flip a part's re-asks did not reproduce stays excused in the whole.
+    let excused = part_routings
+        .iter()
+        .flat_map(|r| {
+            r.not_reproduced
+                .iter()
+                .chain(r.calls.iter().flat_map(|c| &c.not_reproduced))
+        })
+        .map(|f| f.id.clone())
+        .collect();
     let mut routing = replay::compare_sides(
         &suite,
         &head_suite,
@@ -75,8 +86,8 @@ pub fn merge(parts: Vec<Part>, key: &MacKey, thresholds: &CheckThresholds) -> Re
         &head_run,
         fp.seed,
         crate::stats::DEFAULT_RESAMPLES,
+        &excused,
     );
-    let part_routings: Vec<&Routing> = shards.iter().map(|(_, _, r)| *r).collect();
     shard::carry_confirmations(&mut routing, &part_routings);
     routing.carried = part_routings
         .iter()
@@ -88,6 +99,8 @@ pub fn merge(parts: Vec<Part>, key: &MacKey, thresholds: &CheckThresholds) -> Re
             requests_saved: a.requests_saved.saturating_add(b.requests_saved),
         });
     let not_measured = part_routings[0].calls_not_measured.clone();
+    // Every part computed chance on the whole suite.
+    routing.chance_accuracy = part_routings[0].chance_accuracy;
     finish_routing(&mut routing, not_measured, thresholds);
 
     let router = f.router.clone().expect("a check report has its router");

@@ -63,6 +63,7 @@ pub fn compare(
     routing_flips: &[Flip],
     seed: u64,
     resamples: u32,
+    excused: &std::collections::BTreeSet<String>,
 ) -> Result<Calls, String> {
     let samples = || {
         base.cases
@@ -77,12 +78,12 @@ pub fn compare(
     let mut flips = Vec::new();
     for ((case, b), h) in suite.cases.iter().zip(&base.cases).zip(&head.cases) {
         let repeats = b.samples.len().max(1) as u32;
-        let o = CaseOutcome::new(
-            case.id.clone(),
-            b.calls_correct(),
-            h.calls_correct(),
-            repeats,
-        );
+        let head_correct = if excused.contains(&case.id) {
+            b.calls_correct()
+        } else {
+            h.calls_correct()
+        };
+        let o = CaseOutcome::new(case.id.clone(), b.calls_correct(), head_correct, repeats);
         let routing_flipped = routing_flips.iter().any(|f| f.id == case.id);
         if o.base_right() != o.head_right() && !routing_flipped {
             let (bs, hs) = (b.typical_call(), h.typical_call());

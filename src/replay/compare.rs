@@ -84,6 +84,10 @@ pub struct ToolRouting {
     pub p_value_worse: f64,
     pub base_metrics: Option<ToolMetrics>,
     pub head_metrics: Option<ToolMetrics>,
+    /// The threshold the verdict held `p_value_worse` to (`gate::Family`); absent when the
+    /// tool's discordant cases are too few to ever reach it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub held_to: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
@@ -116,8 +120,28 @@ pub struct Routing {
     /// `--replay targeted`: how many cases head was asked and how many carried base's answers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub carried: Option<super::target::Carried>,
+    /// Cases where head called a tool the case forbids (`must_not_call`) and base never did: a
+    /// safety regression that fails the gate by itself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub forbidden: Vec<ForbiddenCall>,
+    /// The base accuracy of a router choosing uniformly among each case's offered tools (set by
+    /// the check job): a base at or below it measured nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chance_accuracy: Option<f64>,
     pub base_stats: RunStats,
     pub head_stats: RunStats,
+}
+
+/// A call to a forbidden tool that head made and base did not.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct ForbiddenCall {
+    pub id: String,
+    pub prompt: String,
+    /// The forbidden tool head called.
+    pub tool: String,
+    /// In how many of head's answers to the case.
+    pub head_calls: u32,
+    pub repeats: u32,
 }
 
 impl Routing {
@@ -139,12 +163,14 @@ pub fn compare_with(
     seed: u64,
     resamples: u32,
 ) -> Routing {
-    compare_sides(suite, suite, base, head, seed, resamples)
+    compare_sides(suite, suite, base, head, seed, resamples, &BTreeSet::new())
 }
 
 /// Pairing when head was judged against its own copy of the suite (renamed tools carried to their
 /// new names): cases pair by position, per-tool rows keep base's names, and head's confusions
 /// and metrics are read against head's expectations, so a carried rename is no confusion.
+/// `excused`: cases whose flip `--confirm`'s re-asks did not reproduce in the majority; they
+/// count as unchanged, whatever the pooled answers say (`confirm::unreproduced`).
 pub fn compare_sides(
     suite: &Suite,
     head_suite: &Suite,
@@ -152,11 +178,13 @@ pub fn compare_sides(
     head: &SideRun,
     seed: u64,
     resamples: u32,
+    excused: &BTreeSet<String>,
 ) -> Routing {
     let mut outcomes = Vec::new();
     let mut flips = Vec::new();
     let mut errors = Vec::new();
     let mut unchanged_q = 0;
+    let mut forbidden = Vec::new();
     for ((case, b), h) in suite.cases.iter().zip(&base.cases).zip(&head.cases) {
         for (side, run) in [("base", b), ("head", h)] {
             for s in &run.samples {
@@ -168,8 +196,36 @@ pub fn compare_sides(
         if b.offered_hash == h.offered_hash {
             unchanged_q += 1;
         }
+        let called = |run: &super::runner::CaseRun| -> Vec<String> {
+            run.samples
+                .iter()
+                .filter_map(|s| match &s.outcome {
+                    Outcome::MustNotCall { chosen } => Some(chosen.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        let head_forbidden = called(h);
+        // A forbidden call --confirm's re-asks did not make again is excused with its flip.
+        if called(b).is_empty()
+            && !excused.contains(&case.id)
+            && let Some(tool) = head_forbidden.first()
+        {
+            forbidden.push(ForbiddenCall {
+                id: case.id.clone(),
+                prompt: case.prompt.clone(),
+                tool: tool.clone(),
+                head_calls: head_forbidden.len() as u32,
+                repeats: h.samples.len() as u32,
+            });
+        }
         let repeats = b.samples.len().max(1) as u32;
-        let o = CaseOutcome::new(case.id.clone(), b.correct(), h.correct(), repeats);
+        let head_correct = if excused.contains(&case.id) {
+            b.correct()
+        } else {
+            h.correct()
+        };
+        let o = CaseOutcome::new(case.id.clone(), b.correct(), head_correct, repeats);
         if o.base_right() != o.head_right() {
             flips.push(Flip {
                 id: case.id.clone(),
@@ -260,7 +316,7 @@ pub fn compare_sides(
         })
         .collect();
     let (calls, calls_not_measured) =
-        match super::calls::compare(suite, base, head, &flips, seed, resamples) {
+        match super::calls::compare(suite, base, head, &flips, seed, resamples, excused) {
             Ok(c) => (Some(c), None),
             Err(why) => (None, Some(why)),
         };
@@ -279,6 +335,8 @@ pub fn compare_sides(
         calls,
         calls_not_measured,
         carried: None,
+        forbidden,
+        chance_accuracy: None,
         base_stats: base.stats.clone(),
         head_stats: head.stats.clone(),
     }
@@ -325,6 +383,7 @@ pub(super) fn tool_rows(suite: &Suite, outcomes: &[CaseOutcome], seed: u64) -> V
                 p_value_worse: s.p_value_worse,
                 base_metrics: None,
                 head_metrics: None,
+                held_to: None,
             }
         })
         .collect()
@@ -335,5 +394,56 @@ pub fn total_usage(r: &Routing) -> Usage {
     Usage {
         input_tokens: r.base_stats.input_tokens + r.head_stats.input_tokens,
         output_tokens: r.base_stats.output_tokens + r.head_stats.output_tokens,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::{CaseRun, Sample};
+
+    fn side(outcomes: Vec<Vec<Outcome>>) -> SideRun {
+        SideRun {
+            cases: outcomes
+                .into_iter()
+                .enumerate()
+                .map(|(i, o)| CaseRun {
+                    id: format!("c{i}"),
+                    offered_hash: String::new(),
+                    samples: o.into_iter().map(Sample::routed).collect(),
+                })
+                .collect(),
+            stats: RunStats::default(),
+        }
+    }
+
+    #[test]
+    fn a_forbidden_call_only_head_made_is_recorded() {
+        let suite = crate::suite::parse(
+            "- {id: c0, prompt: p0, expect: read, must_not_call: [rm]}\n- {id: c1, prompt: p1, expect: read, must_not_call: [rm]}\n",
+            "s.yaml",
+            std::path::Path::new("."),
+        )
+        .unwrap();
+        let rm = || Outcome::MustNotCall {
+            chosen: "rm".into(),
+        };
+        let read = || Outcome::Correct {
+            chosen: Some("read".into()),
+        };
+        // c0: base never called it, head did once of two; c1: base already did.
+        let base = side(vec![vec![read(), read()], vec![rm(), read()]]);
+        let head = side(vec![vec![rm(), read()], vec![rm(), rm()]]);
+        let r = compare(&suite, &base, &head, 0);
+        assert_eq!(
+            r.forbidden,
+            [ForbiddenCall {
+                id: "c0".into(),
+                prompt: "p0".into(),
+                tool: "rm".into(),
+                head_calls: 1,
+                repeats: 2,
+            }]
+        );
     }
 }

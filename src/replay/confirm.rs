@@ -97,6 +97,34 @@ impl Before {
     }
 }
 
+/// The cases whose first-run flip (either metric) the re-asks reproduced in at most half of
+/// them: pooled with the first answer they may still lean the flip's way (3 of 4 right at base,
+/// a 2-2 tie at head is "wrong"), but a flip that did not happen again is not evidence. Pass them
+/// to [`super::compare_sides`] as excused.
+pub fn unreproduced(
+    before: &Before,
+    base_extra: &SideRun,
+    head_extra: &SideRun,
+) -> BTreeSet<String> {
+    let routing = before.routing.iter().map(|f| {
+        (
+            f,
+            reproduced(f, base_extra, head_extra, |s| s.outcome.is_correct()),
+        )
+    });
+    let calls = before.calls.iter().map(|f| {
+        (
+            f,
+            reproduced(f, base_extra, head_extra, |s| s.call.is_correct()),
+        )
+    });
+    routing
+        .chain(calls)
+        .filter(|(_, c)| 2 * c.reproduced <= c.asked)
+        .map(|(f, _)| f.id.clone())
+        .collect()
+}
+
 /// Mark `after` (the pairing of the merged runs) with the confirmation of every flip of `before`
 /// (the first run's flips, both metrics): kept flips say how often they reproduced, dropped ones
 /// move to their metric's `not_reproduced`.
@@ -136,5 +164,76 @@ fn mark(
                 not_reproduced.push(gone);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::{CaseRun, Outcome, RunStats, compare_sides};
+
+    fn run(right: &[bool]) -> SideRun {
+        SideRun {
+            cases: vec![CaseRun {
+                id: "c".into(),
+                offered_hash: String::new(),
+                samples: right
+                    .iter()
+                    .map(|r| {
+                        Sample::routed(if *r {
+                            Outcome::Correct {
+                                chosen: Some("a".into()),
+                            }
+                        } else {
+                            Outcome::NoCall
+                        })
+                    })
+                    .collect(),
+            }],
+            stats: RunStats::default(),
+        }
+    }
+
+    /// Pooled, 3 of 4 right at base and a 2–2 tie ("wrong") at head still lean the flip's way,
+    /// though none of the 3 re-asks reproduced it: confirmed 0/3 is not a regression.
+    #[test]
+    fn a_flip_the_re_asks_did_not_reproduce_no_longer_counts() {
+        let suite = crate::suite::parse(
+            "- {id: c, prompt: p, expect: a}\n",
+            "s.yaml",
+            std::path::Path::new("."),
+        )
+        .unwrap();
+        let cmp = |b: &SideRun, h: &SideRun, excused: &BTreeSet<String>| {
+            compare_sides(&suite, &suite, b, h, 0, 0, excused)
+        };
+        let first = cmp(&run(&[true]), &run(&[false]), &BTreeSet::new());
+        assert_eq!(first.flips.len(), 1);
+        let before = Before::of(&first);
+        let (base_extra, head_extra) = (run(&[true, true, false]), run(&[true, true, false]));
+        let (base, head) = (
+            merge(&run(&[true]), &base_extra),
+            merge(&run(&[false]), &head_extra),
+        );
+        // Without the rule: the pooled majority keeps the flip.
+        let pooled = cmp(&base, &head, &BTreeSet::new());
+        assert_eq!(pooled.summary.discordant_right_to_wrong, 1);
+        let excused = unreproduced(&before, &base_extra, &head_extra);
+        assert_eq!(excused, BTreeSet::from(["c".to_string()]));
+        let mut after = cmp(&base, &head, &excused);
+        annotate(&mut after, &before, &base_extra, &head_extra);
+        assert_eq!(after.summary.discordant_right_to_wrong, 0);
+        assert!(after.flips.is_empty());
+        assert_eq!(after.per_tool[0].regressed, 0);
+        assert_eq!(
+            after.not_reproduced[0].confirmed,
+            Some(Confirmation {
+                reproduced: 0,
+                asked: 3
+            })
+        );
+        // Reproduced in 2 of 3: it stands.
+        let head_extra = run(&[false, false, true]);
+        assert!(unreproduced(&before, &base_extra, &head_extra).is_empty());
     }
 }

@@ -20,7 +20,8 @@ pub mod target;
 
 pub use calls::{ArgChange, Calls, Invented};
 pub use compare::{
-    Direction, Flip, Routing, ToolRouting, compare, compare_sides, compare_with, total_usage,
+    Direction, Flip, ForbiddenCall, Routing, ToolRouting, compare, compare_sides, compare_with,
+    total_usage,
 };
 pub use judge::{CallOutcome, Outcome, classify};
 pub use runner::{

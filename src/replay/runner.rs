@@ -226,6 +226,52 @@ pub fn offered_tools(case: &Case, tools: &ToolSet, packs: &[Tool], seed: u64) ->
     all
 }
 
+/// What a router that ignores the prompt scores on `suite`: the better of picking uniformly among
+/// each case's offered tools (declining as one more choice where the case expects no call) and
+/// giving every case the same answer (the suite's most common right one, or always declining).
+/// A base at or below it measured nothing ([`crate::gate`]).
+pub fn chance_accuracy(suite: &crate::suite::Suite, tools: &ToolSet, packs: &[Tool]) -> f64 {
+    if suite.cases.is_empty() {
+        return 0.0;
+    }
+    let mut constant: std::collections::BTreeMap<Option<&str>, usize> = Default::default();
+    for case in &suite.cases {
+        match &case.expect {
+            crate::suite::Expect::None => *constant.entry(None).or_default() += 1,
+            crate::suite::Expect::Tools(names) => {
+                for n in names {
+                    *constant.entry(Some(n.as_str())).or_default() += 1;
+                }
+            }
+        }
+    }
+    let best_constant = constant.values().max().copied().unwrap_or(0) as f64;
+    let total: f64 = suite
+        .cases
+        .iter()
+        .map(|case| {
+            let offered: BTreeSet<&str> = tools
+                .tools
+                .iter()
+                .chain(&case.distractors)
+                .chain(packs)
+                .map(|t| t.name.as_str())
+                .collect();
+            match &case.expect {
+                crate::suite::Expect::None => 1.0 / (offered.len() + 1) as f64,
+                crate::suite::Expect::Tools(names) => {
+                    let hit = names
+                        .iter()
+                        .filter(|n| offered.contains(n.as_str()))
+                        .count();
+                    hit as f64 / offered.len().max(1) as f64
+                }
+            }
+        })
+        .sum();
+    total.max(best_constant) / suite.cases.len() as f64
+}
+
 /// A tool's place in a case's order: sha256(seed, case id, tool name).
 fn rank(seed: u64, case: &Case, name: &str) -> [u8; 32] {
     let mut h = Sha256::new();
@@ -685,6 +731,7 @@ impl<'a> Replayer<'a> {
         let offered = &Offered::new(tools, packs);
         let total = suite.cases.len() as u64 * u64::from(self.cfg.repeats);
         let done = std::sync::atomic::AtomicU64::new(0);
+        let failed = std::sync::atomic::AtomicU64::new(0);
         let jobs = suite.cases.iter().flat_map(|c| {
             let first = self.cfg.first_repeat;
             (first..first + self.cfg.repeats).map(move |r| (c, r))
@@ -714,6 +761,7 @@ impl<'a> Replayer<'a> {
                 .map(|a| {
                     let stats = &stats;
                     let done = &done;
+                    let failed = &failed;
                     async move {
                         let Asked {
                             case,
@@ -748,7 +796,12 @@ impl<'a> Replayer<'a> {
                             },
                         };
                         let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                        self.console.progress(label, n, total);
+                        let f = if sample.outcome.is_error() {
+                            failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+                        } else {
+                            failed.load(std::sync::atomic::Ordering::Relaxed)
+                        };
+                        self.console.progress(label, n, total, f);
                         (
                             case.id.clone(),
                             repeat,

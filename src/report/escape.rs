@@ -127,12 +127,17 @@ pub fn md_inline(s: &str) -> String {
             continue;
         }
         // Our own prose quotes names as `name`: keep that a code span (its content is escaped).
-        if let Some(inner) = word
+        // Punctuation after the closing backtick ("`name`:", "`name`,") stays outside the span.
+        let bare = word.trim_end_matches([',', ':', ';', '.', ')']);
+        if let Some(inner) = bare
             .strip_prefix('`')
             .and_then(|w| w.strip_suffix('`'))
             .filter(|w| !w.is_empty() && !w.contains('`'))
         {
             out.push_str(&md_code(inner, 200, true));
+            for c in word[bare.len()..].chars() {
+                out.push(c);
+            }
             continue;
         }
         for c in word.chars() {
@@ -250,6 +255,12 @@ mod tests {
         );
         // GitHub links `GH-34` after punctuation too (the fuzzer found `(GH-34)`).
         assert_eq!(md_inline("(GH-34) x-gh-5"), "`(GH-34)` `x-gh-5`");
+        // Our quoted names stay code spans before punctuation; a hostile backtick does not.
+        assert_eq!(
+            md_inline("`a_b`: 3 went to `c_d`, 2 to `e`"),
+            "`a_b`: 3 went to `c_d`, 2 to `e`"
+        );
+        assert_eq!(md_inline("`a`b`:"), "\\`a\\`b\\`:");
     }
 
     #[test]

@@ -21,6 +21,10 @@ pub struct ToolView<'a> {
     pub calls: Option<&'a ToolRouting>,
     /// Why this tool fails the gate (empty: it does not).
     pub failures: Vec<String>,
+    /// Injection findings the PR introduced in this tool below the gate's level: never "ok".
+    pub findings: usize,
+    /// A low cosine that routing overruled: a review note, never "ok".
+    pub review: bool,
     /// Where the tool is defined in the head file (absent for removed tools and live servers).
     pub line: Option<usize>,
 }
@@ -28,6 +32,19 @@ pub struct ToolView<'a> {
 impl ToolView<'_> {
     pub fn failed(&self) -> bool {
         !self.failures.is_empty()
+    }
+
+    /// The verdict column: fail, a finding or a review note the reader must see, else ok.
+    pub fn mark(&self) -> &'static str {
+        if self.failed() {
+            "❌ fail"
+        } else if self.findings > 0 {
+            "⚠️ finding"
+        } else if self.review {
+            "📝 review"
+        } else {
+            "✅ ok"
+        }
     }
 
     pub fn severity(&self) -> Option<Severity> {
@@ -104,6 +121,8 @@ pub fn tools(report: &Report) -> Vec<ToolView<'_>> {
             routing: routing_of(&d.name),
             calls: calls_of(&d.name),
             failures: Vec::new(),
+            findings: 0,
+            review: false,
             line: (d.status != Status::Removed)
                 .then(|| report.head.lines.get(&d.name).copied())
                 .flatten(),
@@ -124,6 +143,8 @@ pub fn tools(report: &Report) -> Vec<ToolView<'_>> {
                     routing: routing_of(&tr.tool),
                     calls: calls_of(&tr.tool),
                     failures: Vec::new(),
+                    findings: 0,
+                    review: false,
                     line: report.head.lines.get(&tr.tool).copied(),
                 });
             }
@@ -132,7 +153,7 @@ pub fn tools(report: &Report) -> Vec<ToolView<'_>> {
     let failing: Vec<&str> = report
         .routing
         .as_ref()
-        .map(|r| crate::gate::failing_tools(r, &report.diff, t))
+        .map(|r| crate::gate::failing_tools(r, t))
         .unwrap_or_default()
         .into_iter()
         .map(|x| x.tool.as_str())
@@ -140,7 +161,7 @@ pub fn tools(report: &Report) -> Vec<ToolView<'_>> {
     let failing_calls: Vec<&str> = report
         .routing
         .as_ref()
-        .map(|r| crate::gate::failing_call_tools(r, &report.diff, t))
+        .map(|r| crate::gate::failing_call_tools(r, t))
         .unwrap_or_default()
         .into_iter()
         .map(|x| x.tool.as_str())
@@ -177,6 +198,28 @@ pub fn tools(report: &Report) -> Vec<ToolView<'_>> {
                 "description cosine {:.3} < floor {:.2}",
                 d.description_cosine, all.floor
             ));
+        }
+        if let Some(d) = v.drift
+            && let Some(all) = &report.drift
+            && let crate::gate::CosineCall::Review(_) =
+                crate::gate::cosine_call(d, all.floor, report.routing.as_ref(), t)
+        {
+            v.review = true;
+        }
+        if let Some(s) = &report.scan {
+            let failing = s.failing(t.scan_fail_on);
+            for f in s.introduced.iter().filter(|f| f.tool == v.name) {
+                if failing.iter().any(|x| std::ptr::eq(*x, f)) {
+                    v.failures.push(format!(
+                        "introduces {} injection finding {} at {}",
+                        f.level.as_str(),
+                        f.rule,
+                        f.field
+                    ));
+                } else {
+                    v.findings += 1;
+                }
+            }
         }
         if let Some(c) = v.worst_change()
             && c.severity >= t.fail_on
@@ -329,4 +372,73 @@ pub fn words(old: &str, new: &str) -> Vec<Words> {
         out.push(Words::Same(gap));
     }
     out
+}
+
+/// The threshold a tool's p-value was held to (`ToolRouting::held_to`), or "—" where its flips
+/// were too few to ever reach it: every format prints the same column.
+pub fn held(t: &ToolRouting) -> String {
+    t.held_to.map_or_else(|| "—".into(), |a| format!("{a:.4}"))
+}
+
+/// The verdict in plain words, when a tool's drop decided it: "`schedule_appointment`: 7 of 8
+/// prompts reached it before, 2 of 8 now; 3 went to `reschedule_appointment`, 2 to
+/// `send_reminder`". `None` when something else decided (the reason then stands on its own).
+pub fn plain_words(report: &Report) -> Option<String> {
+    let r = report.routing.as_ref()?;
+    let reason = &report.verdict.reason;
+    let tool = r.per_tool.iter().find(|x| {
+        reason.starts_with(&format!("`{}` routing ", x.tool))
+            || reason.starts_with(&format!("`{}` fell ", x.tool))
+    });
+    if let Some(x) = tool {
+        let n = x.cases;
+        let count = |acc: f64| (acc * n as f64).round() as usize;
+        let mut went: Vec<(String, usize)> = Vec::new();
+        for f in r
+            .flips
+            .iter()
+            .filter(|f| f.direction == Direction::Regressed && f.expect == x.tool)
+        {
+            match went.iter_mut().find(|(t, _)| *t == f.head) {
+                Some((_, k)) => *k += 1,
+                None => went.push((f.head.clone(), 1)),
+            }
+        }
+        went.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        let went: Vec<String> = went
+            .iter()
+            .enumerate()
+            .map(|(i, (t, k))| {
+                if i == 0 {
+                    format!("{k} went to `{t}`")
+                } else {
+                    format!("{k} to `{t}`")
+                }
+            })
+            .collect();
+        let tail = if went.is_empty() {
+            String::new()
+        } else {
+            format!("; {}", went.join(", "))
+        };
+        return Some(format!(
+            "`{}`: {} of {n} prompts reached it before, {} of {n} now{tail}",
+            x.tool,
+            count(x.base_accuracy),
+            count(x.head_accuracy)
+        ));
+    }
+    let c = r.calls.as_ref()?;
+    let x = c
+        .per_tool
+        .iter()
+        .find(|x| reason.starts_with(&format!("`{}` call accuracy ", x.tool)))?;
+    let n = x.cases;
+    let count = |acc: f64| (acc * n as f64).round() as usize;
+    Some(format!(
+        "`{}`: {} of {n} prompts got a right call (tool and arguments) before, {} of {n} now; routing did not decide it",
+        x.tool,
+        count(x.base_accuracy),
+        count(x.head_accuracy)
+    ))
 }

@@ -336,6 +336,70 @@ fn a_moving_major_tag_installs_the_release_its_tree_names() {
     );
 }
 
+/// The archive carries shell completions and the man page, written by the packed binary itself.
+#[test]
+fn the_archive_carries_completions_and_the_man_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new("tar")
+        .arg("xzf")
+        .arg(dist().join(archive_name()))
+        .arg("-C")
+        .arg(tmp.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let top = tmp
+        .path()
+        .join(lib(&format!("dg_stem {} {TARGET}", version())));
+    for sh in ["bash", "zsh", "fish", "powershell", "elvish"] {
+        let f = std::fs::read_to_string(top.join(format!("completions/driftgate.{sh}"))).unwrap();
+        assert!(
+            f.contains("check") && f.contains("inconclusive-drop"),
+            "{sh}: {f}"
+        );
+    }
+    let man = std::fs::read_to_string(top.join("driftgate.1")).unwrap();
+    assert!(
+        man.starts_with(".ie") || man.contains(".TH driftgate"),
+        "{man}"
+    );
+    assert!(man.contains("check"), "{man}");
+}
+
+/// Every release tag the docs tell a user to pin (`OWNER/driftgate@v…` in README.md, docs/ and
+/// the example workflows) installs this tree's release: a pasted workflow must not die on
+/// "the tag and the release disagree".
+#[test]
+fn every_tag_the_docs_pin_installs() {
+    let gh = github_with(&released());
+    let mut files = vec![fixture("README.md")];
+    for dir in ["docs", ".github/workflows"] {
+        files.extend(walk(&fixture(dir)));
+    }
+    let mut tags = std::collections::BTreeSet::new();
+    for f in files {
+        let text = std::fs::read_to_string(&f).unwrap_or_default();
+        for (i, _) in text.match_indices("driftgate@v") {
+            let tag: String = text[i + "driftgate@".len()..]
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '.')
+                .collect();
+            tags.insert((tag, f.display().to_string()));
+        }
+    }
+    assert!(!tags.is_empty(), "the README pins a tag");
+    for (tag, file) in tags {
+        let tmp = tempfile::tempdir().unwrap();
+        let got = install(&gh, tmp.path(), "Linux", "X64", &tag, None);
+        assert_eq!(
+            got.code, 0,
+            "{file} pins @{tag}: {}{}",
+            got.stdout, got.stderr
+        );
+        assert_eq!(got.outputs["mode"], "release", "{file} @{tag}");
+    }
+}
+
 #[test]
 fn a_checksum_mismatch_fails_closed() {
     let mut assets = released();

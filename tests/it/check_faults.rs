@@ -384,23 +384,40 @@ fn a_base_side_right_on_nothing_is_incomplete() {
     assert_eq!(run.code, 3, "{}", run.dump());
     let reason = report["verdict"]["reason"].as_str().unwrap();
     assert!(
-        reason.starts_with(
-            "nothing was measured: the router was right on 0 of 6 case(s) at base (0.0%)"
-        ),
+        reason.starts_with("nothing was measured: the router was right on 0 of 6 case(s) at base"),
         "{reason}"
     );
-    // Text for everything is right only on the `none` case (1 of 6): a pass by default, and
-    // nothing measured under a floor of 20%.
+    // Text for everything is right only on the `none` case (1 of 6): what always declining
+    // scores, so routing measured nothing — inconclusive (exit 4), not the pass it used to be.
     let fake = chat_server(|_| text_answer("I cannot help with that."));
-    let (run, _) = check(&fake, BASE, HEAD, &[], &[]);
+    let (run, report) = check(&fake, BASE, HEAD, &[], &[]);
+    assert_eq!(run.code, 4, "{}", run.dump());
+    assert_eq!(report["verdict"]["status"], "inconclusive");
+    assert!(
+        report["verdict"]["reason"].as_str().unwrap().contains(
+            "right on 1 of 6 case(s) at base (16.7%), at or below what a router that ignores the prompt scores (16.7%)"
+        ),
+        "{}",
+        report["verdict"]
+    );
+    // The base's floor can be set: a router right on half the cases is not enough at 60%.
+    let half = chat_server(|req| {
+        if req.prompt().contains(SCHED) || req.prompt().contains(RESCH) {
+            return text_answer("No.");
+        }
+        right_answer(req)
+    });
+    let (run, _) = check(&half, BASE, BASE, &[], &[]);
     assert_eq!(run.code, 0, "{}", run.dump());
-    let (run, report) = check(&fake, BASE, HEAD, &["--min-base-accuracy", "0.2"], &[]);
-    assert_eq!(run.code, 3, "{}", run.dump());
+    let (run, report) = check(&half, BASE, BASE, &["--min-base-accuracy", "0.7"], &[]);
+    assert_eq!(run.code, 4, "{}", run.dump());
     assert!(
         report["verdict"]["reason"]
             .as_str()
             .unwrap()
-            .contains("at or below the min_base_accuracy 20.0%")
+            .contains("at or below min_base_accuracy (70.0%)"),
+        "{}",
+        report["verdict"]
     );
 }
 
@@ -453,10 +470,20 @@ fn invented_names_forbidden_calls_and_text_answers_are_classified() {
 
     assert_eq!(run.code, 1, "{}", run.dump());
     assert_eq!(report["verdict"]["status"], "fail");
+    // The forbidden call fails by itself, first; the routing drop is listed after it.
     let reason = report["verdict"]["reason"].as_str().unwrap();
+    assert_eq!(
+        reason,
+        "case `resch-01` calls `cancel_appointment` at head (1 of 1 answer(s)), which the case forbids (must_not_call); base never did"
+    );
+    let also = report["verdict"]["also"][0].as_str().unwrap();
     assert!(
-        reason.starts_with("routing accuracy 100.0% → 66.7% (-33.3 pts"),
-        "{reason}"
+        also.starts_with("routing accuracy 100.0% → 66.7% (-33.3 pts"),
+        "{also}"
+    );
+    assert_eq!(
+        report["routing"]["forbidden"],
+        json!([{"id": "resch-01", "prompt": "My appointment on Tuesday doesn't work anymore, move it to Thursday at the same time", "tool": "cancel_appointment", "head_calls": 1, "repeats": 1}])
     );
     assert_eq!(report["routing"]["base_outcomes"], json!({"correct": 6}));
     assert_eq!(
@@ -708,11 +735,22 @@ fn confirm_reasks_only_flips_and_drops_the_ones_that_do_not_reproduce() {
         right_answer(req)
     });
     let (run, report) = check(&fake, BASE, HEAD, &["--confirm", "3"], &[]);
-    assert_eq!(
-        run.code,
-        0,
-        "two-flip suites are no evidence: {}",
-        run.dump()
+    // sched-01 is the one case of `schedule_appointment`: 100% → 0%, confirmed, but one case is
+    // no evidence — inconclusive. resch-01's forbidden call did not come back on any re-ask: it
+    // is excused with its flip, and fails nothing.
+    assert_eq!(run.code, 4, "{}", run.dump());
+    assert!(
+        report["verdict"]["reason"]
+            .as_str()
+            .unwrap()
+            .starts_with("`schedule_appointment` fell 100.0% → 0.0% on 1 case(s)"),
+        "{}",
+        report["verdict"]
+    );
+    assert!(
+        report["routing"].get("forbidden").is_none(),
+        "{}",
+        report["routing"]
     );
     let f = flip(&report, "sched-01").expect("sched-01 still flipped");
     assert_eq!(f["confirmed"], json!({"reproduced": 3, "asked": 3}));

@@ -53,6 +53,57 @@ fn without_run_stats(mut report: Value) -> Value {
     report
 }
 
+/// The laundering PR of issue 36: the calendar's regression plus a harmless "Get" → "Retrieve"
+/// in `get_appointment`. Under Holm over the changed tools it split the per-tool alpha and
+/// passed; the suite's family (Tarone) does not read the diff, so it fails on the same number.
+#[test]
+fn a_harmless_second_edit_does_not_launder_the_regression() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let head = std::fs::read_to_string(calendar::HEAD).unwrap();
+    let from = "\"description\": \"Get the full details of a single appointment";
+    assert!(head.contains(from));
+    let laundered = dir.path().join("tools.head.json");
+    std::fs::write(
+        &laundered,
+        head.replace(
+            from,
+            "\"description\": \"Retrieve the full details of a single appointment",
+        ),
+    )
+    .unwrap();
+    let (run, r) = check_json(
+        cache.path(),
+        &[
+            "--base",
+            calendar::BASE,
+            "--head",
+            laundered.to_str().unwrap(),
+            "--suite",
+            calendar::SUITE,
+        ],
+    );
+    assert_eq!(run.code, 1, "{}", run.dump());
+    let changed: Vec<&str> = r["diff"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(changed, ["get_appointment", "schedule_appointment"]);
+    assert_eq!(
+        r["verdict"]["reason"],
+        "`schedule_appointment` routing 87.5% → 25.0% (-62.5 pts over 8 case(s): 5 regressed, 0 fixed; p=0.0312 < 0.0350, per_tool_alpha 0.035 over a family of 1)"
+    );
+    let held = r["routing"]["per_tool"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tool"] == "schedule_appointment")
+        .unwrap();
+    assert_eq!(held["held_to"], 0.035);
+}
+
 #[test]
 fn calendar_rewrite_regresses_routing_and_fails() {
     let cache = tempfile::tempdir().unwrap();
@@ -65,7 +116,7 @@ fn calendar_rewrite_regresses_routing_and_fails() {
     // note: routing measured it on 8 cases.
     assert_eq!(
         r["verdict"]["reason"],
-        "`schedule_appointment` routing 87.5% → 25.0% (-62.5 pts over 8 case(s), p=0.0312 < per_tool_alpha 0.035, Holm)"
+        "`schedule_appointment` routing 87.5% → 25.0% (-62.5 pts over 8 case(s): 5 regressed, 0 fixed; p=0.0312 < 0.0350, per_tool_alpha 0.035 over a family of 1)"
     );
     assert!(
         r["notes"].as_array().unwrap().iter().any(|n| n

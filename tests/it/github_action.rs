@@ -760,7 +760,7 @@ fn the_action_gates_a_pull_request_end_to_end() {
     );
     assert!(
         body.lines().nth(1).unwrap().starts_with(
-            "### ❌ driftgate check: **fail** — `schedule_appointment` routing 87.5% → 25.0%"
+            "### ❌ driftgate check: **fail** — `schedule_appointment`: 7 of 8 prompts reached it before, 2 of 8 now"
         ),
         "{body}"
     );
@@ -868,4 +868,173 @@ fn tools_at_the_base_against_a_live_head_server() {
         err.contains("server failed to start"),
         "the live head was attempted: {err}"
     );
+}
+
+/// The fenced block of `lang` that follows `marker` in the README.
+fn readme_block(marker: &str, lang: &str) -> String {
+    let readme = std::fs::read_to_string(fixture("README.md")).unwrap();
+    let at = readme
+        .find(marker)
+        .unwrap_or_else(|| panic!("README: {marker}"));
+    let fence = format!("```{lang}\n");
+    let start = at + readme[at..].find(&fence).expect("a fenced block") + fence.len();
+    let len = readme[start..].find("\n```").expect("a closed block");
+    readme[start..start + len].to_string()
+}
+
+/// The README's "Add it to your repository", from zero, as a new user runs it: step 2's lock
+/// and step 3's `suite init` and `suite check` (the lock from the tools file rather than an npx
+/// server: hermetic), committed at base; the PR's copy edit locked again at head; then step 4's
+/// workflow as pasted — its driftgate step's `with:` and `env:`, every other input at
+/// action.yml's default, mapped to the entrypoint's environment by action.yml's own `run` step —
+/// against the loopback GitHub fake. The verdict is whatever the drafted suite measures; what
+/// must hold is that the pasted workflow runs, comments, writes the reports it uploads, and
+/// uploads nothing twice under one name (upload-artifact v4 answers that with a 409).
+#[test]
+fn the_readme_quick_start_runs_as_pasted() {
+    let gh = FakeGithub::start();
+    let probe = Runner::new(&gh, &serde_json::json!({}));
+    let dir = probe.dir.path().to_path_buf();
+    let dg = |args: &[&str]| cli::driftgate(args).dir(&dir).run();
+    git(&dir, &["init", "-q", "-b", "main"]);
+    std::fs::copy(fixture(calendar::BASE), dir.join("tools.json")).unwrap();
+    // Step 2: the README's lock line names a server; the same command on the tools file.
+    let lock = readme_block("**2. Commit what your server exposes**", "sh");
+    assert!(
+        lock.starts_with("driftgate lock ") && lock.contains("-o driftgate.lock.json"),
+        "{lock}"
+    );
+    let run = dg(&["lock", "tools.json", "-o", "driftgate.lock.json"]);
+    assert_eq!(run.code, 0, "{}", run.dump());
+    // Step 3, as written.
+    for line in readme_block("**3. Draft a routing suite", "sh").lines() {
+        let cmd = line.split("   #").next().unwrap().trim();
+        let args: Vec<&str> = cmd.split_whitespace().skip(1).collect();
+        assert_eq!(cmd.split_whitespace().next(), Some("driftgate"), "{line}");
+        let run = dg(&args);
+        assert_eq!(run.code, 0, "README step 3: {cmd}: {}", run.dump());
+    }
+    std::fs::write(
+        dir.join(".gitignore"),
+        "event.json\nsummary.md\noutput\n.cache/\n.driftgate/\ndriftgate-report.json\ndriftgate-report.html\ntools.json\n",
+    )
+    .unwrap();
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "driftgate: lock and suite"]);
+    let base = git(&dir, &["rev-parse", "HEAD"]);
+    git(&dir, &["checkout", "-q", "-b", "copy-edit"]);
+    std::fs::copy(fixture(calendar::HEAD), dir.join("tools.json")).unwrap();
+    let run = dg(&["lock", "tools.json", "-o", "driftgate.lock.json"]);
+    assert_eq!(run.code, 0, "{}", run.dump());
+    git(&dir, &["commit", "-q", "-am", "Shorter description"]);
+    let head = git(&dir, &["rev-parse", "HEAD"]);
+    std::fs::write(
+        dir.join("event.json"),
+        event("pull_request.synchronize.json", &base, &head).to_string(),
+    )
+    .unwrap();
+
+    // Step 4, as pasted.
+    let workflow: Yaml =
+        serde_yaml::from_str(&readme_block("**4. Gate every pull request**", "yaml")).unwrap();
+    let steps = workflow["jobs"]["gate"]["steps"].as_sequence().unwrap();
+    let ours = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("OWNER/driftgate@"))
+        })
+        .expect("the workflow uses the action");
+    let with = ours["with"].as_mapping().unwrap();
+    let a = action();
+    let declared = a["inputs"].as_mapping().unwrap();
+    for k in with.keys() {
+        assert!(
+            declared.contains_key(k),
+            "the README passes an undeclared input {k:?}"
+        );
+    }
+    let value = |name: &str| -> String {
+        let given = with.get(name).and_then(|v| v.as_str());
+        let default = declared[name]["default"].as_str();
+        match given.or(default).unwrap_or("") {
+            "${{ github.token }}" => TOKEN.to_string(),
+            v => v.to_string(),
+        }
+    };
+    // action.yml's run step: `INPUT_X: ${{ inputs.x }}`.
+    let mut env: Vec<(String, String)> = Vec::new();
+    for (k, v) in step(&a, "run")["env"].as_mapping().unwrap() {
+        let expr = v.as_str().unwrap();
+        let input = expr
+            .strip_prefix("${{ inputs.")
+            .and_then(|e| e.strip_suffix(" }}"))
+            .unwrap_or_else(|| panic!("{expr}"));
+        env.push((k.as_str().unwrap().to_string(), value(input)));
+    }
+    let key_env = ours["env"]["DRIFTGATE_KEY"].as_str().unwrap();
+    assert_eq!(key_env, "${{ secrets.DRIFTGATE_KEY }}");
+    let mut cmd = Command::new("bash");
+    probe.apply(&mut cmd);
+    cmd.env_remove("GITHUB_TOKEN");
+    let bin_dir = Path::new(env!("CARGO_BIN_EXE_driftgate")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    cmd.arg(entrypoint())
+        .env("PATH", path)
+        .env("DRIFTGATE_KEY", "a random repository secret");
+    for (k, v) in &env {
+        cmd.env(k, v);
+    }
+    let out = cmd.output().unwrap();
+    let (code, stdout, stderr) = (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!([0, 1, 4].contains(&code), "exit {code}: {stdout}{stderr}");
+    let outputs: BTreeMap<String, String> = probe.outputs().into_iter().collect();
+    let verdict = &outputs["verdict"];
+    assert_eq!(
+        code,
+        match verdict.as_str() {
+            "pass" => 0,
+            "fail" => 1,
+            _ => 4,
+        },
+        "{stderr}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&probe.read(&outputs["report-path"])).unwrap();
+    assert_eq!(report["command"], "check", "the suite makes it a check");
+    let suite = report["suite"]["source"].as_str().unwrap();
+    assert!(
+        suite.ends_with(":driftgate.suite.yaml"),
+        "read at base: {suite}"
+    );
+    assert_eq!(report["diff"]["tools"][0]["name"], "schedule_appointment");
+    assert!(
+        probe.path(&outputs["html-path"]).exists(),
+        "the HTML the action uploads"
+    );
+    let comments = gh.comments(7);
+    assert_eq!(comments.len(), 1, "{stderr}");
+    // Artifact names: the action uploads its reports under `report-artifact`; the pasted
+    // workflow must not upload under the same name.
+    let mut names = vec![value("report-artifact")];
+    for s in steps {
+        if s["uses"]
+            .as_str()
+            .is_some_and(|u| u.starts_with("actions/upload-artifact"))
+        {
+            names.push(s["with"]["name"].as_str().unwrap_or("artifact").to_string());
+        }
+    }
+    let distinct: std::collections::BTreeSet<&String> = names.iter().collect();
+    assert_eq!(distinct.len(), names.len(), "artifact names {names:?}");
+    assert_eq!(names[0], "driftgate-report");
 }

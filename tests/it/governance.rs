@@ -138,7 +138,7 @@ fn a_pr_that_loosens_its_own_thresholds_is_judged_by_the_base_policy() {
     // The comment says so first, above the verdict's evidence.
     let body = &gh.comments(7)[0].body;
     let caution = body.find("[!CAUTION]").expect("a caution block");
-    assert!(caution < body.find("regressed").unwrap(), "{body}");
+    assert!(caution < body.find("Flipped cases").unwrap(), "{body}");
     assert!(
         body.contains("gate.per\\_tool\\_alpha: (not set) → "),
         "{body}"

@@ -10,6 +10,7 @@ mod check_args;
 mod check_faults;
 mod check_semantic;
 mod cli;
+mod cli_docs;
 mod cmd;
 mod corpus;
 mod embed_cli;

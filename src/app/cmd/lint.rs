@@ -15,7 +15,8 @@ use crate::scan::{FailOn, ScanSection};
 pub const EXIT_CODES: &str = "\
 Exit codes:
   0  pass: lint is a heuristic and passes whatever it finds, unless --strict
-  1  --strict and a hard gate or a confusable pair was found
+  1  an injection finding at or above --scan-fail-on, or --strict and a hard gate or a
+     confusable pair was found
   2  usage or input error (bad flag, unreadable or malformed file)
   3  incomplete: --llm could not score a tool (the model never gave a valid answer, or the
      router failed after retries); never a pass";

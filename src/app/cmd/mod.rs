@@ -2,6 +2,7 @@
 
 pub mod check;
 pub mod comment;
+pub mod completions;
 pub mod diff;
 pub mod embed;
 pub mod lint;

@@ -15,7 +15,7 @@ use crate::report::view;
 pub const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
 /// Rules that come from measurement rather than from the schema law.
-const MEASUREMENT_RULES: &[(&str, &str, &str)] = &[
+pub const MEASUREMENT_RULES: &[(&str, &str, &str)] = &[
     (
         "routing-regressed",
         "error",
@@ -35,6 +35,11 @@ const MEASUREMENT_RULES: &[(&str, &str, &str)] = &[
         "measurement-incomplete",
         "error",
         "a routing answer was still missing after retries; the gate cannot pass on an incomplete measurement",
+    ),
+    (
+        "measurement-inconclusive",
+        "warning",
+        "the replay ran but cannot tell a regression from noise (a large drop on too few cases, or a router at chance at base); the gate cannot pass on it",
     ),
 ];
 
@@ -188,10 +193,15 @@ pub fn render(report: &Report) -> String {
             ));
         }
     }
-    if report.verdict.status == Status::Incomplete {
+    let unmeasured = match report.verdict.status {
+        Status::Inconclusive => Some(("measurement-inconclusive", "warning")),
+        Status::Incomplete => Some(("measurement-incomplete", "error")),
+        Status::Pass | Status::Fail => None,
+    };
+    if let Some((rule, level)) = unmeasured {
         results.push(result(
-            "measurement-incomplete",
-            "error",
+            rule,
+            level,
             cell(&report.verdict.reason, 1000),
             location(file, None),
             "",

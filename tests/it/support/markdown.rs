@@ -177,6 +177,7 @@ pub fn assert_inert(md: &str, marker: Option<&str>, link: Option<&str>) {
                 "pass",
                 "fail",
                 "incomplete",
+                "inconclusive",
                 "Routing accuracy",
                 "Call accuracy",
                 "Now passes."

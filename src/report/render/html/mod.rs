@@ -109,6 +109,7 @@ fn status_class(s: Status) -> &'static str {
     match s {
         Status::Pass => "pass",
         Status::Fail => "fail",
+        Status::Inconclusive => "inconclusive",
         Status::Incomplete => "incomplete",
     }
 }
@@ -117,6 +118,7 @@ fn status_word(s: Status) -> &'static str {
     match s {
         Status::Pass => "PASS",
         Status::Fail => "FAIL",
+        Status::Inconclusive => "INCONCLUSIVE",
         Status::Incomplete => "INCOMPLETE",
     }
 }
@@ -207,6 +209,19 @@ pub fn render(report: &Report) -> String {
         status_word(report.verdict.status),
         html(&report.verdict.reason, false)
     );
+    for (class, lines) in [
+        ("also", &report.verdict.also),
+        ("warnings", &report.verdict.warnings),
+    ] {
+        if lines.is_empty() {
+            continue;
+        }
+        let _ = writeln!(b, "<ul class=\"notes {class}\">");
+        for line in lines {
+            let _ = writeln!(b, "<li>{}</li>", html(line, false));
+        }
+        b.push_str("</ul>\n");
+    }
     sides(report, &mut b);
     if let Some(p) = &report.policy {
         let _ = writeln!(
@@ -343,6 +358,7 @@ fn per_tool_section(title: &str, rows: &[ToolRouting], b: &mut String) {
                 num(t.regressed),
                 num(t.fixed),
                 num(format!("{:.4}", t.p_value_worse)),
+                num(crate::report::view::held(t)),
             ]
         })
         .collect();
@@ -357,6 +373,7 @@ fn per_tool_section(title: &str, rows: &[ToolRouting], b: &mut String) {
             "regressed",
             "fixed",
             "p (worse)",
+            "held to",
         ],
         &rows,
     ));
@@ -594,8 +611,8 @@ fn drift(d: &crate::drift::Drift, b: &mut String) {
             code(&t.tool),
             num(format!("{:.4}", t.description_cosine)),
             num(format!("{:.4}", t.full_text_cosine)),
-            t.benign_percentile
-                .map(|p| num(format!("{p:.1}")))
+            t.benign_edits_above
+                .map(|p| num(crate::drift::floors::share_above(p)))
                 .unwrap_or_default(),
             if t.below_floor {
                 "<span class=\"worse\">below</span>".into()
@@ -633,7 +650,7 @@ fn drift(d: &crate::drift::Drift, b: &mut String) {
             "tool",
             "description cosine",
             "full text cosine",
-            "benign percentile",
+            "meaning-preserving edits above",
             "floor",
         ],
         &rows,

@@ -92,6 +92,7 @@ pub fn verdict_prefix(status: Status) -> &'static str {
     match status {
         Status::Pass => "### ✅ driftgate",
         Status::Fail => "### ❌ driftgate",
+        Status::Inconclusive => "### ❓ driftgate",
         Status::Incomplete => "### ⚠️ driftgate",
     }
 }
@@ -105,44 +106,91 @@ pub fn render(report: &Report, opts: &Options) -> String {
     let word = match report.verdict.status {
         Status::Pass => "pass",
         Status::Fail => "fail",
+        Status::Inconclusive => "inconclusive",
         Status::Incomplete => "incomplete",
     };
+    // The first line in plain words where a tool's drop decided; the test behind it follows.
+    let plain = view::plain_words(report);
     let _ = writeln!(
         head,
         "{} {}: **{word}** — {}",
         verdict_prefix(report.verdict.status),
         report.command,
-        md_inline(&report.verdict.reason)
+        md_inline(plain.as_deref().unwrap_or(&report.verdict.reason))
     );
+    if plain.is_some() {
+        let _ = write!(
+            head,
+            "\n<details><summary>The test that decided it</summary>\n\n{}\n\n</details>\n",
+            md_inline(&report.verdict.reason)
+        );
+    }
+    // Every finding in full, nothing behind a "+N more": one quoted paragraph each.
+    for (kind, title, lines) in [
+        ("CAUTION", "Also failing", &report.verdict.also),
+        (
+            "WARNING",
+            "Warnings (they did not decide the verdict)",
+            &report.verdict.warnings,
+        ),
+    ] {
+        if !lines.is_empty() {
+            let _ = write!(head, "\n> [!{kind}]\n> {title}:\n");
+            for line in lines {
+                let _ = write!(head, ">\n> {}\n", md_inline(line));
+            }
+        }
+    }
     if opts.now_passes && report.verdict.status == Status::Pass {
         head.push_str("\n**Now passes.** An earlier run of this job failed; this comment was updated in place.\n");
     }
-    let mut blocks = vec![head, context(report)];
-    // What the PR changed about its own gate comes first, then what it injected: before notes,
-    // routing and the schema.
-    blocks.extend(policy(report));
-    blocks.extend(scan(report));
-    for note in &report.notes {
-        blocks.push(format!("> [!WARNING]\n> {}\n", md_inline(note)));
-    }
-    if let Some(b) = routing_summary(report) {
-        blocks.push(b);
-    }
-    blocks.extend(calls_summary(report));
-    blocks.extend(chart(report));
-    blocks.extend(flips(report));
-    blocks.extend(call_flips(report));
+    // Reading order: the verdict; what the PR changed about its own gate and what it injected;
+    // what changed in the tools; then the evidence. Each block has a rank for a comment over
+    // GitHub's limit (`assemble`): the evidence tables outrank the text diffs they explain.
+    let mut blocks: Vec<(Rank, String)> =
+        vec![(Rank::Verdict, head), (Rank::Verdict, context(report))];
+    let mut add =
+        |rank: Rank, more: Vec<String>| blocks.extend(more.into_iter().map(|b| (rank, b)));
+    add(Rank::Verdict, policy(report).into_iter().collect());
+    add(Rank::Verdict, scan(report));
+    add(
+        Rank::Verdict,
+        report
+            .notes
+            .iter()
+            .map(|note| format!("> [!WARNING]\n> {}\n", md_inline(note)))
+            .collect(),
+    );
     let rows = view::tools(report);
-    blocks.extend(tools_table(report, &rows));
-    blocks.extend(text_diffs(&rows));
-    blocks.extend(drift(report));
-    blocks.extend(lint(report));
+    add(Rank::Detail, text_diffs(&rows));
+    add(Rank::Evidence, schema_changes(report).into_iter().collect());
+    add(
+        Rank::Evidence,
+        routing_summary(report).into_iter().collect(),
+    );
+    add(Rank::Evidence, calls_summary(report).into_iter().collect());
+    add(Rank::Evidence, chart(report).into_iter().collect());
+    add(Rank::Evidence, flips(report));
+    add(Rank::Evidence, call_flips(report));
+    add(Rank::Evidence, tools_table(report, &rows));
+    add(Rank::Rest, drift(report).into_iter().collect());
+    add(Rank::Rest, lint(report));
     let footer = footer(report, opts);
     assemble(blocks, footer, opts)
 }
 
-/// Keep whole blocks while they fit; if any had to go, say so and link the full report.
-fn assemble(blocks: Vec<String>, footer: String, opts: &Options) -> String {
+/// What a block is worth when the comment must be cut: lower ranks are kept first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Rank {
+    Verdict,
+    Evidence,
+    Detail,
+    Rest,
+}
+
+/// Keep whole blocks, best rank first, while they fit, and print the kept ones in reading order;
+/// if any had to go, say so and link the full report.
+fn assemble(blocks: Vec<(Rank, String)>, footer: String, opts: &Options) -> String {
     let note_for = |omitted: usize| {
         let link = match opts.link.as_deref() {
             Some(l) => match md_url(l) {
@@ -156,22 +204,33 @@ fn assemble(blocks: Vec<String>, footer: String, opts: &Options) -> String {
             opts.limit_name
         )
     };
-    let total: usize = blocks.iter().map(|b| b.len() + 1).sum::<usize>() + footer.len();
+    let total: usize = blocks.iter().map(|(_, b)| b.len() + 1).sum::<usize>() + footer.len();
     if total <= opts.limit {
-        return join(&blocks, &footer, None);
+        let all: Vec<String> = blocks.into_iter().map(|(_, b)| b).collect();
+        return join(&all, &footer, None);
     }
     let reserve = note_for(blocks.len()).len() + footer.len() + 2;
-    let mut kept = Vec::new();
+    let mut keep = vec![false; blocks.len()];
     let mut used = 0;
-    for b in &blocks {
-        // The verdict block is always kept; it is small.
-        if kept.is_empty() || used + b.len() + 1 + reserve <= opts.limit {
-            used += b.len() + 1;
-            kept.push(b.clone());
-        } else {
-            break;
+    for rank in [Rank::Verdict, Rank::Evidence, Rank::Detail, Rank::Rest] {
+        // Within a rank, in order, up to the first block that does not fit: a table is never
+        // kept without the blocks before it of the same rank.
+        for (i, (_, b)) in blocks.iter().enumerate().filter(|(_, (r, _))| *r == rank) {
+            // The verdict block is always kept; it is small.
+            if i == 0 || used + b.len() + 1 + reserve <= opts.limit {
+                used += b.len() + 1;
+                keep[i] = true;
+            } else {
+                break;
+            }
         }
     }
+    let kept: Vec<String> = blocks
+        .iter()
+        .zip(&keep)
+        .filter(|(_, k)| **k)
+        .map(|((_, b), _)| b.clone())
+        .collect();
     let omitted = blocks.len() - kept.len();
     let out = join(&kept, &footer, Some(note_for(omitted)));
     if out.len() <= opts.limit {
@@ -659,15 +718,16 @@ fn tools_table(report: &Report, rows: &[ToolView]) -> Vec<String> {
             report.diff.unchanged
         )];
     }
-    let header = "| Tool | Change | Severity | Cosine | Base → head | Δ pts | p | Verdict |\n|---|---|---|---:|---|---:|---:|---|\n";
+    let header = "| Tool | Change | Severity | Cosine | Base → head | Δ pts | p | held to | Verdict |\n|---|---|---|---:|---|---:|---:|---:|---|\n";
     let row = |v: &ToolView| {
-        let (acc, delta, p) = match v.routing {
+        let (acc, delta, p, held) = match v.routing {
             Some(r) => (
                 format!("{} → {}", pct(r.base_accuracy), pct(r.head_accuracy)),
                 format!("{:+.1}", r.delta * 100.0),
                 format!("{:.4}", r.p_value_worse),
+                view::held(r),
             ),
-            None => ("—".into(), "—".into(), "—".into()),
+            None => ("—".into(), "—".into(), "—".into(), "—".into()),
         };
         let cosine = v
             .drift
@@ -682,16 +742,18 @@ fn tools_table(report: &Report, rows: &[ToolView]) -> Vec<String> {
             _ => md_code(v.name, 60, true),
         };
         format!(
-            "| {name} | {} | {} | {cosine} | {acc} | {delta} | {p} | {} |\n",
+            "| {name} | {} | {} | {cosine} | {acc} | {delta} | {p} | {held} | {} |\n",
             v.kinds(),
             v.severity().map_or("—", |s| s.as_str()),
-            if v.failed() { "❌ fail" } else { "✅ ok" }
+            v.mark()
         )
     };
-    let title = format!(
-        "#### Changed tools ({}), most severe first\n\n{header}",
-        rows.len()
-    );
+    let changed = rows.iter().filter(|v| v.diff.is_some()).count();
+    let moved = match rows.len() - changed {
+        0 => String::new(),
+        n => format!(", {n} moved by routing only"),
+    };
+    let title = format!("#### Tools: {changed} changed{moved}, most severe first\n\n{header}");
     folded(title, header, rows, OPEN_TOOLS, "tool(s)", row)
 }
 
@@ -716,14 +778,21 @@ fn drift(report: &Report) -> Option<String> {
     );
     let pctl =
         |x: Option<f64>| x.map_or_else(|| "—".to_string(), crate::drift::floors::share_above);
-    let verdict = |below: bool| if below { "❌ below floor" } else { "✅ ok" };
     for t in &d.tools {
+        // Below the floor fails only where routing did not measure the tool (`gate`).
+        let call =
+            crate::gate::cosine_call(t, d.floor, report.routing.as_ref(), &report.thresholds);
+        let verdict = |below: bool| match (&call, below) {
+            (_, false) => "✅ ok",
+            (crate::gate::CosineCall::Review(_), true) => "📝 below floor; routing decided",
+            (_, true) => "❌ below floor",
+        };
         let _ = writeln!(
             b,
             "| {} description | {:.3} | {} | {} |",
             md_code(&t.tool, 60, true),
             t.description_cosine,
-            pctl(t.benign_percentile),
+            pctl(t.benign_edits_above),
             verdict(t.below_floor)
         );
         for p in &t.params {
@@ -733,10 +802,60 @@ fn drift(report: &Report) -> Option<String> {
                 md_code(&t.tool, 60, true),
                 md_code(&format!(".{}", p.name), 60, true),
                 p.cosine,
-                pctl(p.benign_percentile),
+                pctl(p.benign_edits_above),
                 verdict(p.below_floor)
             );
         }
+    }
+    Some(b)
+}
+
+/// Every schema change the law classified: tool, rule id, pointer, before → after (cut), severity.
+/// Text changes have their own diff blocks; here are the rest, so a reader never sees only
+/// "input-schema | breaking".
+fn schema_changes(report: &Report) -> Option<String> {
+    let rows: Vec<(&str, &crate::diff::Change)> = report
+        .diff
+        .changes()
+        .filter(|(_, c)| {
+            !matches!(
+                c.kind,
+                crate::diff::Kind::Description
+                    | crate::diff::Kind::Title
+                    | crate::diff::Kind::ParamDescription
+            )
+        })
+        .map(|(t, c)| (t.name.as_str(), c))
+        .collect();
+    if rows.is_empty() {
+        return None;
+    }
+    let side = |v: &Option<serde_json::Value>| {
+        v.as_ref()
+            .map_or_else(|| "—".to_string(), |v| md_code(&v.to_string(), 80, true))
+    };
+    let mut b = format!(
+        "#### Schema changes ({})\n\n| Tool | Rule | Where | Before → after | Severity |\n|---|---|---|---|---|\n",
+        rows.len()
+    );
+    for (tool, c) in rows.iter().take(50) {
+        let _ = writeln!(
+            b,
+            "| {} | {} | {} | {} → {} | {} |",
+            md_code(tool, 60, true),
+            md_code(c.rule, 40, true),
+            if c.pointer.is_empty() {
+                "(whole tool)".to_string()
+            } else {
+                md_code(&c.pointer, 80, true)
+            },
+            side(&c.before),
+            side(&c.after),
+            c.severity.as_str()
+        );
+    }
+    if rows.len() > 50 {
+        let _ = writeln!(b, "\n{} more in the full report.", rows.len() - 50);
     }
     Some(b)
 }

@@ -74,6 +74,10 @@ pub fn render(report: &Report, color: bool) -> String {
             let _ = writeln!(out, "  {}", p.wrap("31", &clean(&line, false)));
         }
     }
+    // The rest of the verdict, after what the PR changed about the gate.
+    for line in &report.verdict.also {
+        let _ = writeln!(out, "{} {}", p.wrap("1;31", "ALSO:"), clean(line, false));
+    }
     scan(report, &p, &mut out);
     for note in &report.notes {
         let _ = writeln!(
@@ -81,6 +85,9 @@ pub fn render(report: &Report, color: bool) -> String {
             "{}",
             p.wrap("1;33", &format!("NOTE: {}", clean(note, false)))
         );
+    }
+    for line in &report.verdict.warnings {
+        let _ = writeln!(out, "{} {}", p.wrap("1;33", "WARNING:"), clean(line, false));
     }
     routing(report, &p, &mut out);
     calls(report, &p, &mut out);
@@ -381,12 +388,16 @@ fn moved_tools(rows: &[crate::replay::ToolRouting], first: &str, out: &mut Strin
                 pct(t.head_accuracy),
                 format!("{:+.1}", t.delta * 100.0),
                 format!("{:.4}", t.p_value_worse),
+                crate::report::view::held(t),
             ]
         })
         .collect();
     if !rows.is_empty() {
         let _ = writeln!(out);
-        for l in table(&[first, "CASES", "BASE", "HEAD", "Δ PTS", "P"], &rows) {
+        for l in table(
+            &[first, "CASES", "BASE", "HEAD", "Δ PTS", "P", "HELD TO"],
+            &rows,
+        ) {
             let _ = writeln!(out, "  {l}");
         }
     }
@@ -531,7 +542,7 @@ fn drift(report: &Report, p: &Paint, out: &mut String) {
         rows.push(vec![
             cell(&t.tool, 40),
             format!("{:.3}", t.description_cosine),
-            pctl(t.benign_percentile),
+            pctl(t.benign_edits_above),
             format!("{:.3}", t.full_text_cosine),
             verdict(t.below_floor),
         ]);
@@ -539,7 +550,7 @@ fn drift(report: &Report, p: &Paint, out: &mut String) {
             rows.push(vec![
                 format!("  .{}", cell(&pd.name, 38)),
                 format!("{:.3}", pd.cosine),
-                pctl(pd.benign_percentile),
+                pctl(pd.benign_edits_above),
                 String::new(),
                 verdict(pd.below_floor),
             ]);
@@ -557,7 +568,7 @@ fn drift(report: &Report, p: &Paint, out: &mut String) {
     ) {
         let _ = writeln!(out, "  {l}");
     }
-    if d.tools.iter().any(|t| t.benign_percentile.is_some()) {
+    if d.tools.iter().any(|t| t.benign_edits_above.is_some()) {
         let _ = writeln!(
             out,
             "  (BENIGN EDITS ABOVE: share of measured meaning-preserving edits with a higher cosine; docs/calibration.md)"
@@ -689,6 +700,7 @@ fn verdict_word(status: Status) -> (&'static str, &'static str) {
     match status {
         Status::Pass => ("PASS", "1;32"),
         Status::Fail => ("FAIL", "1;31"),
+        Status::Inconclusive => ("INCONCLUSIVE", "1;33"),
         Status::Incomplete => ("INCOMPLETE", "1;33;7"),
     }
 }
