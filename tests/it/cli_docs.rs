@@ -132,3 +132,32 @@ fn the_defaults_help_states_are_the_gates() {
         "{floor}"
     );
 }
+
+/// Every flag of every command says what it does (`--temperature` and `--seed` once did not).
+#[test]
+fn every_flag_has_help() {
+    for (_, commands) in PAGES {
+        for c in *commands {
+            let h = help(c);
+            // The options, not the exit-code table after them.
+            let options = h.split("\nExit codes:").next().unwrap();
+            let lines: Vec<&str> = options.lines().collect();
+            for (i, l) in lines.iter().enumerate() {
+                let t = l.trim_start();
+                let indent = l.len() - t.len();
+                if (2..=6).contains(&indent) && t.starts_with('-') && !t.starts_with("-h, --help") {
+                    // Short help puts the text after the flag, long help on the next line.
+                    let same_line = t
+                        .split_once("  ")
+                        .is_some_and(|(_, d)| !d.trim().is_empty());
+                    let next = lines.get(i + 1).copied().unwrap_or("");
+                    assert!(
+                        same_line || (next.starts_with("          ") && !next.trim().is_empty()),
+                        "driftgate {} --help: {t} has no description",
+                        c.join(" ")
+                    );
+                }
+            }
+        }
+    }
+}

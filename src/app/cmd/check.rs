@@ -47,9 +47,10 @@ pub struct CheckArgs {
     /// Extra tools offered with every case (e.g. other servers' tools), so the realistic crowd is present.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub distractors: Vec<String>,
-    /// Re-ask every flipped case (routing or call) K more times at both sides; a flip counts only if it holds in
-    /// the majority of the case's answers, and the report says "confirmed 3/3" or "did not
-    /// reproduce" (cheap: flips are few). Use with a temperature above 0.
+    /// Re-ask every flipped case (routing or call) K more times at both sides; a flip counts only
+    /// if it holds in the majority of the case's answers and came back in more than half of the
+    /// re-asks, and the report says "confirmed 3/3" or "did not reproduce" (cheap: flips are
+    /// few). Use with a temperature above 0.
     #[arg(long, value_name = "K", default_value_t = 0)]
     pub confirm: u32,
     /// Replay only shard I of N (a stable split of the cases by id) and write a partial report
