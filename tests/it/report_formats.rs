@@ -148,6 +148,13 @@ fn markdown_leads_with_the_verdict_in_plain_words_then_what_changed_then_the_evi
         .find("#### Tools: 1 changed, 2 moved by routing only, most severe first")
         .unwrap();
     assert!(test < numbers && numbers < diffs && diffs < schema && schema < flips && flips < table);
+    // The statistics are folded: the accuracy line with its interval and p-value sits inside.
+    let stats = md
+        .find("<details><summary>Statistics: routing 83.3% → 75.0% over 36 cases, exact one-sided p = 0.2539</summary>")
+        .expect(&md);
+    let accuracy = md.find("**Routing accuracy** 83.3% → 75.0%").unwrap();
+    let closed = stats + md[stats..].find("</details>").unwrap();
+    assert!(schema < stats && stats < accuracy && accuracy < closed && closed < flips);
     let rows: Vec<&str> = md
         .lines()
         .filter(|l| l.starts_with("| 🔴") || l.starts_with("| 🟢"))
@@ -668,4 +675,21 @@ fn the_readme_excerpt_of_the_comment_is_what_the_renderer_writes() {
         &md[..md.len().min(excerpt.len() + 200)]
     );
     assert!(excerpt.lines().count() >= 5);
+}
+
+/// Folding the statistics never folds a missing answer: the caution stays in sight, before them.
+#[test]
+fn missing_answers_stay_outside_the_folded_statistics() {
+    let mut r = calendar();
+    r.routing
+        .as_mut()
+        .unwrap()
+        .errors
+        .push("head case \"sched-01\": HTTP 503".into());
+    let md = markdown::render(&r, &Options::default());
+    let caution = md
+        .find("> [!CAUTION]\n> 1 answer(s) missing after retries; the measurement is incomplete.")
+        .expect(&md);
+    let stats = md.find("<details><summary>Statistics:").unwrap();
+    assert!(caution < stats, "{md}");
 }

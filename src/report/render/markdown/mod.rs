@@ -164,11 +164,7 @@ pub fn render(report: &Report, opts: &Options) -> String {
     let rows = view::tools(report);
     add(Rank::Detail, text_diffs(&rows));
     add(Rank::Evidence, schema_changes(report).into_iter().collect());
-    add(
-        Rank::Evidence,
-        routing_summary(report).into_iter().collect(),
-    );
-    add(Rank::Evidence, calls_summary(report).into_iter().collect());
+    add(Rank::Evidence, statistics(report));
     add(Rank::Evidence, chart(report).into_iter().collect());
     add(Rank::Evidence, flips(report));
     add(Rank::Evidence, call_flips(report));
@@ -315,15 +311,37 @@ fn routing_summary(report: &Report) -> Option<String> {
             pct(s.base_accuracy)
         );
     }
+    Some(out)
+}
+
+/// The statistics behind the evidence, folded: routing and call accuracy with their intervals,
+/// p-values and the drop the suite can detect. Missing answers stay in sight.
+fn statistics(report: &Report) -> Vec<String> {
+    let Some(r) = report.routing.as_ref() else {
+        return Vec::new();
+    };
+    let mut out = Vec::new();
     if !r.errors.is_empty() {
-        let _ = writeln!(
-            out,
-            "\n> [!CAUTION]\n> {} answer(s) missing after retries; the measurement is incomplete. First: {}",
+        out.push(format!(
+            "> [!CAUTION]\n> {} answer(s) missing after retries; the measurement is incomplete. First: {}\n",
             r.errors.len(),
             md_inline(&r.errors[0])
-        );
+        ));
     }
-    Some(out)
+    let inner: Vec<String> = [routing_summary(report), calls_summary(report)]
+        .into_iter()
+        .flatten()
+        .collect();
+    let s = &r.summary;
+    out.push(format!(
+        "<details><summary>Statistics: routing {} → {} over {} cases, exact one-sided p = {:.4}</summary>\n\n{}\n</details>\n",
+        pct(s.base_accuracy),
+        pct(s.head_accuracy),
+        s.n_cases,
+        s.p_value_worse,
+        inner.join("\n")
+    ));
+    out
 }
 
 /// Call accuracy beside routing accuracy, or why it was not measured.
