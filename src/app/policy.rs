@@ -41,10 +41,7 @@ impl Policy {
         let path = flag
             .map(Path::to_path_buf)
             .unwrap_or_else(|| PathBuf::from(config::DEFAULT_FILE));
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
+        let dir = crate::source::tree::dir_of(&path);
         let shown = path.display().to_string();
         let base_text = Tree::at(rev, dir).read(&path)?;
         let head_text = Tree::work(dir).read(&path);

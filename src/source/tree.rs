@@ -57,6 +57,14 @@ pub fn in_checkout(path: &Path) -> bool {
     lexical(path).starts_with(repository_root(Path::new(".")))
 }
 
+/// The folder a file's relative references are read from: its parent, or "." for a bare name
+/// (whose parent is the empty path, which git and the file system read differently).
+pub fn dir_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
 /// A path that names something outside the repository, or a link.
 fn outside(shown: &str, why: &str) -> String {
     format!("{shown}: {why}; files the gate reads must stay inside the repository")

@@ -791,11 +791,7 @@ pub fn choose_suite(
     use_head: bool,
 ) -> Result<SuiteChoice> {
     let label = path.display().to_string();
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .map(|p| p.to_path_buf())
-        .unwrap_or_else(|| PathBuf::from("."));
+    let dir = crate::source::tree::dir_of(path).to_path_buf();
     let head_tree = Tree::work(&dir);
     let read_head = || {
         crate::fs::read_text(path, crate::fs::MAX_INPUT_BYTES, crate::fs::INPUT_WAIT)

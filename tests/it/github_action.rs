@@ -667,15 +667,26 @@ pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
 /// A repository whose base commit has the calendar example's base tools and whose head commit
 /// has its head tools, under one path, with the suite; and a runner pointed at it.
 pub(crate) fn pr_repo(gh: &FakeGithub, event_name: &str) -> (Runner, String, String) {
+    pr_repo_with(gh, event_name, |_| {}, |_| {})
+}
+
+/// [`pr_repo`] with `at_base` and `in_pr` writing more files into the checkout at each commit.
+pub(crate) fn pr_repo_with(
+    gh: &FakeGithub,
+    event_name: &str,
+    at_base: impl FnOnce(&Path),
+    in_pr: impl FnOnce(&Path),
+) -> (Runner, String, String) {
     let probe = Runner::new(gh, &serde_json::json!({}));
     let dir = probe.dir.path().to_path_buf();
     git(&dir, &["init", "-q", "-b", "main"]);
     std::fs::create_dir_all(dir.join("mcp")).unwrap();
     std::fs::copy(fixture(calendar::SUITE), dir.join("mcp/suite.yaml")).unwrap();
     std::fs::copy(fixture(calendar::BASE), dir.join("mcp/tools.json")).unwrap();
+    at_base(&dir);
     std::fs::write(
         dir.join(".gitignore"),
-        "event.json\nsummary.md\noutput\n.cache/\n.driftgate/\ndriftgate-report.json\n",
+        "event.json\nsummary.md\noutput\n.cache/\n.driftgate/\ndriftgate-report.json\ndriftgate-report.html\n",
     )
     .unwrap();
     git(&dir, &["add", "-A"]);
@@ -683,7 +694,9 @@ pub(crate) fn pr_repo(gh: &FakeGithub, event_name: &str) -> (Runner, String, Str
     let base = git(&dir, &["rev-parse", "HEAD"]);
     git(&dir, &["checkout", "-q", "-b", "copy-edit"]);
     std::fs::copy(fixture(calendar::HEAD), dir.join("mcp/tools.json")).unwrap();
-    git(&dir, &["commit", "-q", "-am", "Shorter description"]);
+    in_pr(&dir);
+    git(&dir, &["add", "-A"]);
+    git(&dir, &["commit", "-q", "-m", "Shorter description"]);
     let head = git(&dir, &["rev-parse", "HEAD"]);
     std::fs::write(
         dir.join("event.json"),

@@ -13,44 +13,23 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use crate::github_action::{entrypoint_with, git};
+use crate::github_action::entrypoint_with;
 use crate::support::calendar;
 use crate::support::cli;
 use crate::support::github::{FakeGithub, TOKEN};
-use crate::support::runner::{Runner, event, fixture};
+use crate::support::runner::{Runner, fixture};
 
 /// A repository whose base commit holds the calendar example (`mcp/tools.json`,
 /// `mcp/suite.yaml`) and `base_files`, and whose head commit (the PR) has the calendar's head
 /// tools (the README's regression) and whatever `pr` does to the tree; a runner pointed at it.
 fn pr(gh: &FakeGithub, base_files: &[(&str, &str)], pr: impl FnOnce(&Path)) -> (Runner, String) {
-    let r = Runner::new(gh, &serde_json::json!({}));
-    let dir = r.dir.path().to_path_buf();
-    git(&dir, &["init", "-q", "-b", "main"]);
-    std::fs::create_dir_all(dir.join("mcp")).unwrap();
-    std::fs::copy(fixture(calendar::SUITE), dir.join("mcp/suite.yaml")).unwrap();
-    std::fs::copy(fixture(calendar::BASE), dir.join("mcp/tools.json")).unwrap();
-    for (path, text) in base_files {
-        write(&dir, path, text);
-    }
-    std::fs::write(
-        dir.join(".gitignore"),
-        "event.json\nsummary.md\noutput\ndriftgate-report.json\ndriftgate-report.html\n",
-    )
-    .unwrap();
-    git(&dir, &["add", "-A"]);
-    git(&dir, &["commit", "-q", "-m", "base"]);
-    let base = git(&dir, &["rev-parse", "HEAD"]);
-    git(&dir, &["checkout", "-q", "-b", "pr"]);
-    std::fs::copy(fixture(calendar::HEAD), dir.join("mcp/tools.json")).unwrap();
-    pr(&dir);
-    git(&dir, &["add", "-A"]);
-    git(&dir, &["commit", "-q", "-m", "the PR"]);
-    let head = git(&dir, &["rev-parse", "HEAD"]);
-    std::fs::write(
-        dir.join("event.json"),
-        event("pull_request.synchronize.json", &base, &head).to_string(),
-    )
-    .unwrap();
+    let at_base = |dir: &Path| {
+        for (path, text) in base_files {
+            write(dir, path, text);
+        }
+    };
+    let (r, base, _) =
+        crate::github_action::pr_repo_with(gh, "pull_request.synchronize.json", at_base, pr);
     (r, base)
 }
 

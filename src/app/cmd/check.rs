@@ -126,18 +126,17 @@ async fn load_packs(
     for f in files {
         let spec = Spec::parse(&f);
         // Outside a pull request, or a pack outside the checkout (the workflow's own): as it is.
-        let (Some(rev), Spec::File(path)) = (policy.rev.clone(), &spec) else {
+        let in_pr = match (policy.rev.clone(), &spec) {
+            (Some(rev), Spec::File(path)) if crate::source::tree::in_checkout(path) => {
+                Some((rev, path))
+            }
+            _ => None,
+        };
+        let Some((rev, path)) = in_pr else {
             packs.extend(sides::load(&spec, live).await?.0.tools.tools);
             continue;
         };
-        if !crate::source::tree::in_checkout(path) {
-            packs.extend(sides::load(&spec, live).await?.0.tools.tools);
-            continue;
-        }
-        let dir = path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(std::path::Path::new("."));
+        let dir = crate::source::tree::dir_of(path);
         let base = Tree::at(&rev, dir).read(path)?;
         let head = Tree::work(dir).read(path).ok().flatten();
         if base != head {
