@@ -131,6 +131,7 @@ fn request(case: &Case, tools: &ToolSet) -> RouteRequest {
         system: SYSTEM_PROMPT.to_string(),
         messages,
         tools: offered,
+        shared_tools: 0,
         tool_choice: ToolChoice::Auto,
         sampling: Sampling {
             temperature: 0.0,

@@ -62,6 +62,7 @@ fn request(tools: &ToolSet, prompt: &str, choice: ToolChoice) -> RouteRequest {
             content: prompt.into(),
         }],
         tools: tools.tools.clone(),
+        shared_tools: 0,
         tool_choice: choice,
         sampling: Sampling {
             temperature: 0.0,

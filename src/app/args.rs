@@ -224,6 +224,14 @@ pub struct RouterArgs {
     /// Seed sent with every request; repeat k is asked with seed + k [default: 0].
     #[arg(long)]
     pub seed: Option<u64>,
+    /// How each case's tools are ordered: rotate shares one tool block among the cases of each of
+    /// --rotations orders (prefix caches reuse it); shuffle gives every case its own [default:
+    /// rotate].
+    #[arg(long, value_enum)]
+    pub order: Option<crate::app::config::OrderKind>,
+    /// --order rotate: how many rotations of the tool order the cases are spread over [default: 4].
+    #[arg(long, value_name = "K")]
+    pub rotations: Option<u32>,
     /// Requests in flight at once [default: 4].
     #[arg(long)]
     pub concurrency: Option<usize>,
@@ -243,6 +251,10 @@ pub struct RouterArgs {
     /// USD per million output tokens.
     #[arg(long, value_name = "USD", requires = "price_input")]
     pub price_output: Option<f64>,
+    /// USD per million input tokens the provider read from its prompt cache (OpenAI's
+    /// cached_tokens, Anthropic's cache_read_input_tokens) [default: --price-input].
+    #[arg(long, value_name = "USD", requires = "price_input")]
+    pub price_cached_input: Option<f64>,
 }
 
 /// The models a command may use and where their answers are kept: the router (and drafting

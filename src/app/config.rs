@@ -54,6 +54,16 @@ pub struct GateConfig {
     pub inconclusive_drop: Option<f64>,
 }
 
+/// `--order`: how each case's tools are ordered (`replay::order`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum OrderKind {
+    /// A few rotations of one tool order, shared by many cases: prefix caches reuse the tool block.
+    Rotate,
+    /// Every case its own order: no two requests share a tool block.
+    Shuffle,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
 pub enum RouterKind {
@@ -73,6 +83,8 @@ pub struct RouterConfig {
     pub repeats: Option<u32>,
     pub temperature: Option<f32>,
     pub seed: Option<u64>,
+    pub order: Option<OrderKind>,
+    pub rotations: Option<u32>,
     pub concurrency: Option<usize>,
     pub timeout_secs: Option<u64>,
     /// Attempts per request, including the first.
@@ -83,6 +95,8 @@ pub struct RouterConfig {
     pub price_input_per_mtok: Option<f64>,
     /// USD per million output tokens, for the cost estimate.
     pub price_output_per_mtok: Option<f64>,
+    /// USD per million input tokens read from the provider's prompt cache.
+    pub price_cached_input_per_mtok: Option<f64>,
     /// `check --batch`: the provider's batch API, and how long to wait for it.
     pub batch: Option<bool>,
     pub batch_wait_secs: Option<f64>,

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::app::args::{
     CacheArgs, EmbedArgs, EmbedderChoice, GateArgs, GithubArgs, LiveArgs, RouterArgs,
 };
-use crate::app::config::{Config, RouterKind};
+use crate::app::config::{Config, OrderKind, RouterKind};
 use crate::cache::Cache;
 use crate::canon::MacKey;
 use crate::embed::{DEFAULT_BASE_URL, Embedder, EmbedderKind};
@@ -20,7 +20,7 @@ use crate::http::retry::RetryPolicy;
 use crate::http::secret::Secret;
 use crate::llm::json::JsonLlm;
 use crate::llm::{Chat, Sampling, ToolChoice};
-use crate::replay::ReplayConfig;
+use crate::replay::{Order, ReplayConfig};
 use crate::route::provider::ProviderRouter;
 use crate::route::semantic::{self, SemanticRouter};
 use crate::route::{Router, SYSTEM_PROMPT};
@@ -443,6 +443,7 @@ pub struct RouterSettings {
     pub repeats: u32,
     pub temperature: f32,
     pub seed: u64,
+    pub order: Order,
     /// `None`: the command's default.
     pub concurrency: Option<usize>,
     pub timeout: Duration,
@@ -451,6 +452,8 @@ pub struct RouterSettings {
     /// its small-talk reference.
     pub none_threshold: Option<f32>,
     pub prices: Option<[f64; 2]>,
+    /// USD per million cached input tokens; `None`: the input price.
+    pub cached_price: Option<f64>,
 }
 
 impl RouterSettings {
@@ -475,6 +478,23 @@ impl RouterSettings {
                 "--request-timeout 0: expected at least 1 second".into(),
             ));
         }
+        let rotations = r.rotations.or(c.rotations);
+        let order = match (r.order.or(c.order).unwrap_or(OrderKind::Rotate), rotations) {
+            (OrderKind::Shuffle, Some(_)) => {
+                return Err(Error::Usage(
+                    "--rotations counts the orders of --order rotate; --order shuffle gives every case its own".into(),
+                ));
+            }
+            (OrderKind::Shuffle, None) => Order::Shuffle,
+            (OrderKind::Rotate, Some(0)) => {
+                return Err(Error::Usage(
+                    "--rotations 0: expected at least 1 order".into(),
+                ));
+            }
+            (OrderKind::Rotate, k) => Order::Rotate {
+                rotations: k.unwrap_or(Order::DEFAULT_ROTATIONS),
+            },
+        };
         Ok(RouterSettings {
             kind: r.router.or(c.kind),
             model: r.model.clone().or(c.model.clone()),
@@ -485,6 +505,7 @@ impl RouterSettings {
             repeats,
             temperature: r.temperature.or(c.temperature).unwrap_or(0.0),
             seed: r.seed.or(c.seed).unwrap_or(0),
+            order,
             concurrency: r.concurrency.or(c.concurrency),
             timeout: Duration::from_secs(timeout),
             max_attempts: r.max_attempts.or(c.max_attempts).unwrap_or(4).max(1),
@@ -494,6 +515,7 @@ impl RouterSettings {
                 .or(c.price_input_per_mtok)
                 .zip(r.price_output.or(c.price_output_per_mtok))
                 .map(|(i, o)| [i, o]),
+            cached_price: r.price_cached_input.or(c.price_cached_input_per_mtok),
         })
     }
 
@@ -596,6 +618,7 @@ impl RouterSettings {
             first_repeat: 0,
             concurrency: self.concurrency.unwrap_or(concurrency).max(1),
             seed: self.seed,
+            order: self.order,
             retry: self.retry(),
             batch: None,
         }

@@ -401,6 +401,7 @@ async fn route_once(router: &dyn Router, tools: &ToolSet, prompt: &str) -> Resul
             content: prompt.into(),
         }],
         tools: tools.tools.clone(),
+        shared_tools: 0,
         tool_choice: ToolChoice::Auto,
         sampling: Sampling::default(),
         repeat: 0,

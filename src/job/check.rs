@@ -49,6 +49,8 @@ pub struct ReplayInputs {
     pub config: ReplayConfig,
     pub packs: Vec<Tool>,
     pub price_per_mtok: Option<[f64; 2]>,
+    /// USD per million cached input tokens (`None`: the input price).
+    pub price_cached_input: Option<f64>,
     /// `--confirm K`: re-ask the flipped cases K more times at both sides (0: off).
     pub confirm: u32,
     /// `--shard i/n`: replay only this shard's cases and carry the runs for `merge`.
@@ -143,8 +145,9 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
                     full_head_suite,
                 ),
             };
-            let replayer =
-                Replayer::new(r.router.as_ref(), &r.cache, &r.config).with_console(console);
+            let replayer = Replayer::new(r.router.as_ref(), &r.cache, &r.config)
+                .with_circle(&base.tools, &r.packs)
+                .with_console(console);
             // One batch for both sides, one wait; targeted replay knows head's cases only after
             // base answered, so it batches each side on its own.
             if !r.targeted {
@@ -223,7 +226,9 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
                     first_repeat: r.config.repeats,
                     ..r.config.clone()
                 };
-                let again = Replayer::new(r.router.as_ref(), &r.cache, &cfg).with_console(console);
+                let again = Replayer::new(r.router.as_ref(), &r.cache, &cfg)
+                    .with_circle(&base.tools, &r.packs)
+                    .with_console(console);
                 let base_extra = again
                     .run_side(
                         "base (confirm)",
@@ -280,8 +285,10 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
                 repeats: r.config.repeats,
                 temperature: r.config.sampling.temperature,
                 seed: r.config.sampling.seed,
+                order: r.config.order,
                 distractor_tools: r.packs.len(),
                 price_per_mtok: r.price_per_mtok,
+                price_cached_input_per_mtok: r.price_cached_input,
                 estimated_cost_usd: None,
                 batch: r.config.batch.as_ref().map(|_| BatchInfo {
                     api: if r.router.kind() == "anthropic" {
@@ -422,14 +429,23 @@ pub fn plan(inputs: &CheckInputs) -> Result<replay::plan::Plan> {
     };
     let (head_suite, _) = renamed_suite(&suite, &d);
     let counter = crate::llm::tokens::Counter::for_model(r.router.model());
-    let replayer = Replayer::new(r.router.as_ref(), &r.cache, &r.config);
-    let mut seen = std::collections::HashSet::new();
-    let base = replayer.plan_side(&suite, &inputs.base.tools, &r.packs, &mut seen, &counter);
+    let replayer = Replayer::new(r.router.as_ref(), &r.cache, &r.config)
+        .with_circle(&inputs.base.tools, &r.packs);
+    let (mut seen, mut prefixes) = Default::default();
+    let base = replayer.plan_side(
+        &suite,
+        &inputs.base.tools,
+        &r.packs,
+        &mut seen,
+        &mut prefixes,
+        &counter,
+    );
     let head = replayer.plan_side(
         &head_suite,
         &inputs.head.tools,
         &r.packs,
         &mut seen,
+        &mut prefixes,
         &counter,
     );
     Ok(replay::plan::Plan {
@@ -449,6 +465,7 @@ pub fn plan(inputs: &CheckInputs) -> Result<replay::plan::Plan> {
         input_cost_usd: None,
         output_cost_usd_at_most: None,
         price_per_mtok: r.price_per_mtok,
+        price_cached_input_per_mtok: r.price_cached_input,
         max_tokens: r.config.sampling.max_tokens,
         batch_discount: r.config.batch.as_ref().map(|_| crate::llm::batch::DISCOUNT),
         lint_llm_to_send: inputs.lint_model.as_ref().map(|m| {
@@ -478,19 +495,38 @@ pub(super) fn finish_routing(
     );
 }
 
-/// The router's description with the cost of `routing`'s tokens at its prices, if it has them.
+/// The router's description with the cost of `routing`'s tokens at its prices, if it has them:
+/// cache reads at the cached price, Anthropic's cache writes at its write premium, batched
+/// tokens at the batch discount.
 pub(super) fn priced(mut info: RouterInfo, routing: &Routing) -> RouterInfo {
     let discount = info.batch.as_ref().map_or(0.0, |b| b.discount);
+    let write = if info.kind == "anthropic" {
+        crate::llm::anthropic::CACHE_WRITE_PRICE
+    } else {
+        1.0
+    };
+    let cached = info.price_cached_input_per_mtok;
     info.estimated_cost_usd = info.price_per_mtok.map(|[i, o]| {
-        let u = replay::total_usage(routing);
-        let (bi, bo) = [&routing.base_stats, &routing.head_stats]
-            .iter()
-            .fold((0, 0), |(a, b), s| {
-                (a + s.batched_input_tokens, b + s.batched_output_tokens)
-            });
-        let live = (u.input_tokens - bi) as f64 * i + (u.output_tokens - bo) as f64 * o;
-        let batched = (bi as f64 * i + bo as f64 * o) * (1.0 - discount);
-        (live + batched) / 1e6
+        let cost = |input: u64, read: u64, written: u64, output: u64| {
+            input.saturating_sub(read + written) as f64 * i
+                + read as f64 * cached.unwrap_or(i)
+                + written as f64 * i * write
+                + output as f64 * o
+        };
+        let [b, h] = [&routing.base_stats, &routing.head_stats];
+        let all = cost(
+            b.input_tokens + h.input_tokens,
+            b.cached_input_tokens + h.cached_input_tokens,
+            b.cache_write_tokens + h.cache_write_tokens,
+            b.output_tokens + h.output_tokens,
+        );
+        let batched = cost(
+            b.batched_input_tokens + h.batched_input_tokens,
+            b.batched_cached_input_tokens + h.batched_cached_input_tokens,
+            b.batched_cache_write_tokens + h.batched_cache_write_tokens,
+            b.batched_output_tokens + h.batched_output_tokens,
+        );
+        (all - batched * discount) / 1e6
     });
     info
 }

@@ -191,7 +191,10 @@ pub async fn stress(i: StressInputs<'_>, console: &dyn Console) -> StressReport 
         .into_iter()
         .map(|problem| format!("suite vs tools: {problem}"))
         .collect();
-    let replayer = Replayer::new(i.router, i.cache, i.config).with_console(console);
+    // Perturbations rename and add tools: every variant is ordered on the unperturbed circle.
+    let replayer = Replayer::new(i.router, i.cache, i.config)
+        .with_circle(&i.loaded.tools, i.packs)
+        .with_console(console);
     let outcome = run(
         &replayer,
         StressJob {
@@ -385,6 +388,7 @@ mod tests {
             first_repeat: 0,
             concurrency: 2,
             seed: 0,
+            order: Default::default(),
             retry: RetryPolicy::default(),
             batch: None,
         };

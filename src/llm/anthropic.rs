@@ -16,6 +16,9 @@ use crate::http::{self, Failure, Reply};
 pub const DEFAULT_BASE_URL: &str = "https://api.anthropic.com";
 /// The Messages API version pinned by header; newer versions may change the wire format.
 pub const API_VERSION: &str = "2023-06-01";
+/// What a token written to the prompt cache costs, as a multiple of the input price (Anthropic's
+/// pricing for the default five-minute cache).
+pub const CACHE_WRITE_PRICE: f64 = 1.25;
 
 /// The exact JSON body sent for `req`.
 pub fn body(model: &str, req: &ChatRequest<'_>) -> Value {
@@ -36,7 +39,17 @@ pub fn body(model: &str, req: &ChatRequest<'_>) -> Value {
         let tools = req
             .tools
             .iter()
-            .map(|t| Value::Object(tool_spec(t, "input_schema")))
+            .enumerate()
+            .map(|(i, t)| {
+                let mut spec = tool_spec(t, "input_schema");
+                // The API caches the prefix up to a breakpoint (tools come first in it): put one
+                // after the tools every case of this order shares, so the next case reads them
+                // from the cache. Prefixes under the model's minimum are simply not cached.
+                if i + 1 == req.cached_tools {
+                    spec.insert("cache_control".into(), json!({"type": "ephemeral"}));
+                }
+                Value::Object(spec)
+            })
             .collect();
         body.insert("tools".into(), Value::Array(tools));
         let choice = match req.tool_choice {
@@ -109,15 +122,18 @@ pub fn read_answer(value: &Value) -> Result<Answer, String> {
     Ok(Answer::NoCall { text })
 }
 
-/// Input tokens include prompt-cache reads and writes: all of them were read by the model.
+/// Input tokens include prompt-cache reads and writes (the API counts them apart from
+/// `input_tokens`): all of them were read by the model, each priced its own way.
 pub(super) fn read_usage(value: &Value) -> Option<Usage> {
     let usage = value.get("usage")?;
     let count = |k: &str| usage.get(k).and_then(Value::as_u64);
+    let read = count("cache_read_input_tokens").unwrap_or(0);
+    let written = count("cache_creation_input_tokens").unwrap_or(0);
     Some(Usage {
-        input_tokens: count("input_tokens")?
-            + count("cache_creation_input_tokens").unwrap_or(0)
-            + count("cache_read_input_tokens").unwrap_or(0),
+        input_tokens: count("input_tokens")? + written + read,
         output_tokens: count("output_tokens")?,
+        cached_input_tokens: read,
+        cache_write_tokens: written,
     })
 }
 
@@ -198,11 +214,14 @@ mod tests {
 
     #[test]
     fn usage_counts_cache_tokens_as_input() {
-        let v = json!({"usage":{"input_tokens":10,"cache_read_input_tokens":5,"output_tokens":2}});
+        // The Messages API's usage object, as documented for prompt caching.
+        let v = json!({"usage":{"input_tokens":10,"cache_creation_input_tokens":7,"cache_read_input_tokens":5,"output_tokens":2}});
         assert_eq!(
             read_usage(&v),
             Some(Usage {
-                input_tokens: 15,
+                input_tokens: 22,
+                cached_input_tokens: 5,
+                cache_write_tokens: 7,
                 output_tokens: 2
             })
         );

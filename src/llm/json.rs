@@ -236,6 +236,7 @@ fn request<'a>(
         system: task.system,
         messages,
         tools: &[],
+        cached_tools: 0,
         tool_choice: ToolChoice::Auto,
         sampling,
         json_schema: Some((task.name, &task.schema)),

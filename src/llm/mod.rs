@@ -98,8 +98,17 @@ pub enum Answer {
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Every input token, cached or not.
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Of `input_tokens`, those the provider read from its prompt cache (OpenAI's
+    /// `prompt_tokens_details.cached_tokens`, Anthropic's `cache_read_input_tokens`).
+    #[serde(default)]
+    pub cached_input_tokens: u64,
+    /// Of `input_tokens`, those written to the provider's prompt cache (Anthropic's
+    /// `cache_creation_input_tokens`, billed above the input price).
+    #[serde(default)]
+    pub cache_write_tokens: u64,
 }
 
 /// One chat question, exactly as it will be sent.
@@ -111,6 +120,9 @@ pub struct ChatRequest<'a> {
     pub messages: &'a [Message],
     /// Tools in the order offered; empty: the answer can only be text.
     pub tools: &'a [Tool],
+    /// The leading tools many requests share: Anthropic's `cache_control` breakpoint goes on the
+    /// last of them (0: none; OpenAI caches shared prefixes without being asked).
+    pub cached_tools: usize,
     pub tool_choice: ToolChoice,
     pub sampling: &'a Sampling,
     /// Ask for a JSON answer matching `(name, schema)`: OpenAI's `response_format` (llama.cpp turns

@@ -192,6 +192,12 @@ pub(super) fn read_usage(value: &Value) -> Option<Usage> {
     Some(Usage {
         input_tokens: usage.get("prompt_tokens")?.as_u64()?,
         output_tokens: usage.get("completion_tokens")?.as_u64()?,
+        // OpenAI and Azure report the cached part here; llama.cpp and older servers leave it out.
+        cached_input_tokens: usage
+            .pointer("/prompt_tokens_details/cached_tokens")
+            .and_then(Value::as_u64)
+            .unwrap_or(0),
+        cache_write_tokens: 0,
     })
 }
 
@@ -305,7 +311,21 @@ mod tests {
             read_usage(&json!({"usage":{"prompt_tokens":3,"completion_tokens":4}})),
             Some(Usage {
                 input_tokens: 3,
-                output_tokens: 4
+                output_tokens: 4,
+                ..Usage::default()
+            })
+        );
+        // OpenAI's usage object with a prompt-cache hit: cached tokens are part of prompt_tokens.
+        let hit = json!({"usage":{"prompt_tokens":2006,"completion_tokens":300,"total_tokens":2306,
+            "prompt_tokens_details":{"cached_tokens":1920,"audio_tokens":0},
+            "completion_tokens_details":{"reasoning_tokens":0,"audio_tokens":0}}});
+        assert_eq!(
+            read_usage(&hit),
+            Some(Usage {
+                input_tokens: 2006,
+                output_tokens: 300,
+                cached_input_tokens: 1920,
+                cache_write_tokens: 0
             })
         );
         assert_eq!(read_usage(&json!({"usage":{"prompt_tokens":3}})), None);

@@ -391,9 +391,12 @@ pub(super) fn tool_rows(suite: &Suite, outcomes: &[CaseOutcome], seed: u64) -> V
 
 /// Sum of usage, for cost lines.
 pub fn total_usage(r: &Routing) -> Usage {
+    let [b, h] = [&r.base_stats, &r.head_stats];
     Usage {
-        input_tokens: r.base_stats.input_tokens + r.head_stats.input_tokens,
-        output_tokens: r.base_stats.output_tokens + r.head_stats.output_tokens,
+        input_tokens: b.input_tokens + h.input_tokens,
+        output_tokens: b.output_tokens + h.output_tokens,
+        cached_input_tokens: b.cached_input_tokens + h.cached_input_tokens,
+        cache_write_tokens: b.cache_write_tokens + h.cache_write_tokens,
     }
 }
 

@@ -19,7 +19,17 @@ pub struct SidePlan {
     pub to_send: u64,
     /// Input tokens of the requests left to send.
     pub input_tokens: u64,
+    /// Of `input_tokens`, the tool blocks a provider's prompt cache can answer: every request of
+    /// a rotation after the first repeats its block (at most: requests in flight together may
+    /// all miss). Blocks under [`MIN_CACHED_PREFIX`] are not cached.
+    pub prefix_cached_tokens: u64,
+    /// Of `input_tokens`, the first request of each rotation's block, which Anthropic writes to
+    /// its cache at a premium.
+    pub prefix_written_tokens: u64,
 }
+
+/// The shortest prompt prefix the providers cache (OpenAI; Anthropic's Sonnet and Opus models).
+pub const MIN_CACHED_PREFIX: u64 = 1024;
 
 /// The plan of a check.
 #[derive(Debug, Clone, Serialize)]
@@ -42,6 +52,8 @@ pub struct Plan {
     /// Output cost if every answer used all of `max_tokens`: an upper bound.
     pub output_cost_usd_at_most: Option<f64>,
     pub price_per_mtok: Option<[f64; 2]>,
+    /// USD per million cached input tokens (`None`: the input price).
+    pub price_cached_input_per_mtok: Option<f64>,
     pub max_tokens: u32,
     /// `--batch`: the fraction taken off the live price in both costs above (0.5).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -55,12 +67,26 @@ pub struct Plan {
 impl Plan {
     /// The cost lines, from the token counts and the prices.
     pub fn priced(mut self) -> Plan {
-        let tokens = self.base.input_tokens + self.head.input_tokens;
-        let sent = self.base.to_send + self.head.to_send;
+        let [b, h] = [&self.base, &self.head];
+        let tokens = b.input_tokens + h.input_tokens;
+        let read = b.prefix_cached_tokens + h.prefix_cached_tokens;
+        // Only Anthropic bills a cache write apart; OpenAI's automatic cache writes for free.
+        let (written, premium) = match self.router.as_str() {
+            "anthropic" => (
+                b.prefix_written_tokens + h.prefix_written_tokens,
+                crate::llm::anthropic::CACHE_WRITE_PRICE,
+            ),
+            _ => (0, 1.0),
+        };
+        let sent = b.to_send + h.to_send;
         let pay = 1.0 - self.batch_discount.unwrap_or(0.0);
-        self.input_cost_usd = self
-            .price_per_mtok
-            .map(|[i, _]| tokens as f64 * i * pay / 1e6);
+        let cached = self.price_cached_input_per_mtok;
+        self.input_cost_usd = self.price_per_mtok.map(|[i, _]| {
+            let cost = tokens.saturating_sub(read + written) as f64 * i
+                + read as f64 * cached.unwrap_or(i)
+                + written as f64 * i * premium;
+            cost * pay / 1e6
+        });
         self.output_cost_usd_at_most = self
             .price_per_mtok
             .map(|[_, o]| (sent * u64::from(self.max_tokens)) as f64 * o * pay / 1e6);
@@ -83,6 +109,17 @@ pub fn request_text(req: &RouteRequest) -> String {
     t
 }
 
+/// The part of a request every case of its rotation repeats: the system prompt and the shared
+/// tools, counted as [`request_text`] counts them.
+pub fn prefix_text(req: &RouteRequest) -> String {
+    let mut t = req.system.clone();
+    for tool in &req.tools[..req.shared_tools.min(req.tools.len())] {
+        t.push('\n');
+        t.push_str(&tool.to_value().to_string());
+    }
+    t
+}
+
 impl std::fmt::Display for Plan {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         writeln!(
@@ -99,17 +136,27 @@ impl std::fmt::Display for Plan {
         )?;
         writeln!(
             f,
-            "{:<6} {:>9} {:>9} {:>9} {:>9} {:>14}",
-            "side", "requests", "cached", "reused", "to send", "input tokens"
+            "{:<6} {:>9} {:>9} {:>9} {:>9} {:>14} {:>16}",
+            "side", "requests", "cached", "reused", "to send", "input tokens", "of them prefix"
         )?;
         for (side, p) in [("base", &self.base), ("head", &self.head)] {
             writeln!(
                 f,
-                "{side:<6} {:>9} {:>9} {:>9} {:>9} {:>14}",
-                p.requests, p.cached, p.reused, p.to_send, p.input_tokens
+                "{side:<6} {:>9} {:>9} {:>9} {:>9} {:>14} {:>16}",
+                p.requests, p.cached, p.reused, p.to_send, p.input_tokens, p.prefix_cached_tokens
             )?;
         }
         writeln!(f, "tokens: {}", self.tokens_counted_with)?;
+        if self.router != "semantic" {
+            writeln!(
+                f,
+                "of them prefix: tool blocks the provider's prompt cache can answer (a rotation's requests after its first; at most), priced at {}",
+                match self.price_cached_input_per_mtok {
+                    Some(p) => format!("${p}/M (--price-cached-input)"),
+                    None => "the input price (no --price-cached-input)".into(),
+                }
+            )?;
+        }
         if let Some([b, h]) = self.lint_llm_to_send {
             writeln!(
                 f,

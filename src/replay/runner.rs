@@ -19,6 +19,7 @@ use crate::http::retry::{RetryPolicy, with_retry};
 use crate::llm::Answer;
 use crate::llm::{Message, Sampling, ToolChoice};
 use crate::route::cache;
+use crate::route::order::{Circle, Order};
 use crate::route::{RouteRequest, RouteResponse, Router};
 use crate::suite::{Case, Suite};
 use crate::tools::args::ArgsChecker;
@@ -36,6 +37,8 @@ pub struct ReplayConfig {
     pub concurrency: usize,
     /// Seeds the per-case tool order.
     pub seed: u64,
+    /// How each case's tools are ordered ([`crate::route::order`]).
+    pub order: Order,
     pub retry: RetryPolicy,
     /// `--batch`: the requests no cache answers go through the provider's batch API.
     pub batch: Option<crate::llm::batch::Options>,
@@ -137,6 +140,13 @@ pub struct RunStats {
     pub errors: u64,
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// Of `input_tokens`, read from the provider's prompt cache (priced at the cached rate).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cached_input_tokens: u64,
+    /// Of `input_tokens`, written to the provider's prompt cache (Anthropic bills them above the
+    /// input price).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub cache_write_tokens: u64,
     pub request_latency_ms_sum: u64,
     /// Time the router spent preparing chunks of requests before asking them (the semantic
     /// router embeds a chunk's prompts there, in batches), outside every request's latency.
@@ -151,6 +161,10 @@ pub struct RunStats {
     pub batched_input_tokens: u64,
     #[serde(default, skip_serializing_if = "is_zero")]
     pub batched_output_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub batched_cached_input_tokens: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub batched_cache_write_tokens: u64,
     /// Exact sum behind `request_latency_ms_sum` (summing whole milliseconds per request would
     /// drop sub-millisecond requests entirely).
     #[serde(skip)]
@@ -158,6 +172,20 @@ pub struct RunStats {
 }
 
 impl RunStats {
+    /// Count one answer's tokens; `batched`: a provider batch answered it (billed at a discount).
+    fn count(&mut self, u: &crate::llm::Usage, batched: bool) {
+        self.input_tokens += u.input_tokens;
+        self.output_tokens += u.output_tokens;
+        self.cached_input_tokens += u.cached_input_tokens;
+        self.cache_write_tokens += u.cache_write_tokens;
+        if batched {
+            self.batched_input_tokens += u.input_tokens;
+            self.batched_output_tokens += u.output_tokens;
+            self.batched_cached_input_tokens += u.cached_input_tokens;
+            self.batched_cache_write_tokens += u.cache_write_tokens;
+        }
+    }
+
     /// Add the counters of `x` (wall time too: the sum is what the runs took one after another).
     pub fn add(&mut self, x: &RunStats) {
         // Destructured without `..`, so that a counter added to `RunStats` cannot be forgotten
@@ -170,12 +198,16 @@ impl RunStats {
             errors,
             input_tokens,
             output_tokens,
+            cached_input_tokens,
+            cache_write_tokens,
             request_latency_ms_sum,
             prepare_ms,
             wall_ms,
             batched,
             batched_input_tokens,
             batched_output_tokens,
+            batched_cached_input_tokens,
+            batched_cache_write_tokens,
             latency,
         } = x;
         self.requests_sent = self.requests_sent.saturating_add(*requests_sent);
@@ -185,6 +217,10 @@ impl RunStats {
         self.errors = self.errors.saturating_add(*errors);
         self.input_tokens = self.input_tokens.saturating_add(*input_tokens);
         self.output_tokens = self.output_tokens.saturating_add(*output_tokens);
+        self.cached_input_tokens = self
+            .cached_input_tokens
+            .saturating_add(*cached_input_tokens);
+        self.cache_write_tokens = self.cache_write_tokens.saturating_add(*cache_write_tokens);
         self.request_latency_ms_sum = self
             .request_latency_ms_sum
             .saturating_add(*request_latency_ms_sum);
@@ -197,6 +233,12 @@ impl RunStats {
         self.batched_output_tokens = self
             .batched_output_tokens
             .saturating_add(*batched_output_tokens);
+        self.batched_cached_input_tokens = self
+            .batched_cached_input_tokens
+            .saturating_add(*batched_cached_input_tokens);
+        self.batched_cache_write_tokens = self
+            .batched_cache_write_tokens
+            .saturating_add(*batched_cache_write_tokens);
         self.latency = self.latency.saturating_add(*latency);
     }
 }
@@ -211,19 +253,36 @@ pub struct SideRun {
     pub stats: RunStats,
 }
 
-/// Per-case deterministic order: sort by sha256(seed, case id, tool name). A tool present at both
-/// sides keeps its relative order, so base and head see the same arrangement.
-pub fn offered_tools(case: &Case, tools: &ToolSet, packs: &[Tool], seed: u64) -> Vec<Tool> {
+/// A case's offered tools in `order` ([`crate::route::order`]): the same arrangement at base and head,
+/// a tool present at both sides keeping its place relative to the others.
+pub fn offered_tools(
+    case: &Case,
+    tools: &ToolSet,
+    packs: &[Tool],
+    seed: u64,
+    order: Order,
+) -> Vec<Tool> {
     let mut seen = BTreeSet::new();
-    let mut all: Vec<Tool> = Vec::new();
-    // The server's own tools win a name clash with a distractor.
-    for t in tools.tools.iter().chain(&case.distractors).chain(packs) {
+    let mut all: Vec<(Tool, bool)> = Vec::new();
+    // The server's own tools win a name clash with a distractor, a case's distractor one with a
+    // pack's tool.
+    let own = tools.tools.iter().map(|t| (t, true));
+    let distractors = case.distractors.iter().map(|t| (t, false));
+    for (t, shared) in own
+        .chain(distractors)
+        .chain(packs.iter().map(|t| (t, true)))
+    {
         if seen.insert(t.name.clone()) {
-            all.push(t.clone());
+            all.push((t.clone(), shared));
         }
     }
-    all.sort_by_cached_key(|t| rank(seed, case, &t.name));
-    all
+    let circle = Circle::of(
+        order,
+        seed,
+        all.iter().filter(|(_, s)| *s).map(|(t, _)| t.name.as_str()),
+    );
+    all.sort_by_cached_key(|(t, shared)| order.place(&circle, seed, &case.id, &t.name, *shared));
+    all.into_iter().map(|(t, _)| t).collect()
 }
 
 /// What a router that ignores the prompt scores on `suite`: the better of picking uniformly among
@@ -272,16 +331,6 @@ pub fn chance_accuracy(suite: &crate::suite::Suite, tools: &ToolSet, packs: &[To
     total.max(best_constant) / suite.cases.len() as f64
 }
 
-/// A tool's place in a case's order: sha256(seed, case id, tool name).
-fn rank(seed: u64, case: &Case, name: &str) -> [u8; 32] {
-    let mut h = Sha256::new();
-    h.update(seed.to_le_bytes());
-    h.update(case.id.as_bytes());
-    h.update([0]);
-    h.update(name.as_bytes());
-    h.finalize().into()
-}
-
 /// The tools a side offers every case, each with its canonical JSON written once: a case's
 /// offered list is these plus its own distractors in its own order, and its hash and cache key
 /// are fed from these strings instead of serialising the whole list again (O(tools) per case
@@ -290,10 +339,19 @@ struct Offered<'t> {
     /// The side's tools then the packs' (a side's tool wins a name clash), with their JSON.
     fixed: Vec<(&'t Tool, String)>,
     own: BTreeSet<&'t str>,
+    /// Where the rotations start: the base side's circle when the replayer has one, else this
+    /// side's.
+    circle: Circle,
 }
 
 impl<'t> Offered<'t> {
-    fn new(tools: &'t ToolSet, packs: &'t [Tool]) -> Self {
+    fn new(
+        tools: &'t ToolSet,
+        packs: &'t [Tool],
+        circle: Option<&Circle>,
+        order: Order,
+        seed: u64,
+    ) -> Self {
         let own: BTreeSet<&str> = tools.tools.iter().map(|t| t.name.as_str()).collect();
         let mut seen = BTreeSet::new();
         let fixed = tools
@@ -302,12 +360,15 @@ impl<'t> Offered<'t> {
             .chain(packs)
             .filter(|t| seen.insert(t.name.as_str()))
             .map(|t| (t, canon::to_canonical(&t.to_value())))
-            .collect();
-        Offered { fixed, own }
+            .collect::<Vec<_>>();
+        let circle = circle
+            .cloned()
+            .unwrap_or_else(|| Circle::of(order, seed, fixed.iter().map(|(t, _)| t.name.as_str())));
+        Offered { fixed, own, circle }
     }
 
     /// [`offered_tools`] for `case`, with each tool's canonical JSON, in the same order.
-    fn for_case(&self, case: &'t Case, seed: u64) -> (Vec<Tool>, Vec<Cow<'_, str>>) {
+    fn for_case(&self, case: &'t Case, seed: u64, order: Order) -> (Vec<Tool>, Vec<Cow<'_, str>>) {
         let mut taken: BTreeSet<&str> = BTreeSet::new();
         // A case's distractor beats a pack's tool of the same name, never a side's.
         let extra: Vec<(&Tool, Cow<'_, str>)> = case
@@ -316,15 +377,40 @@ impl<'t> Offered<'t> {
             .filter(|d| !self.own.contains(d.name.as_str()) && taken.insert(d.name.as_str()))
             .map(|d| (d, Cow::Owned(canon::to_canonical(&d.to_value()))))
             .collect();
-        let mut all: Vec<(&Tool, Cow<'_, str>)> = self
+        let mut all: Vec<(&Tool, Cow<'_, str>, bool)> = self
             .fixed
             .iter()
             .filter(|(t, _)| self.own.contains(t.name.as_str()) || !taken.contains(t.name.as_str()))
-            .map(|(t, c)| (*t, Cow::Borrowed(c.as_str())))
-            .chain(extra)
+            .map(|(t, c)| (*t, Cow::Borrowed(c.as_str()), true))
+            .chain(extra.into_iter().map(|(t, c)| (t, c, false)))
             .collect();
-        all.sort_by_cached_key(|(t, _)| rank(seed, case, &t.name));
-        all.into_iter().map(|(t, c)| (t.clone(), c)).unzip()
+        let circle = &self.circle;
+        all.sort_by_cached_key(|(t, _, shared)| {
+            order.place(circle, seed, &case.id, &t.name, *shared)
+        });
+        all.into_iter().map(|(t, c, _)| (t.clone(), c)).unzip()
+    }
+
+    /// How many leading tools of `case`'s list the other cases of its order share (0 under
+    /// `shuffle`: each case has its own order).
+    fn shared(&self, case: &Case, order: Order) -> usize {
+        match order {
+            Order::Shuffle => 0,
+            Order::Rotate { .. } => {
+                let taken: BTreeSet<&str> = case
+                    .distractors
+                    .iter()
+                    .filter(|d| !self.own.contains(d.name.as_str()))
+                    .map(|d| d.name.as_str())
+                    .collect();
+                self.fixed
+                    .iter()
+                    .filter(|(t, _)| {
+                        self.own.contains(t.name.as_str()) || !taken.contains(t.name.as_str())
+                    })
+                    .count()
+            }
+        }
     }
 }
 
@@ -464,9 +550,31 @@ pub struct Replayer<'a> {
     batched: Mutex<HashMap<String, Result<RouteResponse, String>>>,
     batch_store: Cache,
     batch_ids: Mutex<Vec<String>>,
+    /// Where the rotations start at every side ([`Self::with_circle`]).
+    circle: Option<Circle>,
 }
 
 impl<'a> Replayer<'a> {
+    /// Start every side's rotations where `tools` and `packs` (the base side) start them, so a
+    /// tool the other side added or removed shifts no other tool. Without it each side uses its
+    /// own tools, which is the same whenever the names are.
+    pub fn with_circle(mut self, tools: &ToolSet, packs: &[Tool]) -> Self {
+        let names = tools.tools.iter().chain(packs).map(|t| t.name.as_str());
+        self.circle = Some(Circle::of(self.cfg.order, self.cfg.seed, names));
+        self
+    }
+
+    /// The offer of a side: its tools and the packs, ordered on the replayer's circle.
+    fn offered<'t>(&self, tools: &'t ToolSet, packs: &'t [Tool]) -> Offered<'t> {
+        Offered::new(
+            tools,
+            packs,
+            self.circle.as_ref(),
+            self.cfg.order,
+            self.cfg.seed,
+        )
+    }
+
     /// Answers are cached in `cache`'s route section.
     pub fn new(router: &'a dyn Router, cache: &Cache, cfg: &'a ReplayConfig) -> Self {
         Replayer {
@@ -478,6 +586,7 @@ impl<'a> Replayer<'a> {
             batched: Mutex::new(HashMap::new()),
             batch_store: cache.section(crate::llm::batch::SECTION),
             batch_ids: Mutex::new(Vec::new()),
+            circle: None,
         }
     }
 
@@ -498,7 +607,7 @@ impl<'a> Replayer<'a> {
         {
             let batched = self.batched.lock().expect("batched");
             for (suite, tools) in sides {
-                let offered = Offered::new(tools, packs);
+                let offered = self.offered(tools, packs);
                 for case in &suite.cases {
                     for repeat in self.cfg.first_repeat..self.cfg.first_repeat + self.cfg.repeats {
                         let a = self.build(case, repeat, &offered);
@@ -575,10 +684,7 @@ impl<'a> Replayer<'a> {
                             s.requests_sent += 1;
                             s.batched += 1;
                             if let Some(u) = &resp.usage {
-                                s.input_tokens += u.input_tokens;
-                                s.output_tokens += u.output_tokens;
-                                s.batched_input_tokens += u.input_tokens;
-                                s.batched_output_tokens += u.output_tokens;
+                                s.count(u, true);
                             }
                             let _ = self.cache.put(&key, &resp);
                             (Ok(resp), false)
@@ -603,8 +709,7 @@ impl<'a> Replayer<'a> {
                 match r.result {
                     Ok(resp) => {
                         if let Some(u) = &resp.usage {
-                            s.input_tokens += u.input_tokens;
-                            s.output_tokens += u.output_tokens;
+                            s.count(u, false);
                         }
                         // Best effort: a cache that cannot be written only costs requests next time.
                         let _ = self.cache.put(&key, &resp);
@@ -627,7 +732,8 @@ impl<'a> Replayer<'a> {
     /// One case's request at this side, its cache key and offered-list hash, and whether this
     /// run or the disk cache already answers it (the disk's answer kept for [`Self::ask`]).
     fn build<'c>(&self, case: &'c Case, repeat: u32, offered: &Offered<'_>) -> Asked<'c> {
-        let (tools, canonical) = offered.for_case(case, self.cfg.seed);
+        let (tools, canonical) = offered.for_case(case, self.cfg.seed, self.cfg.order);
+        let shared_tools = offered.shared(case, self.cfg.order);
         let canonical: Vec<&str> = canonical.iter().map(|c| c.as_ref()).collect();
         let mut h = Sha256::new();
         cache::array_into(&mut h, &canonical);
@@ -641,6 +747,7 @@ impl<'a> Replayer<'a> {
             system: self.cfg.system_prompt.clone(),
             messages,
             tools,
+            shared_tools,
             tool_choice: self.cfg.tool_choice,
             // Repeat k asks with seed + k: K copies of one seeded request would measure nothing
             // on a provider that honours the seed.
@@ -675,16 +782,18 @@ impl<'a> Replayer<'a> {
 
     /// What `run_side` would send, without sending anything: every request of the side, which
     /// the disk cache answers, which an earlier side's identical request answers (`seen`, shared
-    /// across sides as the in-run memo is), and the input tokens of the ones left to send.
+    /// across sides as the in-run memo is), the input tokens of the ones left to send, and of
+    /// those the shared tool blocks a prompt cache has seen before (`prefixes`, shared too).
     pub fn plan_side(
         &self,
         suite: &Suite,
         tools: &ToolSet,
         packs: &[Tool],
         seen: &mut std::collections::HashSet<String>,
+        prefixes: &mut std::collections::HashSet<[u8; 32]>,
         counter: &crate::llm::tokens::Counter,
     ) -> super::plan::SidePlan {
-        let offered = Offered::new(tools, packs);
+        let offered = self.offered(tools, packs);
         let mut p = super::plan::SidePlan::default();
         for case in &suite.cases {
             for repeat in self.cfg.first_repeat..self.cfg.first_repeat + self.cfg.repeats {
@@ -697,6 +806,17 @@ impl<'a> Replayer<'a> {
                 } else {
                     p.to_send += 1;
                     p.input_tokens += counter.count(&super::plan::request_text(&a.req));
+                    if a.req.shared_tools > 0 {
+                        let block = super::plan::prefix_text(&a.req);
+                        let n = counter.count(&block);
+                        if n >= super::plan::MIN_CACHED_PREFIX {
+                            if prefixes.insert(Sha256::digest(block.as_bytes()).into()) {
+                                p.prefix_written_tokens += n;
+                            } else {
+                                p.prefix_cached_tokens += n;
+                            }
+                        }
+                    }
                 }
             }
         }
@@ -728,7 +848,7 @@ impl<'a> Replayer<'a> {
         let checkers = &checkers;
         let own: BTreeSet<&str> = tools.tools.iter().map(|t| t.name.as_str()).collect();
         let own = &own;
-        let offered = &Offered::new(tools, packs);
+        let offered = &self.offered(tools, packs);
         let total = suite.cases.len() as u64 * u64::from(self.cfg.repeats);
         let done = std::sync::atomic::AtomicU64::new(0);
         let failed = std::sync::atomic::AtomicU64::new(0);
@@ -736,7 +856,10 @@ impl<'a> Replayer<'a> {
             let first = self.cfg.first_repeat;
             (first..first + self.cfg.repeats).map(move |r| (c, r))
         });
-        let jobs: Vec<(&Case, u32)> = jobs.collect();
+        let mut jobs: Vec<(&Case, u32)> = jobs.collect();
+        // The requests of one rotation go out one after another, so a server that keeps the last
+        // prompt (llama.cpp's slot) or a provider's prefix cache finds their shared tool block.
+        jobs.sort_by_cached_key(|(c, _)| self.cfg.order.rotation(self.cfg.seed, &c.id));
         let mut results: Vec<(String, u32, Sample, String)> = Vec::with_capacity(jobs.len());
         // Cases go in chunks: the requests of a chunk that neither this run nor the disk cache
         // has answered are handed to the router together first (the semantic router embeds
@@ -905,11 +1028,15 @@ cases:
             std::path::Path::new("."),
         )
         .unwrap();
-        let offered = Offered::new(&tools, &packs);
+        let offered = Offered::new(&tools, &packs, None, Order::default(), 0);
         for case in &suite.cases {
-            for seed in [0, 1, 42] {
-                let want = offered_tools(case, &tools, &packs, seed);
-                let (got, canonical) = offered.for_case(case, seed);
+            for (seed, order) in [0, 1, 42]
+                .into_iter()
+                .flat_map(|s| [(s, Order::default()), (s, Order::Shuffle)])
+            {
+                let want = offered_tools(case, &tools, &packs, seed, order);
+                let offered = Offered::new(&tools, &packs, None, order, seed);
+                let (got, canonical) = offered.for_case(case, seed, order);
                 assert_eq!(got, want);
                 let canonical: Vec<&str> = canonical.iter().map(|c| c.as_ref()).collect();
                 let mut h = Sha256::new();
@@ -922,7 +1049,7 @@ cases:
                 );
             }
         }
-        let (one, _) = offered.for_case(&suite.cases[0], 0);
+        let (one, _) = offered.for_case(&suite.cases[0], 0, Order::default());
         let described = |n: &str| {
             one.iter()
                 .find(|t| t.name == n)

@@ -94,7 +94,9 @@ pub async fn at_risk(
         .collect();
     // What each side offers the case, as the replay offers it (the order does not matter here:
     // tools are ranked by their cosine to the prompt).
-    let offered = |side: &ToolSet, i: usize| offered_tools(&suite.cases[i], side, packs, 0);
+    let offered = |side: &ToolSet, i: usize| {
+        offered_tools(&suite.cases[i], side, packs, 0, super::Order::Shuffle)
+    };
     let lists: Vec<[Vec<Tool>; 2]> = open
         .iter()
         .map(|&i| [offered(sides[0], i), offered(sides[1], i)])

@@ -120,6 +120,7 @@ mod tests {
                     content: "hello ✓".into(),
                 }],
                 tools,
+                shared_tools: 0,
                 tool_choice: ToolChoice::Auto,
                 sampling: Sampling::default(),
                 repeat: 3,

@@ -5,6 +5,7 @@
 //! wrong, hallucinated, …) is `replay`'s job, retrying is `http::retry`'s, caching is `cache`'s.
 
 pub mod cache;
+pub mod order;
 pub mod provider;
 pub mod semantic;
 
@@ -24,8 +25,11 @@ pub struct RouteRequest {
     pub system: String,
     /// History then the user prompt, last message is the user's.
     pub messages: Vec<Message>,
-    /// Tools in the order offered (already shuffled by the caller).
+    /// Tools in the order offered (already ordered by the caller).
     pub tools: Vec<Tool>,
+    /// The first `shared_tools` tools are the block every case of this request's order is
+    /// offered: a provider's prompt-cache breakpoint goes after them (0: no breakpoint).
+    pub shared_tools: usize,
     pub tool_choice: ToolChoice,
     pub sampling: Sampling,
     /// Repeat index (0-based); distinct repeats are distinct cache entries.
@@ -52,16 +56,28 @@ pub struct RouterInfo {
     pub repeats: u32,
     pub temperature: f32,
     pub seed: Option<u64>,
+    /// How each case's tools were ordered.
+    #[serde(default = "shuffled")]
+    pub order: order::Order,
     pub distractor_tools: usize,
     /// USD per million input/output tokens, when the user gave prices (never guessed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub price_per_mtok: Option<[f64; 2]>,
+    /// USD per million input tokens read from the provider's prompt cache, when it differs from
+    /// the input price.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price_cached_input_per_mtok: Option<f64>,
     /// Tokens the provider reported × prices, both sides (batched tokens at the batch discount).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub estimated_cost_usd: Option<f64>,
     /// `--batch`: the provider batches that answered, and the discount the cost applies.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub batch: Option<BatchInfo>,
+}
+
+/// Reports written before rotations shuffled every case.
+fn shuffled() -> order::Order {
+    order::Order::Shuffle
 }
 
 /// The provider batches of a `--batch` run.

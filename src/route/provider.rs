@@ -61,6 +61,7 @@ impl ProviderRouter {
             system: &req.system,
             messages: &req.messages,
             tools: &req.tools,
+            cached_tools: req.shared_tools,
             tool_choice: req.tool_choice,
             sampling: &req.sampling,
             json_schema: None,

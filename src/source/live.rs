@@ -128,6 +128,7 @@ pub async fn list_tools_stdio(cmd: &str, opts: &LiveOptions) -> Result<LiveCaptu
     // a scan never sees this server before it is known as one.
     let mut child = {
         let mut running = servers();
+        STARTED_ONE.store(true, std::sync::atomic::Ordering::SeqCst);
         let child = command.spawn().map_err(|e| {
             let program = secrets.scrub(program);
             match e.kind() {
@@ -942,6 +943,10 @@ async fn finish(child: &mut Child, pgid: Option<u32>, grace: Duration) -> Option
 }
 
 /// The server processes running now (each the leader of its own group).
+/// Whether this process ever started a server: only then can orphans of a server's tree be ours
+/// to sweep (a command that started none skips reading every process's `/proc` entry at exit).
+static STARTED_ONE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 fn servers() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<u32>> {
     static SERVERS: std::sync::Mutex<std::collections::BTreeSet<u32>> =
         std::sync::Mutex::new(std::collections::BTreeSet::new());
@@ -953,6 +958,9 @@ fn servers() -> std::sync::MutexGuard<'static, std::collections::BTreeSet<u32>> 
 /// process group that are no running server, with their groups; reaped so none stays a zombie.
 /// Returns how many were found. Linux only: elsewhere the server's group kill is all there is.
 pub fn sweep() -> usize {
+    if !STARTED_ONE.load(std::sync::atomic::Ordering::SeqCst) {
+        return 0;
+    }
     #[cfg(target_os = "linux")]
     {
         let me = std::process::id();

@@ -31,6 +31,7 @@ mod lint_formats;
 mod lint_llm;
 mod lint_rules;
 mod llm_draft;
+mod prompt_cache;
 mod renderers;
 mod report_formats;
 mod report_schema;

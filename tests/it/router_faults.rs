@@ -43,6 +43,7 @@ fn request(system: &str, choice: ToolChoice) -> RouteRequest {
             content: "Show me what's inside config/settings.yaml".into(),
         }],
         tools: tools(),
+        shared_tools: 0,
         tool_choice: choice,
         sampling: Sampling {
             temperature: 0.0,
@@ -127,7 +128,8 @@ async fn openai_sends_the_exact_body_and_reads_the_tool_call() {
         resp.usage,
         Some(Usage {
             input_tokens: 412,
-            output_tokens: 19
+            output_tokens: 19,
+            ..Usage::default()
         })
     );
 
@@ -511,7 +513,8 @@ async fn anthropic_sends_the_exact_body_and_reads_the_tool_use_block() {
         resp.usage,
         Some(Usage {
             input_tokens: 1187,
-            output_tokens: 71
+            output_tokens: 71,
+            ..Usage::default()
         })
     );
     let r = &fake.requests()[0];

@@ -253,6 +253,7 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
             config,
             packs,
             price_per_mtok: r.prices,
+            price_cached_input: r.cached_price,
             confirm: k.confirm,
             shard: k.shard,
             targeted: k.replay == Replay::Targeted,

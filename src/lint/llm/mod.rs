@@ -510,6 +510,7 @@ pub(super) async fn ask<T>(
             system: system.to_string(),
             messages: messages.clone(),
             tools: Vec::new(),
+            shared_tools: 0,
             tool_choice: ToolChoice::Auto,
             sampling: sampling(),
             repeat: 0,

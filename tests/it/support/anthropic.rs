@@ -15,12 +15,19 @@ pub fn fixture(status: u16, name: &str) -> Step {
 /// A 200 Messages answer shaped as the API sends it: a short text block, then a `tool_use` block
 /// calling `name` with `input` (already an object on this wire, unlike OpenAI's JSON string).
 pub fn tool_use(name: &str, input: serde_json::Value) -> Step {
+    tool_use_billed(name, input, (1187, 0, 0))
+}
+
+/// [`tool_use`] with its usage: `(input_tokens, cache_creation_input_tokens,
+/// cache_read_input_tokens)`.
+pub fn tool_use_billed(name: &str, input: serde_json::Value, usage: (u64, u64, u64)) -> Step {
     message(
         serde_json::json!([
             {"type": "text", "text": "Let me look that up."},
             {"type": "tool_use", "id": "toolu_01FakeLoopback", "name": name, "input": input}
         ]),
         "tool_use",
+        usage,
     )
 }
 
@@ -29,10 +36,12 @@ pub fn text(text: &str) -> Step {
     message(
         serde_json::json!([{"type": "text", "text": text}]),
         "end_turn",
+        (1187, 0, 0),
     )
 }
 
-fn message(content: serde_json::Value, stop_reason: &str) -> Step {
+fn message(content: serde_json::Value, stop_reason: &str, usage: (u64, u64, u64)) -> Step {
+    let (input, written, read) = usage;
     let body = serde_json::json!({
         "id": "msg_01FakeLoopback",
         "type": "message",
@@ -42,9 +51,9 @@ fn message(content: serde_json::Value, stop_reason: &str) -> Step {
         "stop_reason": stop_reason,
         "stop_sequence": null,
         "usage": {
-            "input_tokens": 1187,
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
+            "input_tokens": input,
+            "cache_creation_input_tokens": written,
+            "cache_read_input_tokens": read,
             "output_tokens": 71,
             "service_tier": "standard"
         }

@@ -12,6 +12,7 @@ pub mod github;
 pub mod html;
 pub mod markdown;
 pub mod openai;
+pub mod prompt_cache;
 pub mod reports;
 pub mod runner;
 

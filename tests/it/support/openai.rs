@@ -13,6 +13,8 @@ pub struct Completion {
     finish_reason: &'static str,
     model: String,
     usage: (u64, u64),
+    /// `prompt_tokens_details.cached_tokens`, sent when set (as the API does for cached models).
+    cached: Option<u64>,
 }
 
 impl Completion {
@@ -23,6 +25,7 @@ impl Completion {
             finish_reason: "stop",
             model: "m".into(),
             usage: (380, 12),
+            cached: None,
         }
     }
 
@@ -44,6 +47,7 @@ impl Completion {
             finish_reason: "tool_calls",
             model: "m".into(),
             usage: (400, 20),
+            cached: None,
         }
     }
 
@@ -58,8 +62,19 @@ impl Completion {
         self
     }
 
+    /// Of the prompt tokens, `n` read from the prompt cache.
+    pub fn cached(mut self, n: u64) -> Completion {
+        self.cached = Some(n);
+        self
+    }
+
     pub fn body(&self) -> String {
         let (p, c) = self.usage;
+        let mut usage = json!({"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c});
+        if let Some(n) = self.cached {
+            usage["prompt_tokens_details"] = json!({"cached_tokens": n, "audio_tokens": 0});
+            usage["completion_tokens_details"] = json!({"reasoning_tokens": 0, "audio_tokens": 0, "accepted_prediction_tokens": 0, "rejected_prediction_tokens": 0});
+        }
         json!({
             "id": "chatcmpl-fake",
             "object": "chat.completion",
@@ -71,7 +86,7 @@ impl Completion {
                 "logprobs": null,
                 "finish_reason": self.finish_reason
             }],
-            "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c},
+            "usage": usage,
             "system_fingerprint": "fp_fake"
         })
         .to_string()

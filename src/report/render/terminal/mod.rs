@@ -350,13 +350,29 @@ fn routing(report: &Report, p: &Paint, out: &mut String) {
         r.base_stats.output_tokens + r.head_stats.output_tokens,
     );
     if i + o > 0 {
-        let cost = report
-            .router
-            .as_ref()
+        let router = report.router.as_ref();
+        let cost = router
             .and_then(|r| r.estimated_cost_usd.zip(r.price_per_mtok))
-            .map(|(c, [pi, po])| format!(" ≈ ${c:.4} at ${pi}/${po} per M tokens"))
+            .map(|(c, [pi, po])| {
+                let cached = router
+                    .and_then(|r| r.price_cached_input_per_mtok)
+                    .map(|p| format!(" (${p} cached)"))
+                    .unwrap_or_default();
+                format!(" ≈ ${c:.4} at ${pi}/${po} per M tokens{cached}")
+            })
             .unwrap_or_default();
-        let _ = writeln!(out, "Tokens: {i} in, {o} out{cost}");
+        let (read, written) = (
+            r.base_stats.cached_input_tokens + r.head_stats.cached_input_tokens,
+            r.base_stats.cache_write_tokens + r.head_stats.cache_write_tokens,
+        );
+        let cache = match (read, written) {
+            (0, 0) => String::new(),
+            (read, 0) => format!(" ({read} read from the prompt cache)"),
+            (read, written) => {
+                format!(" ({read} read from the prompt cache, {written} written to it)")
+            }
+        };
+        let _ = writeln!(out, "Tokens: {i} in{cache}, {o} out{cost}");
     }
     if let Some(b) = report.router.as_ref().and_then(|r| r.batch.as_ref()) {
         let _ = writeln!(
