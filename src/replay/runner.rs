@@ -608,7 +608,10 @@ impl<'a> Replayer<'a> {
             let batched = self.batched.lock().expect("batched");
             for (suite, tools) in sides {
                 let offered = self.offered(tools, packs);
-                for case in &suite.cases {
+                // Grouped by rotation as `run_side` sends them: one batch file, runs of one block.
+                let mut cases: Vec<&Case> = suite.cases.iter().collect();
+                cases.sort_by_cached_key(|c| self.cfg.order.rotation(self.cfg.seed, &c.id));
+                for case in cases {
                     for repeat in self.cfg.first_repeat..self.cfg.first_repeat + self.cfg.repeats {
                         let a = self.build(case, repeat, &offered);
                         if a.known || batched.contains_key(&a.key) || !taken.insert(a.key.clone()) {
