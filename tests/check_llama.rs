@@ -75,7 +75,9 @@ fn real_llm_answers_are_classified_and_a_rerun_is_fully_cached() {
     let started = Instant::now();
     let first = cli::driftgate(args).run();
     let took = started.elapsed();
-    assert!(first.code == 0 || first.code == 1, "{}", first.dump());
+    // A measured verdict: pass, fail, or inconclusive (six cases with a 0.5B model can leave one
+    // tool's drop unproven); never a usage error or an incomplete measurement.
+    assert!(matches!(first.code, 0 | 1 | 4), "{}", first.dump());
     let r1 = first.json();
     eprintln!(
         "llama check: exit {} in {took:?}: {}",
@@ -131,7 +133,7 @@ fn real_llm_answers_are_classified_and_a_rerun_is_fully_cached() {
     confirm_args.extend(["--temperature", "0.8", "--confirm", "2"]);
     let started = Instant::now();
     let third = cli::driftgate(&confirm_args).run();
-    assert!(third.code == 0 || third.code == 1, "{}", third.dump());
+    assert!(matches!(third.code, 0 | 1 | 4), "{}", third.dump());
     let r3 = third.json();
     let flips = r3["routing"]["flips"].as_array().unwrap();
     let gone = r3["routing"]["not_reproduced"]
