@@ -909,28 +909,22 @@ mod tests {
     }
 
     fn routing(base_right: &[bool], head_right: &[bool]) -> crate::replay::Routing {
-        use crate::replay::{CaseRun, Outcome, RunStats, Sample, SideRun};
+        use crate::replay::{Outcome, Sample, SideRun};
         let yaml: String = (0..base_right.len())
             .map(|i| format!("- {{id: c{i}, prompt: p{i}, expect: a}}\n"))
             .collect();
         let suite = crate::suite::parse(&yaml, "s.yaml", std::path::Path::new(".")).unwrap();
-        let side = |right: &[bool]| SideRun {
-            cases: right
-                .iter()
-                .enumerate()
-                .map(|(i, r)| CaseRun {
-                    id: format!("c{i}"),
-                    offered_hash: String::new(),
-                    samples: vec![Sample::routed(if *r {
-                        Outcome::Correct {
-                            chosen: Some("a".into()),
-                        }
-                    } else {
-                        Outcome::NoCall
-                    })],
-                })
-                .collect(),
-            stats: RunStats::default(),
+        let side = |right: &[bool]| {
+            SideRun::of(right.iter().enumerate().map(|(i, r)| {
+                let o = if *r {
+                    Outcome::Correct {
+                        chosen: Some("a".into()),
+                    }
+                } else {
+                    Outcome::NoCall
+                };
+                (format!("c{i}"), vec![Sample::routed(o)])
+            }))
         };
         crate::replay::compare(&suite, &side(base_right), &side(head_right), 0)
     }
@@ -998,32 +992,26 @@ mod tests {
 
     /// A routing over several tools: `(tool, base right, head right)` per case.
     fn tools_routing(cases: &[(&str, bool, bool)]) -> crate::replay::Routing {
-        use crate::replay::{CaseRun, Outcome, RunStats, Sample, SideRun};
+        use crate::replay::{Outcome, Sample, SideRun};
         let yaml: String = cases
             .iter()
             .enumerate()
             .map(|(i, (t, _, _))| format!("- {{id: c{i:02}, prompt: p{i}, expect: {t}}}\n"))
             .collect();
         let suite = crate::suite::parse(&yaml, "s.yaml", std::path::Path::new(".")).unwrap();
-        let side = |head: bool| SideRun {
-            cases: cases
-                .iter()
-                .enumerate()
-                .map(|(i, (t, b, h))| CaseRun {
-                    id: format!("c{i:02}"),
-                    offered_hash: String::new(),
-                    samples: vec![Sample::routed(if if head { *h } else { *b } {
-                        Outcome::Correct {
-                            chosen: Some(t.to_string()),
-                        }
-                    } else {
-                        Outcome::WrongTool {
-                            chosen: "other".into(),
-                        }
-                    })],
-                })
-                .collect(),
-            stats: RunStats::default(),
+        let side = |head: bool| {
+            SideRun::of(cases.iter().enumerate().map(|(i, (t, b, h))| {
+                let o = if if head { *h } else { *b } {
+                    Outcome::Correct {
+                        chosen: Some(t.to_string()),
+                    }
+                } else {
+                    Outcome::WrongTool {
+                        chosen: "other".into(),
+                    }
+                };
+                (format!("c{i:02}"), vec![Sample::routed(o)])
+            }))
         };
         let mut r = crate::replay::compare(&suite, &side(false), &side(true), 0);
         r.calls = None;
@@ -1270,33 +1258,23 @@ mod tests {
     /// A routing where every case routes right at both sides and `calls[i]` says whether its call
     /// (the arguments) was right at (base, head).
     fn call_routing(calls: &[(bool, bool)]) -> crate::replay::Routing {
-        use crate::replay::{CallOutcome, CaseRun, Outcome, RunStats, Sample, SideRun};
+        use crate::replay::{CallOutcome, Outcome, Sample, SideRun};
         let yaml: String = (0..calls.len())
             .map(|i| format!("- {{id: c{i}, prompt: p{i}, expect: a, args: {{x: 1}}}}\n"))
             .collect();
         let suite = crate::suite::parse(&yaml, "s.yaml", std::path::Path::new(".")).unwrap();
-        let side = |head: bool| SideRun {
-            cases: calls
-                .iter()
-                .enumerate()
-                .map(|(i, (b, h))| {
-                    let right = if head { *h } else { *b };
-                    let mut s = Sample::routed(Outcome::Correct {
-                        chosen: Some("a".into()),
-                    });
-                    if !right {
-                        s.call = CallOutcome::WrongArguments {
-                            mismatches: Vec::new(),
-                        };
-                    }
-                    CaseRun {
-                        id: format!("c{i}"),
-                        offered_hash: String::new(),
-                        samples: vec![s],
-                    }
-                })
-                .collect(),
-            stats: RunStats::default(),
+        let side = |head: bool| {
+            SideRun::of(calls.iter().enumerate().map(|(i, (b, h))| {
+                let mut s = Sample::routed(Outcome::Correct {
+                    chosen: Some("a".into()),
+                });
+                if !(if head { *h } else { *b }) {
+                    s.call = CallOutcome::WrongArguments {
+                        mismatches: Vec::new(),
+                    };
+                }
+                (format!("c{i}"), vec![s])
+            }))
         };
         crate::replay::compare(&suite, &side(false), &side(true), 0)
     }

@@ -403,21 +403,15 @@ pub fn total_usage(r: &Routing) -> Usage {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::{CaseRun, Sample};
+    use crate::replay::Sample;
 
     fn side(outcomes: Vec<Vec<Outcome>>) -> SideRun {
-        SideRun {
-            cases: outcomes
+        SideRun::of(
+            outcomes
                 .into_iter()
                 .enumerate()
-                .map(|(i, o)| CaseRun {
-                    id: format!("c{i}"),
-                    offered_hash: String::new(),
-                    samples: o.into_iter().map(Sample::routed).collect(),
-                })
-                .collect(),
-            stats: RunStats::default(),
-        }
+                .map(|(i, o)| (format!("c{i}"), o.into_iter().map(Sample::routed).collect())),
+        )
     }
 
     #[test]

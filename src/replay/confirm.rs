@@ -170,28 +170,19 @@ fn mark(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::replay::{CaseRun, Outcome, RunStats, compare_sides};
+    use crate::replay::{Outcome, compare_sides};
 
     fn run(right: &[bool]) -> SideRun {
-        SideRun {
-            cases: vec![CaseRun {
-                id: "c".into(),
-                offered_hash: String::new(),
-                samples: right
-                    .iter()
-                    .map(|r| {
-                        Sample::routed(if *r {
-                            Outcome::Correct {
-                                chosen: Some("a".into()),
-                            }
-                        } else {
-                            Outcome::NoCall
-                        })
-                    })
-                    .collect(),
-            }],
-            stats: RunStats::default(),
-        }
+        let sample = |r: &bool| {
+            Sample::routed(if *r {
+                Outcome::Correct {
+                    chosen: Some("a".into()),
+                }
+            } else {
+                Outcome::NoCall
+            })
+        };
+        SideRun::of([("c".to_string(), right.iter().map(sample).collect())])
     }
 
     /// Pooled, 3 of 4 right at base and a 2–2 tie ("wrong") at head still lean the flip's way,

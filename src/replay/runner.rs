@@ -253,6 +253,25 @@ pub struct SideRun {
     pub stats: RunStats,
 }
 
+#[cfg(test)]
+impl SideRun {
+    /// A run of the cases `(id, samples)`, with no counters: what the pairing and the gate read,
+    /// built by tests without a router.
+    pub fn of(cases: impl IntoIterator<Item = (String, Vec<Sample>)>) -> SideRun {
+        SideRun {
+            cases: cases
+                .into_iter()
+                .map(|(id, samples)| CaseRun {
+                    id,
+                    offered_hash: String::new(),
+                    samples,
+                })
+                .collect(),
+            stats: RunStats::default(),
+        }
+    }
+}
+
 /// A case's offered tools in `order` ([`crate::route::order`]): the same arrangement at base and head,
 /// a tool present at both sides keeping its place relative to the others.
 pub fn offered_tools(
