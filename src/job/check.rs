@@ -500,33 +500,17 @@ pub(super) fn finish_routing(
 /// tokens at the batch discount.
 pub(super) fn priced(mut info: RouterInfo, routing: &Routing) -> RouterInfo {
     let discount = info.batch.as_ref().map_or(0.0, |b| b.discount);
-    let write = if info.kind == "anthropic" {
-        crate::llm::anthropic::CACHE_WRITE_PRICE
-    } else {
-        1.0
+    let [b, h] = [&routing.base_stats, &routing.head_stats];
+    let batched = crate::llm::Usage {
+        input_tokens: b.batched_input_tokens + h.batched_input_tokens,
+        output_tokens: b.batched_output_tokens + h.batched_output_tokens,
+        cached_input_tokens: b.batched_cached_input_tokens + h.batched_cached_input_tokens,
+        cache_write_tokens: b.batched_cache_write_tokens + h.batched_cache_write_tokens,
     };
-    let cached = info.price_cached_input_per_mtok;
-    info.estimated_cost_usd = info.price_per_mtok.map(|[i, o]| {
-        let cost = |input: u64, read: u64, written: u64, output: u64| {
-            input.saturating_sub(read + written) as f64 * i
-                + read as f64 * cached.unwrap_or(i)
-                + written as f64 * i * write
-                + output as f64 * o
-        };
-        let [b, h] = [&routing.base_stats, &routing.head_stats];
-        let all = cost(
-            b.input_tokens + h.input_tokens,
-            b.cached_input_tokens + h.cached_input_tokens,
-            b.cache_write_tokens + h.cache_write_tokens,
-            b.output_tokens + h.output_tokens,
-        );
-        let batched = cost(
-            b.batched_input_tokens + h.batched_input_tokens,
-            b.batched_cached_input_tokens + h.batched_cached_input_tokens,
-            b.batched_cache_write_tokens + h.batched_cache_write_tokens,
-            b.batched_output_tokens + h.batched_output_tokens,
-        );
-        (all - batched * discount) / 1e6
+    let (cached, kind) = (info.price_cached_input_per_mtok, info.kind.as_str());
+    info.estimated_cost_usd = info.price_per_mtok.map(|prices| {
+        replay::total_usage(routing).cost_usd(prices, cached, kind)
+            - batched.cost_usd(prices, cached, kind) * discount
     });
     info
 }

@@ -111,6 +111,24 @@ pub struct Usage {
     pub cache_write_tokens: u64,
 }
 
+impl Usage {
+    /// What these tokens cost in USD at `[input, output]` per million: cache reads at `cached`
+    /// (the input price when `None`), cache writes at the premium provider `kind` bills for them
+    /// (Anthropic's; OpenAI's automatic cache writes at the input price).
+    pub fn cost_usd(&self, [input, output]: [f64; 2], cached: Option<f64>, kind: &str) -> f64 {
+        let premium = match kind {
+            "anthropic" => anthropic::CACHE_WRITE_PRICE,
+            _ => 1.0,
+        };
+        let (read, written) = (self.cached_input_tokens, self.cache_write_tokens);
+        let usd = self.input_tokens.saturating_sub(read + written) as f64 * input
+            + read as f64 * cached.unwrap_or(input)
+            + written as f64 * input * premium
+            + self.output_tokens as f64 * output;
+        usd / 1e6
+    }
+}
+
 /// One chat question, exactly as it will be sent.
 #[derive(Debug, Clone, Copy)]
 pub struct ChatRequest<'a> {
@@ -478,6 +496,25 @@ fn redact_strings(v: &mut Value, secrets: &[Secret]) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn cached_tokens_cost_the_cached_price_and_anthropic_writes_a_premium() {
+        let u = Usage {
+            input_tokens: 1_000_000,
+            output_tokens: 100_000,
+            cached_input_tokens: 600_000,
+            cache_write_tokens: 200_000,
+        };
+        // 200k plain × 3 + 600k read × 0.3 + 200k written × 3 × 1.25 + 100k out × 15, per M.
+        let anthropic = u.cost_usd([3.0, 15.0], Some(0.3), "anthropic");
+        assert!(
+            (anthropic - (0.6 + 0.18 + 0.75 + 1.5)).abs() < 1e-12,
+            "{anthropic}"
+        );
+        // OpenAI bills no write premium; without a cached price a read costs the input price.
+        let openai = u.cost_usd([3.0, 15.0], None, "openai");
+        assert!((openai - (0.6 + 1.8 + 0.6 + 1.5)).abs() < 1e-12, "{openai}");
+    }
 
     #[test]
     fn endpoint_with_and_without_trailing_slash() {

@@ -68,25 +68,18 @@ impl Plan {
     /// The cost lines, from the token counts and the prices.
     pub fn priced(mut self) -> Plan {
         let [b, h] = [&self.base, &self.head];
-        let tokens = b.input_tokens + h.input_tokens;
-        let read = b.prefix_cached_tokens + h.prefix_cached_tokens;
-        // Only Anthropic bills a cache write apart; OpenAI's automatic cache writes for free.
-        let (written, premium) = match self.router.as_str() {
-            "anthropic" => (
-                b.prefix_written_tokens + h.prefix_written_tokens,
-                crate::llm::anthropic::CACHE_WRITE_PRICE,
-            ),
-            _ => (0, 1.0),
+        let input = crate::llm::Usage {
+            input_tokens: b.input_tokens + h.input_tokens,
+            output_tokens: 0,
+            cached_input_tokens: b.prefix_cached_tokens + h.prefix_cached_tokens,
+            cache_write_tokens: b.prefix_written_tokens + h.prefix_written_tokens,
         };
         let sent = b.to_send + h.to_send;
         let pay = 1.0 - self.batch_discount.unwrap_or(0.0);
         let cached = self.price_cached_input_per_mtok;
-        self.input_cost_usd = self.price_per_mtok.map(|[i, _]| {
-            let cost = tokens.saturating_sub(read + written) as f64 * i
-                + read as f64 * cached.unwrap_or(i)
-                + written as f64 * i * premium;
-            cost * pay / 1e6
-        });
+        self.input_cost_usd = self
+            .price_per_mtok
+            .map(|[i, _]| input.cost_usd([i, 0.0], cached, &self.router) * pay);
         self.output_cost_usd_at_most = self
             .price_per_mtok
             .map(|[_, o]| (sent * u64::from(self.max_tokens)) as f64 * o * pay / 1e6);

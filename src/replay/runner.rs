@@ -361,6 +361,8 @@ struct Offered<'t> {
     /// Where the rotations start: the base side's circle when the replayer has one, else this
     /// side's.
     circle: Circle,
+    order: Order,
+    seed: u64,
 }
 
 impl<'t> Offered<'t> {
@@ -383,11 +385,19 @@ impl<'t> Offered<'t> {
         let circle = circle
             .cloned()
             .unwrap_or_else(|| Circle::of(order, seed, fixed.iter().map(|(t, _)| t.name.as_str())));
-        Offered { fixed, own, circle }
+        Offered {
+            fixed,
+            own,
+            circle,
+            order,
+            seed,
+        }
     }
 
-    /// [`offered_tools`] for `case`, with each tool's canonical JSON, in the same order.
-    fn for_case(&self, case: &'t Case, seed: u64, order: Order) -> (Vec<Tool>, Vec<Cow<'_, str>>) {
+    /// [`offered_tools`] for `case`, with each tool's canonical JSON, in the same order, and how
+    /// many leading tools the other cases of its rotation share (0 under `shuffle`).
+    fn for_case(&self, case: &'t Case) -> (Vec<Tool>, Vec<Cow<'_, str>>, usize) {
+        let (order, seed) = (self.order, self.seed);
         let mut taken: BTreeSet<&str> = BTreeSet::new();
         // A case's distractor beats a pack's tool of the same name, never a side's.
         let extra: Vec<(&Tool, Cow<'_, str>)> = case
@@ -407,29 +417,12 @@ impl<'t> Offered<'t> {
         all.sort_by_cached_key(|(t, _, shared)| {
             order.place(circle, seed, &case.id, &t.name, *shared)
         });
-        all.into_iter().map(|(t, c, _)| (t.clone(), c)).unzip()
-    }
-
-    /// How many leading tools of `case`'s list the other cases of its order share (0 under
-    /// `shuffle`: each case has its own order).
-    fn shared(&self, case: &Case, order: Order) -> usize {
-        match order {
+        let shared = match order {
             Order::Shuffle => 0,
-            Order::Rotate { .. } => {
-                let taken: BTreeSet<&str> = case
-                    .distractors
-                    .iter()
-                    .filter(|d| !self.own.contains(d.name.as_str()))
-                    .map(|d| d.name.as_str())
-                    .collect();
-                self.fixed
-                    .iter()
-                    .filter(|(t, _)| {
-                        self.own.contains(t.name.as_str()) || !taken.contains(t.name.as_str())
-                    })
-                    .count()
-            }
-        }
+            Order::Rotate { .. } => all.iter().filter(|(_, _, s)| *s).count(),
+        };
+        let (tools, canonical) = all.into_iter().map(|(t, c, _)| (t.clone(), c)).unzip();
+        (tools, canonical, shared)
     }
 }
 
@@ -754,8 +747,7 @@ impl<'a> Replayer<'a> {
     /// One case's request at this side, its cache key and offered-list hash, and whether this
     /// run or the disk cache already answers it (the disk's answer kept for [`Self::ask`]).
     fn build<'c>(&self, case: &'c Case, repeat: u32, offered: &Offered<'_>) -> Asked<'c> {
-        let (tools, canonical) = offered.for_case(case, self.cfg.seed, self.cfg.order);
-        let shared_tools = offered.shared(case, self.cfg.order);
+        let (tools, canonical, shared_tools) = offered.for_case(case);
         let canonical: Vec<&str> = canonical.iter().map(|c| c.as_ref()).collect();
         let mut h = Sha256::new();
         cache::array_into(&mut h, &canonical);
@@ -1058,7 +1050,7 @@ cases:
             {
                 let want = offered_tools(case, &tools, &packs, seed, order);
                 let offered = Offered::new(&tools, &packs, None, order, seed);
-                let (got, canonical) = offered.for_case(case, seed, order);
+                let (got, canonical, _) = offered.for_case(case);
                 assert_eq!(got, want);
                 let canonical: Vec<&str> = canonical.iter().map(|c| c.as_ref()).collect();
                 let mut h = Sha256::new();
@@ -1071,7 +1063,9 @@ cases:
                 );
             }
         }
-        let (one, _) = offered.for_case(&suite.cases[0], 0, Order::default());
+        let (one, _, shared) = offered.for_case(&suite.cases[0]);
+        // Case `one` brings distractors `p` (over the pack's `p`) and `d`: a, b, c, q are shared.
+        assert_eq!(shared, 4);
         let described = |n: &str| {
             one.iter()
                 .find(|t| t.name == n)
