@@ -53,12 +53,17 @@ fn diff() -> Diff {
 }
 
 fn side(suite: &Suite, p: f64, rng: &mut ChaCha8Rng) -> SideRun {
+    side_by(suite, |_| p, rng)
+}
+
+/// [`side`] with case `i` right with probability `p(i)`.
+fn side_by(suite: &Suite, p: impl Fn(usize) -> f64, rng: &mut ChaCha8Rng) -> SideRun {
     let cases = suite
         .cases
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            let outcome = if rng.random_bool(p.clamp(0.0, 1.0)) {
+            let outcome = if rng.random_bool(p(i).clamp(0.0, 1.0)) {
                 Outcome::Correct {
                     chosen: Some(c.expect.names()[0].clone()),
                 }
@@ -204,6 +209,61 @@ fn the_default_gate_rarely_cries_wolf_and_sees_a_ten_point_drop() {
             "false-alarm rate {alarm} at base accuracy {p}"
         );
     }
+}
+
+/// A router swayed by position: right with probability 0.95, 0.85, 0.75 or 0.65 as the expected
+/// tool sits in the first, second, third or last quarter of the case's list, ordered as `replay`
+/// orders it. Either order gives a case the same list at base and head, so the sway cancels in
+/// the pairing: the false alarms stay within the 5% budget, and a ten-point drop is seen about as
+/// often under `rotate` (shared tool blocks) as under `shuffle` (one order per case).
+#[test]
+fn a_position_swayed_router_is_held_to_the_same_budget_under_either_order() {
+    let suite = suite();
+    let defs: Vec<serde_json::Value> = (0..TOOLS)
+        .map(|i| serde_json::json!({"name": format!("tool_{i}"), "description": "d"}))
+        .collect();
+    let tools = driftgate::tools::ToolSet::from_array(&defs, "simulation", "").unwrap();
+    let (diff, t) = (diff(), CheckThresholds::default());
+    let mut powers = Vec::new();
+    for order in [replay::Order::Shuffle, replay::Order::default()] {
+        let right: Vec<f64> = suite
+            .cases
+            .iter()
+            .map(|c| {
+                let list = replay::offered_tools(c, &tools, &[], 0, order);
+                let at = list.iter().position(|x| x.name == c.expect.names()[0]);
+                [0.95, 0.85, 0.75, 0.65][at.unwrap() * 4 / list.len()]
+            })
+            .collect();
+        let fail_rate = |drop: f64, seed: u64| {
+            let mut rng = ChaCha8Rng::seed_from_u64(seed);
+            let failed = (0..1000)
+                .filter(|_| {
+                    let base = side_by(&suite, |i| right[i], &mut rng);
+                    let head = side_by(&suite, |i| right[i] - drop, &mut rng);
+                    let routing = replay::compare_with(&suite, &base, &head, 0, 0);
+                    let v = gate::check_verdict(&diff, None, Some(&routing), None, &t);
+                    v.status == gate::Status::Fail
+                })
+                .count();
+            failed as f64 / 1000.0
+        };
+        let (alarm, power) = (fail_rate(0.0, 11), fail_rate(0.10, 12));
+        println!(
+            "{}: false alarms {:.1}% of 1,000 PRs, power at -10 pts {:.1}%",
+            order.describe(),
+            alarm * 100.0,
+            power * 100.0
+        );
+        assert!(alarm <= 0.05, "{order:?}: false alarms {alarm}");
+        powers.push(power);
+    }
+    assert!(
+        (powers[0] - powers[1]).abs() <= 0.08,
+        "power shuffle {} vs rotate {}",
+        powers[0],
+        powers[1]
+    );
 }
 
 /// Without the evidence rules (tolerance only, overall and per tool, as before issue 11), the
