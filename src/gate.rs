@@ -468,8 +468,14 @@ fn scan_failures(scan: Option<&ScanSection>, fail_on: FailOn) -> Vec<String> {
         .unwrap_or_default()
         .into_iter()
         .map(|f| {
+            let effect = crate::scan::rule(f.rule).effect;
+            let effect = if effect.is_empty() {
+                String::new()
+            } else {
+                format!(" ({effect})")
+            };
             format!(
-                "`{}` introduces {} injection finding {} at {}",
+                "`{}` introduces {} injection finding {} at {}{effect}",
                 f.tool,
                 f.level.as_str(),
                 f.rule,

@@ -1,7 +1,7 @@
 //! The evidence bench: driftgate measured on public data nobody on this project wrote.
 //!
 //!   cargo run --release --example evidence -- --driftgate BIN --external DIR --corpus DIR \
-//!       [--bfcl DIR] [--out docs/evidence.md] [--limit N]
+//!       [--bfcl DIR] [--atr DIR] [--cisco DIR] [--out docs/evidence.md] [--limit N] [--only SOURCE]
 //!
 //! `bench/evidence/run` fetches what comes from the registries (BFCL), builds the release binary
 //! and calls this. Writes the tables to `--out` and one JSONL per source beside it
@@ -19,8 +19,12 @@ struct Args {
     external: PathBuf,
     corpus: PathBuf,
     bfcl: Option<PathBuf>,
+    atr: Option<PathBuf>,
+    cisco: Option<PathBuf>,
     out: PathBuf,
     limit: Option<usize>,
+    /// Only the sources whose name contains this (a partial run, for working on one source).
+    only: Option<String>,
     commit: String,
 }
 
@@ -30,8 +34,11 @@ fn args() -> Result<Args> {
         external: "../shared/external".into(),
         corpus: "../shared/corpus".into(),
         bfcl: None,
+        atr: None,
+        cisco: None,
         out: "docs/evidence.md".into(),
         limit: None,
+        only: None,
         commit: String::from("unknown"),
     };
     let mut it = std::env::args().skip(1);
@@ -42,9 +49,12 @@ fn args() -> Result<Args> {
             "--external" => a.external = value()?.into(),
             "--corpus" => a.corpus = value()?.into(),
             "--bfcl" => a.bfcl = Some(value()?.into()),
+            "--atr" => a.atr = Some(value()?.into()),
+            "--cisco" => a.cisco = Some(value()?.into()),
             "--out" => a.out = value()?.into(),
             "--limit" => a.limit = Some(value()?.parse()?),
             "--commit" => a.commit = value()?,
+            "--only" => a.only = Some(value()?),
             other => bail!("unknown flag {other}"),
         }
     }
@@ -61,12 +71,17 @@ fn main() -> Result<()> {
         external: std::fs::canonicalize(&a.external)?,
         corpus: std::fs::canonicalize(&a.corpus)?,
         bfcl: a.bfcl.map(std::fs::canonicalize).transpose()?,
+        atr: a.atr.map(std::fs::canonicalize).transpose()?,
+        cisco: a.cisco.map(std::fs::canonicalize).transpose()?,
         work: work.clone(),
         limit: a.limit,
     };
     let started = std::time::Instant::now();
     let mut sections: Vec<Section> = Vec::new();
     for (name, f) in sources::ALL {
+        if a.only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
+            continue;
+        }
         let t = std::time::Instant::now();
         eprintln!("evidence: {name} …");
         let got = f(&ctx).with_context(|| format!("source {name}"))?;

@@ -28,7 +28,7 @@ pub struct Config {
 }
 
 /// `[scan]`: the gate's level for introduced injection findings, and `[[scan.allow]]` entries
-/// (rule, tool, reason) for the rare legitimate case.
+/// (rule, tool, the text accepted, reason) for the rare legitimate case.
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct ScanConfig {

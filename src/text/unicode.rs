@@ -54,10 +54,10 @@ pub fn hidden(c: char) -> Option<Hidden> {
         | '\u{180B}'..='\u{180D}'
         | '\u{180F}' => Some(Hidden::VariationSelector),
         c if c.is_control() => Some(Hidden::Control),
-        // Blank-looking letters and marks (Hangul fillers, braille blank, combining grapheme
+        // Blank-looking letters and marks (Hangul fillers, Khmer inherent vowels, braille blank, combining grapheme
         // joiner) and the line/paragraph separators, which some readers break lines on.
-        '\u{115F}' | '\u{1160}' | '\u{3164}' | '\u{FFA0}' | '\u{2800}' | '\u{034F}'
-        | '\u{2028}' | '\u{2029}' => Some(Hidden::Format),
+        '\u{115F}' | '\u{1160}' | '\u{17B4}' | '\u{17B5}' | '\u{3164}' | '\u{FFA0}'
+        | '\u{2800}' | '\u{034F}' | '\u{2028}' | '\u{2029}' => Some(Hidden::Format),
         c if c.general_category() == GeneralCategory::Format => Some(Hidden::Format),
         _ => None,
     }

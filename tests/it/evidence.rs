@@ -35,6 +35,8 @@ fn ctx(limit: Option<usize>) -> (Ctx, tempfile_dir::Dir) {
         external: shared("external"),
         corpus: shared("corpus"),
         bfcl: None,
+        atr: None,
+        cisco: None,
         work: work.path().to_path_buf(),
         limit,
     };
@@ -128,4 +130,18 @@ fn public_prompts_route_at_least_as_well() {
     at_least(s, "search", 71, 80);
     let az = &sources::azure::sections(&ctx).unwrap()[0];
     at_least(az, "accuracy", 67, 80);
+}
+
+/// The injection scan on MCP-SafetyBench's poisoned and added tools (as PRs), and on every real
+/// definition of the corpus, github-mcp-server's history, Azure and MCPToolBench++ (ATR comes
+/// from npm and is in the full run only). The whole source: the scan is a library call.
+#[test]
+fn poisoning_nobody_here_wrote_is_flagged_and_real_definitions_stay_clean() {
+    let (ctx, _w) = ctx(None);
+    let s = &sources::injection::sections(&ctx).unwrap()[0];
+    at_least(s, "safetybench flagged", 153, 162);
+    at_least(s, "safetybench held-out flagged", 66, 74);
+    at_least(s, "safetybench fails", 147, 162);
+    at_most(s, "corpus definitions high", 0);
+    at_most(s, "benign definitions high", 0);
 }

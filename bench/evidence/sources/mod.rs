@@ -8,6 +8,7 @@
 pub mod azure;
 pub mod bfcl;
 pub mod history;
+pub mod injection;
 pub mod mcptoolbench;
 pub mod replay;
 pub mod schema_pairs;
@@ -28,6 +29,12 @@ pub struct Ctx {
     pub corpus: PathBuf,
     /// BFCL's data directory (`bfcl_eval/data` of the `bfcl-eval` wheel), when fetched.
     pub bfcl: Option<PathBuf>,
+    /// ATR's package directory (`agent-threat-rules` on npm: `rules/<category>/*.yaml`), when
+    /// fetched.
+    pub atr: Option<PathBuf>,
+    /// Cisco mcp-scanner's YARA rules and a Python with `yara-python` (`rules/*.yara`,
+    /// `venv/bin/python`), when fetched.
+    pub cisco: Option<PathBuf>,
     /// Scratch directory: converted inputs, the runs' working directory and cache.
     pub work: PathBuf,
     /// At most this many items per source (the hermetic slice); `None` = everything.
@@ -231,6 +238,7 @@ pub const ALL: &[(&str, Source)] = &[
     ("MCPToolBench++", mcptoolbench::sections),
     ("Azure MCP", azure::sections),
     ("BFCL", bfcl::sections),
+    ("injection scan", injection::sections),
 ];
 
 /// One judged disagreement, kept as data in `bench/evidence/judgements.toml`: whose call was
