@@ -2,6 +2,7 @@
 //!
 //!   cargo run --release --example evidence -- --driftgate BIN --external DIR --corpus DIR \
 //!       [--bfcl DIR] [--atr DIR] [--cisco DIR] [--out docs/evidence.md] [--limit N] [--only SOURCE]
+//!       [--cache DIR]
 //!
 //! `bench/evidence/run` fetches what comes from the registries (BFCL), builds the release binary
 //! and calls this. Writes the tables to `--out` and one JSONL per source beside it
@@ -26,6 +27,8 @@ struct Args {
     /// Only the sources whose name contains this (a partial run, for working on one source).
     only: Option<String>,
     commit: String,
+    /// Embeddings memoised here across runs.
+    cache: Option<PathBuf>,
 }
 
 fn args() -> Result<Args> {
@@ -40,6 +43,7 @@ fn args() -> Result<Args> {
         limit: None,
         only: None,
         commit: String::from("unknown"),
+        cache: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -55,6 +59,7 @@ fn args() -> Result<Args> {
             "--limit" => a.limit = Some(value()?.parse()?),
             "--commit" => a.commit = value()?,
             "--only" => a.only = Some(value()?),
+            "--cache" => a.cache = Some(value()?.into()),
             other => bail!("unknown flag {other}"),
         }
     }
@@ -74,6 +79,7 @@ fn main() -> Result<()> {
         atr: a.atr.map(std::fs::canonicalize).transpose()?,
         cisco: a.cisco.map(std::fs::canonicalize).transpose()?,
         work: work.clone(),
+        cache: a.cache,
         limit: a.limit,
     };
     let started = std::time::Instant::now();

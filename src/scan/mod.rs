@@ -294,6 +294,15 @@ pub fn scan(tools: &ToolSet) -> Vec<Finding> {
     out
 }
 
+/// Every string an agent reads in one tool (values and object keys), as (JSON pointer, text,
+/// is a name): what the scan reads, for another reader (the evidence bench's learned probe).
+pub fn texts(tool: &Tool) -> Vec<(String, String, bool)> {
+    strings(tool)
+        .into_iter()
+        .map(|s| (s.field, s.text, s.is_name))
+        .collect()
+}
+
 /// One string of a tool definition.
 struct Str {
     field: String,

@@ -38,6 +38,7 @@ fn ctx(limit: Option<usize>) -> (Ctx, tempfile_dir::Dir) {
         atr: None,
         cisco: None,
         work: work.path().to_path_buf(),
+        cache: None,
         limit,
     };
     (ctx, work)

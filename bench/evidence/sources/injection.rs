@@ -727,6 +727,9 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
     let (m, r) = benign(ctx, &mut rows, &mut items)?;
     md.push_str(&m);
     rates.extend(r);
+    let (m, r) = super::probe::section(ctx, &mut rows)?;
+    md.push_str(&m);
+    rates.extend(r);
     md.push_str(&anchors(ctx, &items, &mut rows)?);
     Ok(vec![Section {
         id: "injection",

@@ -10,6 +10,7 @@ pub mod bfcl;
 pub mod history;
 pub mod injection;
 pub mod mcptoolbench;
+pub mod probe;
 pub mod replay;
 pub mod schema_pairs;
 
@@ -37,6 +38,8 @@ pub struct Ctx {
     pub cisco: Option<PathBuf>,
     /// Scratch directory: converted inputs, the runs' working directory and cache.
     pub work: PathBuf,
+    /// Where embeddings are memoised across runs (`None`: within the run only).
+    pub cache: Option<PathBuf>,
     /// At most this many items per source (the hermetic slice); `None` = everything.
     pub limit: Option<usize>,
 }
