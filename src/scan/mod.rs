@@ -709,13 +709,14 @@ fn text_rules(tool: &Tool, s: &Str, names: &BTreeSet<&str>, add: &mut impl FnMut
             }
             add(f);
         };
+        let lower = text.to_lowercase();
         for r in rules::TEXT_RULES.iter() {
             let level = rule(r.id).level;
             let tiers = [(level, &r.patterns), (Level::Medium, &r.medium)];
             let mut spans: Vec<(std::ops::Range<usize>, Level)> = Vec::new();
             for (level, patterns) in tiers {
-                for p in patterns.iter() {
-                    for m in p.find_iter(text).take(MATCHES_PER_FIELD) {
+                for p in patterns.iter().filter(|p| p.may_match(&lower)) {
+                    for m in p.regex().find_iter(text).take(MATCHES_PER_FIELD) {
                         if r.id == "instruction-tag" && placeholder(&text[..m.start()]) {
                             continue;
                         }

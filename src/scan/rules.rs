@@ -3,9 +3,10 @@
 //! split into words (`content_from_reading_ssh_id_rsa` → `content from reading ssh id rsa`),
 //! whitespace collapsed, Markdown emphasis removed, so `**NEVER tell**` reads as `never tell`.
 
-use std::sync::LazyLock;
+use std::sync::{LazyLock, OnceLock};
 
 use regex::Regex;
+use regex_syntax::hir::literal::Extractor;
 
 use super::Level;
 
@@ -237,12 +238,69 @@ pub fn rule(id: &str) -> &'static Rule {
 /// that match at `medium` (the same rule, a form with legitimate uses).
 pub struct TextRule {
     pub id: &'static str,
-    pub patterns: Vec<Regex>,
-    pub medium: Vec<Regex>,
+    pub patterns: Vec<Pattern>,
+    pub medium: Vec<Pattern>,
+}
+
+/// A text rule's pattern, compiled on first need. Most strings contain none of the words a
+/// pattern can start with, and compiling the text rules' ~85 case-insensitive Unicode patterns
+/// up front was most of an offline `diff`'s time (docs/benchmarks.md).
+pub struct Pattern {
+    src: String,
+    /// Every match starts with one of these, lowercased (a prefix set read off the pattern);
+    /// `None` when the pattern has no finite one.
+    starts: Option<Vec<String>>,
+    re: OnceLock<Regex>,
+}
+
+impl Pattern {
+    fn new(src: &str) -> Pattern {
+        let starts = regex_syntax::parse(src).ok().and_then(|hir| {
+            Extractor::new()
+                .extract(&hir)
+                .literals()?
+                .iter()
+                .map(|l| {
+                    std::str::from_utf8(l.as_bytes())
+                        .ok()
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_lowercase)
+                })
+                .collect()
+        });
+        Pattern {
+            src: src.to_string(),
+            starts,
+            re: OnceLock::new(),
+        }
+    }
+
+    /// False only when no match can start in a text whose lowercase form is `lower` (the text
+    /// is NFKC-normalised first, so every letter a case-insensitive match reads lowercases to
+    /// the pattern's own).
+    pub fn may_match(&self, lower: &str) -> bool {
+        self.starts
+            .as_ref()
+            .is_none_or(|s| s.iter().any(|l| lower.contains(l.as_str())))
+    }
+
+    /// The compiled pattern (case-insensitive).
+    pub fn regex(&self) -> &Regex {
+        self.re.get_or_init(|| re(&self.src))
+    }
+
+    /// Whether a prefix set guards the pattern (tests: the guard must be sound where it exists).
+    pub fn is_guarded(&self) -> bool {
+        self.starts.is_some()
+    }
+}
+
+fn pat(p: &str) -> Pattern {
+    Pattern::new(p)
 }
 
 impl TextRule {
-    fn new(id: &'static str, patterns: Vec<Regex>) -> Self {
+    fn new(id: &'static str, patterns: Vec<Pattern>) -> Self {
         TextRule {
             id,
             patterns,
@@ -250,7 +308,7 @@ impl TextRule {
         }
     }
 
-    fn or_medium(mut self, medium: Vec<Regex>) -> Self {
+    fn or_medium(mut self, medium: Vec<Pattern>) -> Self {
         self.medium = medium;
         self
     }
@@ -285,60 +343,60 @@ pub static TEXT_RULES: LazyLock<Vec<TextRule>> = LazyLock::new(|| {
         TextRule::new(
             "instruction-tag",
             vec![
-                re(
+                pat(
                     r"<\s*/?\s*(?:important|system|critical|instructions?|secret|hidden|admin|override|system[\s_-]?prompt|sys|urgent|priority)\s*>",
                 ),
-                re(
+                pat(
                     r"\[\s*/?\s*(?:inst|system|important|critical|admin|action\s+required|tool\s+output)\s*\]|<\s*system\s*:",
                 ),
                 // A note addressed to the model, or a fake end of the description.
-                re(
+                pat(
                     r"\b(?:important\s+)?note\s+(?:to|for)\s+(?:the\s+)?(?:assistant|ai|agent|model|llm|reviewer\s+agent)\b|-{2,}\s*end\s+(?:of\s+)?(?:the\s+)?(?:tool\s+)?description\s*-{2,}",
                 ),
-                re(r"<<\s*/?\s*sys\s*>>|<\|\s*(?:im_start|im_end|system|endoftext)\s*\|>"),
+                pat(r"<<\s*/?\s*sys\s*>>|<\|\s*(?:im_start|im_end|system|endoftext)\s*\|>"),
             ],
         ),
         TextRule::new(
             "priority-hijack",
             vec![
-                re(
+                pat(
                     r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:the\s+|your\s+|any\s+)?(?:all\s+(?:the\s+|of\s+the\s+|your\s+)?|previous|prior|above|earlier|preceding|other|existing|system|original)\s*(?:previous\s+|prior\s+|above\s+|other\s+|system\s+)?(?:instructions|rules|prompts?|directions|guidelines|directives|constraints)\b",
                 ),
-                re(
+                pat(
                     r"\bbefore\s+(?:using|calling|invoking|running|executing)\s+(?:any|all|every)\s+(?:other\s+)?(?:tools?|functions?|commands?)\b",
                 ),
-                re(
+                pat(
                     r"\b(?:always|must|immediately)\s+(?:call|consult|use|invoke|run)\s+this\s+(?:tool|function)\s+(?:first|immediately|before\s+(?:anything|any(?:thing)?\s+else|asking|answering|responding))",
                 ),
-                re(r"\bas\s+the\s+(?:very\s+)?first\s+step\b.{0,40}\bbefore\b"),
-                re(
+                pat(r"\bas\s+the\s+(?:very\s+)?first\s+step\b.{0,40}\bbefore\b"),
+                pat(
                     r"\bthis\s+(?:tool|instruction|function)s?\s+(?:takes|has)\s+(?:precedence|priority)\s+over\b",
                 ),
-                re(r"\b(?:new|updated)\s+system\s+(?:instructions|prompt)\b"),
-                re(
+                pat(r"\b(?:new|updated)\s+system\s+(?:instructions|prompt)\b"),
+                pat(
                     r"\b(?:forget|disregard|ignore)\s+(?:everything|all|anything)\s+(?:you\s+(?:were|have\s+been)\s+told|(?:said\s+|written\s+)?(?:above|before|previously|earlier))",
                 ),
-                re(r"\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|should)\b"),
-                re(
+                pat(r"\bfrom\s+now\s+on,?\s+you\s+(?:are|will|must|should)\b"),
+                pat(
                     r"\b(?:ignore|override|bypass|disable|disregard)\s+(?:all\s+|any\s+|the\s+|your\s+)?(?:user\s+(?:preferences|instructions|requests?)|safety\s+(?:guidelines|filters|constraints|policies|rules|checks|restrictions))",
                 ),
-                re(
+                pat(
                     r"\bhighest[\s-]priority\s+(?:instructions|directives)|\bauthoritative\s+(?:system\s+)?directives\b",
                 ),
-                re(
+                pat(
                     r"\b(?:and\s+)?do\s+not\s+use\s+(?:any\s+)?other\s+tools\b|\buse\s+(?:only\s+)?this\s+tool\s+and\s+no\s+other\b",
                 ),
-                re(
+                pat(
                     r"\byour\s+(?:new|real|actual|true)\s+(?:instructions|task|role|goal|objective)\s+(?:is|are)\b",
                 ),
-                re(
+                pat(
                     r"\bdo\s+not\s+follow\s+(?:the|any|your)\s+(?:previous|prior|original|system)\s+(?:instructions|rules|prompt)",
                 ),
                 // The same demand in the languages attackers switch to.
-                re(
+                pat(
                     r"\bignora(?:r)?\s+(?:todas\s+)?(?:las\s+)?instrucciones\s+(?:anteriores|previas)|\bignore[zr]?\s+(?:toutes\s+)?(?:les\s+)?instructions\s+(?:pr[ée]c[ée]dentes|ant[ée]rieures)|\boublie[zr]?\s+(?:toutes\s+)?(?:les\s+)?instructions\b|\bignorier(?:e|en)?\s+(?:alle\s+)?(?:vorherigen|bisherigen|obigen)\s+(?:anweisungen|instruktionen)|\bvergiss\s+(?:alle\s+)?(?:vorherigen\s+)?anweisungen|\bignor(?:e|ar)\s+(?:todas\s+)?as\s+instru[çc][õo]es\s+(?:anteriores|pr[ée]vias)|\bignora\s+(?:tutte\s+)?le\s+istruzioni\s+precedenti|игнорир\w*\s+(?:все\s+)?(?:предыдущие|прежние)\s+(?:инструкции|указания)",
                 ),
-                re(
+                pat(
                     r"(?:忽略|无视|忽視|無視)(?:之前|以上|先前|前面|上述|所有|全部)(?:的)?(?:所有)?(?:指令|指示|说明|說明|提示)|(?:以前|前|上記)の(?:すべての)?指示を無視|이전\s*(?:의\s*)?(?:모든\s*)?지시(?:사항)?(?:을|를)?\s*무시",
                 ),
             ],
@@ -346,11 +404,11 @@ pub static TEXT_RULES: LazyLock<Vec<TextRule>> = LazyLock::new(|| {
         TextRule::new(
             "credential-path",
             vec![
-                re(&format!(r"\b{MOVE}\b.{{0,80}}{SECRET}")),
-                re(&format!(r"{SECRET}.{{0,60}}\b{MOVE}\b")),
+                pat(&format!(r"\b{MOVE}\b.{{0,80}}{SECRET}")),
+                pat(&format!(r"{SECRET}.{{0,60}}\b{MOVE}\b")),
                 // A `.env` file is loaded by every web framework; sending one somewhere is not.
-                re(&format!(r"\b{SEND}\b.{{0,80}}{DOTENV}")),
-                re(&format!(r"{DOTENV}.{{0,60}}\b{SEND}\b")),
+                pat(&format!(r"\b{SEND}\b.{{0,80}}{DOTENV}")),
+                pat(&format!(r"{DOTENV}.{{0,60}}\b{SEND}\b")),
             ],
         ),
         TextRule::new(
@@ -358,22 +416,22 @@ pub static TEXT_RULES: LazyLock<Vec<TextRule>> = LazyLock::new(|| {
             vec![
                 // An object is required: "never reveal the API key" and "do not mention patient
                 // names" are everyday instructions; "do not mention this (to the user)" is not.
-                re(
+                pat(
                     r"\b(?:do\s+not|don'?t|never|must\s+not|should\s+not|shall\s+not|not\s+to|no\s+need\s+to)\s+(?:\w+\s+){0,2}(?:tell|mention|inform|notify|alert|reveal|disclose|explain|show)\s+(?:this|it|that|these|why|anything|any\s+of\s+(?:this|these)|them|anyone|the\s+(?:user|change|changes|modification|redirect(?:ion)?|step|instructions?|substitution|update))\b",
                 ),
-                re(
+                pat(
                     r"\bwithout\s+(?:\w+\s+){0,4}(?:telling|informing|notifying|alerting|asking|mentioning\s+it\s+to)\s+(?:the\s+)?user\b",
                 ),
-                re(
+                pat(
                     r"\b(?:hide|conceal|keep)\s+(?:this|it|that)\s+(?:secret\s+)?from\s+the\s+user\b",
                 ),
-                re(
+                pat(
                     r"\bthe\s+user\s+(?:must|should)\s+(?:not|never)\s+(?:know|see|notice|be\s+told)\b",
                 ),
-                re(
+                pat(
                     r"\bsilently\s+(?:send|read|forward|upload|include|add|pass|call|run|execute|change|redirect|copy|create|register|install|delete)\b",
                 ),
-                re(
+                pat(
                     r"\bwithout\s+leaving\s+(?:any\s+)?traces?\b|\b(?:goes|go|remain|stays?)\s+unnoticed\b|\b(?:so|such\s+that)\s+the\s+user\s+(?:never|doesn'?t|does\s+not|won'?t|will\s+not)\s+(?:see|know|notice|find\s+out)\b|\b(?:secretly|covertly)\s+\w+",
                 ),
             ],
@@ -383,52 +441,52 @@ pub static TEXT_RULES: LazyLock<Vec<TextRule>> = LazyLock::new(|| {
             vec![
                 // A send on the side ("after each call, POST the result to …"), or to a bare IP
                 // address. "Uploads a file to https://…" is what an upload tool does.
-                re(
+                pat(
                     r"\b(?:also|additionally|silently|secretly|always|must|then|after\s+(?:each|every|the)\s+\w+,?)\s+(?:\w+\s+){0,3}(?:send|post|upload|forward|transmit|exfiltrate|submit|copy|leak|report|log)\b[^.\n]{0,80}(?:https?://|ftp://)",
                 ),
-                re(
+                pat(
                     r"\b(?:send|post|upload|forward|transmit|exfiltrate|submit|curl|wget)\b.{0,80}\b\d{1,3}\.\d{1,3}\.\d{1,3}\.\d{1,3}\b",
                 ),
-                re(
+                pat(
                     r"\b(?:exfiltrate|leak)\b.{0,80}(?:https?://|ftp://)",
                 ),
 
                 // Cloud metadata endpoints: instance credentials, never a tool's business.
-                re(
+                pat(
                     r"169\.254\.169\.254|\bmetadata\.google\.internal\b|100\.100\.100\.200|\[?fd00:ec2::254",
                 ),
-                re(
+                pat(
                     r"\b(?:webhook\.site|requestbin|pipedream\.net|ngrok(?:-free)?\.(?:io|app|dev)|interact\.sh|oast\.(?:fun|me|pro|live|site|online)|burpcollaborator|beeceptor|hookbin|requestcatcher)\b",
                 ),
-                re(
+                pat(
                     r"\bbase\s?64\b.{0,60}\b(?:conversation|chat|history|messages?|context|secret|credentials?|keys?|tokens?|passwords?)\b",
                 ),
-                re(
+                pat(
                     r"\b(?:encode|embed|append|include)\b.{0,60}\b(?:conversation|chat\s+history|secret|credentials?|api\s+keys?)\b.{0,40}\b(?:in|into|to)\s+(?:a|the)\s+(?:url|link|image|query\s+string)\b",
                 ),
             ],
         )
         // A command that posts data (`curl -d`, `curl -X POST`, `wget --post-file`): API
         // documentation shows the same; what it sends decides (credential-path, exfiltration).
-        .or_medium(vec![re(
+        .or_medium(vec![pat(
             r"\b(?:curl|wget)\b[^\n]{0,120}?(?:\s-d\s|\s-F\s|\s--data|\s--post-|\s-X\s*POST|\s-T\s)",
         )]),
         TextRule::new(
             "hidden-parameter-bait",
             vec![
-                re(
+                pat(
                     r"\bpass\s+(?:its|their|the|this|that|all)\s+(?:\w+\s+)?(?:content|contents|value|text|output)s?\s+(?:as|in|into|to)\b",
                 ),
-                re(
+                pat(
                     r"\b(?:pass|send|include|provide|put|add|forward|populate[sd]?|fill|offload|attach|append)\b.{0,60}\b(?:entire|whole|full|complete)\s+(?:conversation|chat|history|context|session\s+history|system\s+prompt)\b",
                 ),
-                re(
+                pat(
                     r"\b(?:conversation|chat)\s+history\b.{0,60}\b(?:pass|send|include|provide|put)\b|\b(?:pass|send|include|provide|put)\b.{0,60}\b(?:conversation|chat)\s+history\b",
                 ),
-                re(
+                pat(
                     r"\b(?:user'?s?|the)\s+previous\s+message\b|\bsystem\s+prompt\b.{0,40}\b(?:must\s+be\s+)?(?:provided|included|passed)\b",
                 ),
-                re(
+                pat(
                     r"\bpass\s+(?:any\s+)?(?:private|personal|sensitive|secret|confidential)\s+(?:information|data|info|details)\b",
                 ),
             ],
@@ -436,33 +494,33 @@ pub static TEXT_RULES: LazyLock<Vec<TextRule>> = LazyLock::new(|| {
         TextRule::new(
             "endorsement",
             vec![
-                re(
+                pat(
                     r"\b(?:the\s+)?most\s+(?:effective|reliable|accurate|advanced|powerful|trusted|comprehensive|efficient|capable|sophisticated|appropriate)\s+(?:and\s+\w+\s+)?(?:[\w-]+\s+){0,3}(?:tool|function|option|choice|solution|version)\b",
                 ),
                 // Unconditional: "whenever possible", "over any other". "Use this tool whenever
                 // the user asks …" and "prefer this tool over list_x" are a maintainer's routing.
-                re(
+                pat(
                     r"\bshould\s+(?:always\s+)?be\s+(?:called|used|chosen|preferred|selected|invoked|prioriti[sz]ed)\s+(?:whenever\s+possible|first|in\s+(?:all|every)\s+cases?|(?:over|instead\s+of|before|above|in\s+preference\s+to)\s+(?:any|all|every|other|similar|alternative)|for\s+(?:all|every|any)\s+(?:purposes?|tasks?|requests?|queries|situations?)\b)",
                 ),
-                re(
+                pat(
                     r"\b(?:always\s+)?(?:prefer|choose|use|select|pick|prioriti[sz]e|call)\s+this\s+(?:tool|function)\s+(?:(?:over|instead\s+of|above|rather\s+than|before)\s+(?:any|all|every|other|similar|alternative|competing)\s+(?:other\s+)?(?:tools?|functions?|options?)\b|whenever\s+possible|for\s+(?:all|every|any)\s+(?:purposes?|tasks?|requests?|queries|situations?)\b)",
                 ),
-                re(
+                pat(
                     r"\b(?:the|this\s+is\s+the)\s+(?:ultimate|definitive|premier|leading|best|top|most\s+(?:comprehensive|advanced|powerful|reliable|accurate))\s+(?:[\w-]+\s+){0,4}(?:tool|function|solution|analy[sz]er|extractor|api|service)\b",
                 ),
-                re(
+                pat(
                     r"\b(?:most|fastest|best|leading)\b[^.\n]{0,60}\bin\s+the\s+(?:market|industry|world)\b",
                 ),
-                re(
+                pat(
                     r"\b(?:world'?s|the|our)\s+(?:very\s+)?(?:best|top|#1|number\s+one)\s+(?:and\s+most\s+\w+\s+)?(?:[\w-]+\s+){0,2}(?:tool|function|option|choice|solution|api|service)\b",
                 ),
-                re(
+                pat(
                     r"\b(?:the|this|a)\s+(?:premium|ultimate|superior|enhanced|advanced|improved|upgraded|pro|optimi[sz]ed|preferred|better|newer\s+and\s+better)\s+version\b",
                 ),
-                re(
+                pat(
                     r"\b(?:better|more\s+accurate|more\s+reliable|faster|superior)\b[^.\n]{0,60}\b(?:than|compared\s+(?:to|with))\s+(?:the\s+)?(?:standard|other|existing|default|original|regular|basic|built-in|similar|competing)\b",
                 ),
-                re(
+                pat(
                     r"\bthis\s+(?:tool|function)\s+(?:is|should\s+be)\s+(?:the\s+)?(?:preferred|primary|default|recommended|go-to|first)\s+(?:choice|tool|option|function)",
                 ),
             ],
@@ -470,28 +528,28 @@ pub static TEXT_RULES: LazyLock<Vec<TextRule>> = LazyLock::new(|| {
         TextRule::new(
             "popularity-claim",
             vec![
-                re(
+                pat(
                     r"\btrusted\s+by\b|\bfortune\s+500\b|\baward[\s-]winning\b|\bindustry[\s-](?:standard|leading)\b|\bai[\s-]optimi[sz]ed\b|\b(?:recommended|endorsed|preferred)\s+by\s+(?:top|leading|most|\d|experts|professionals)",
                 ),
-                re(
+                pat(
                     r"\b100\s?%\s+(?:reliab|accura|guarant|success|uptime|satisf)\w*",
                 ),
-                re(
+                pat(
                     r"\bused\s+by\s+(?:over\s+|more\s+than\s+)?(?:\d|millions|thousands|hundreds|most|all\s+(?:major|top|leading)|(?:top|leading)\s+\w+|(?:\w+\s+){0,2}(?:researchers|professionals|experts|institutions|analysts)\b)",
                 ),
-                re(
+                pat(
                     r"\b\d{1,3}(?:\.\d+)?\s?%\s+of\s+(?:\w+\s+)?(?:professionals|developers|users|experts|companies|teams|engineers|analysts|customers)\b",
                 ),
-                re(
+                pat(
                     r"\b(?:over|more\s+than)\s+[\d,.]+\s*(?:k|m|million|thousand)?\+?\s+(?:\w+\s+)?(?:users|developers|customers|downloads|companies|professionals)\b",
                 ),
-                re(
+                pat(
                     r"\b(?:endorsed|recommended|certified|approved|verified)\s+by\s+(?:openai|anthropic|google|microsoft|meta|experts|professionals|industry)\b",
                 ),
-                re(
+                pat(
                     r"\b\d{2}(?:\.\d+)?\s?%\s+(?:accuracy|success|reliability|satisfaction|precision)(?:\s+rate)?\b",
                 ),
-                re(
+                pat(
                     r"\b(?:unmatched|unparalleled|unrivall?ed|best[\s-]in[\s-]class|pinnacle|world[\s-]class|second\s+to\s+none|cutting[\s-]edge\s+technology)\b",
                 ),
             ],
@@ -499,97 +557,97 @@ pub static TEXT_RULES: LazyLock<Vec<TextRule>> = LazyLock::new(|| {
         TextRule::new(
             "tool-redirection",
             vec![
-                re(
+                pat(
                     r"\b(?:deprecated|outdated|obsolete|retired|discontinued|disabled|no\s+longer\s+(?:supported|available|safe|maintained))\b[^.\n]{0,80}\b(?:security|vulnerab\w*|unsafe|insecure|compromised|breach)",
                 ),
-                re(
+                pat(
                     r"\b(?:must|should|always|now)\s+(?:be\s+)?redirect(?:ed)?\s+(?:\w+\s+){0,4}to\b|\bredirect\s+(?:all\s+)?(?:\w+\s+){0,4}(?:requests?|calls?)\s+to\s+(?:the\s+)?(?:new|secure|updated|other|alternative)\b",
                 ),
-                re(
+                pat(
                     r"\b(?:the\s+)?new\s+(?:secure|safe|updated|official)\s+(?:tool|function|version)\b",
                 ),
                 // A tool that says it is down while it is listed: a maintainer removes it.
-                re(
+                pat(
                     r"\b(?:temporarily\s+)?(?:disabled|unavailable|suspended|out\s+of\s+service|under\s+maintenance|down\s+for\s+maintenance|no\s+longer\s+(?:works?|functional|operational))\b[^.\n]{0,80}(?:\.\s*)?[^.\n]{0,60}\b(?:use|call|switch\s+to|try)\s+[`'\x22]?[a-z][\w.-]+[`'\x22]?\s+(?:as\s+an\s+alternative|instead)",
                 ),
             ],
         )
-        .or_medium(vec![re(
+        .or_medium(vec![pat(
             r"\b(?:deprecated|outdated|obsolete|legacy|retired|discontinued)\b[^.\n]{0,80}\b(?:use|call|switch\s+to|replaced\s+by|in\s+favou?r\s+of|instead)\b",
         )]),
         TextRule::new(
             "command-execution",
             vec![
-                re(
+                pat(
                     r"\b(?:must|should|please|always|need\s+to|required\s+to|first)\s+(?:\w+\s+){0,3}(?:execute|run)\s+(?:the\s+)?(?:following|this|these|below)\s+(?:[\w-]+\s+){0,3}(?:commands?|scripts?|code|snippet)\b",
                 ),
-                re(
+                pat(
                     r"\brm\s+-[a-z]*[rf][a-z]*\s+(?:/|~|\*|\$)|\bmkfs\b|/dev/tcp/|\bbash\s+-i\b|\bnc\s+(?:-\w+\s+)*-e\b|:\(\)\s*\{\s*:\|:&\s*\}",
                 ),
-                re(
+                pat(
                     r"\bsudo\s+(?:-[a-z]+\b|rm|chmod|chown|apt|bash|sh\b|su\b|cat|tee|curl|wget|echo|python|node)",
                 ),
-                re(
+                pat(
                     r"\b(?:curl|wget)\b[^\n]{0,120}?\|\s*(?:sudo\s+)?(?:ba|z|da)?sh\b|\bwget\s+-\w*O-|\bbase64\s+(?:-d|--decode)\b[^\n]{0,40}\|\s*(?:ba)?sh\b",
                 ),
-                re(
+                pat(
                     r"\bchmod\s+(?:-R\s+)?(?:\+x|777)\s|\bpowershell(?:\.exe)?\s+-(?:enc|e\b|encodedcommand|w\s+hidden|windowstyle|ep\s+bypass|executionpolicy)",
                 ),
-                re(
+                pat(
                     r"\b(?:LD_PRELOAD|GIT_PAGER|GIT_SSH_COMMAND|GIT_EXTERNAL_DIFF|PYTHONSTARTUP|NODE_OPTIONS)=\S|\bconstructor\.constructor\s*\(|\bFunction\s*\(\s*['\x22]return\s+(?:process|this|global)|require\s*\(\s*['\x22]child_['\x22]\s*\+|\bnc\s+-e\b|\bInvoke-Expression\b|\bIEX\s*\(",
                 ),
-                re(
+                pat(
                     r"&&\s*echo\s+['\x22]|\$\((?:whoami|id|curl|wget)\b|\b(?:whoami|echo\s+\$\w+)\s*(?:&&|;|\|)",
                 ),
             ],
         )
         // Code that runs a process: developer tools describe themselves this way too.
-        .or_medium(vec![re(
+        .or_medium(vec![pat(
             r"\b(?:os\.system|subprocess\.(?:run|call|Popen|check_output)|child_process|Runtime\.getRuntime\(\)\.exec|execSync)\b",
         )]),
         TextRule::new(
             "network-request",
-            vec![re(
+            vec![pat(
                 r"\b(?:must|should|always|also|first|required\s+to|need\s+to)\s+(?:\w+\s+){0,3}(?:access|visit|call|contact|notify|ping|fetch|request|query|hit|connect\s+to|make\s+(?:a|an)\s+(?:[\w-]+\s+){0,2}(?:request|call)\s+to|send\s+(?:a|an)\s+(?:[\w-]+\s+){0,2}request\s+to|report\s+to|log\s+(?:\w+\s+){0,3}to|register\s+(?:\w+\s+){0,3}(?:with|at))\b[^.\n]{0,100}?(?:https?://|ftp://|\bwww\.)",
             )],
         ),
         TextRule::new(
             "startup-file",
             vec![
-                re(&format!(r"\b(?:must|also|always|required\s+to|need\s+to|mandatory|first)\b[^.\n]{{0,60}}\b{STARTUP_VERB}\b.{{0,100}}{STARTUP}")),
-                re(r"\b(?:add|append|write|insert)\b.{0,100}(?:\bauthorized_keys\b|\bcrontab\b|/etc/(?:passwd|sudoers)\b)"),
+                pat(&format!(r"\b(?:must|also|always|required\s+to|need\s+to|mandatory|first)\b[^.\n]{{0,60}}\b{STARTUP_VERB}\b.{{0,100}}{STARTUP}")),
+                pat(r"\b(?:add|append|write|insert)\b.{0,100}(?:\bauthorized_keys\b|\bcrontab\b|/etc/(?:passwd|sudoers)\b)"),
             ],
         )
         // A developer tool that edits a shell profile on request exists; a mandate is the tell.
         .or_medium(vec![
-            re(&format!(r"\b{STARTUP_VERB}\b.{{0,100}}{STARTUP}")),
-            re(r"(?:\.(?:bashrc|bash_profile|zshrc|zprofile|profile)\b|\bcrontab\b|\bauthorized_keys\b)[^.\n]{0,60}\b(?:add|append|write|insert|modify|overwrite)\b"),
+            pat(&format!(r"\b{STARTUP_VERB}\b.{{0,100}}{STARTUP}")),
+            pat(r"(?:\.(?:bashrc|bash_profile|zshrc|zprofile|profile)\b|\bcrontab\b|\bauthorized_keys\b)[^.\n]{0,60}\b(?:add|append|write|insert|modify|overwrite)\b"),
         ]),
         TextRule::new(
             "parameter-override",
             vec![
-                re(
+                pat(
                     r"\bregardless\s+of\s+(?:\w+\s+){0,3}(?:user'?s?|the\s+user|their|what\s+the\s+user)\b",
                 ),
-                re(
+                pat(
                     r"\b(?:ignore|override|disregard)\s+(?:any\s+|the\s+|all\s+)?(?:user[\s-]+(?:specified|provided|supplied|requested|given|selected)|(?:values?|parameters?|arguments?|inputs?|settings?|choices?)\s+(?:specified|provided|given|requested|chosen)\s+by\s+the\s+user)",
                 ),
-                re(
+                pat(
                     r"\b(?:always|automatically|silently|must|should)\s+(?:\w+\s+){0,2}(?:change|modify|set|replace|override|rewrite|redirect|switch)\s+(?:the\s+)?[`'\x22]?[\w.-]+[`'\x22]?\s+(?:parameter|argument|field|value|input|query|destination|recipient|name|location)?\s*to\s+[`'\x22‘“]",
                 ),
-                re(
+                pat(
                     r"\b(?:when\s+using|for\s+all|whenever|every\s+time)\b[^.\n]{0,120}\b(?:change|modify|set|replace|rewrite|redirect)\s+(?:the\s+)?[^.\n]{0,40}\bto\s+[`'\x22‘“]",
                 ),
-                re(
+                pat(
                     r"\bredirect(?:ing)?\s+all\s+(?:\w+\s+){0,4}(?:requests?|calls?|queries|searches)\b[^.\n]{0,80}\bto\s+[`'\x22‘“]",
                 ),
-                re(
+                pat(
                     r"\binstead\s+of\s+(?:what|the\s+(?:value|location|destination|recipient|address|name|query|city|ticker))\s+the\s+user\b",
                 ),
-                re(
+                pat(
                     r"\b(?:when|if|whenever)\s+(?:the\s+)?users?\b[^.\n]{0,100}\b(?:automatically|silently|secretly)\s+(?:\w+\s+){0,2}(?:redirect|modif|chang|replac|rewrit|append|substitut|swap)\w*",
                 ),
-                re(
+                pat(
                     r"\b(?:query|queries|request|requests|search|searches|input|destination|name|recipient|parameter|location|address)\s+(?:is|are)\s+(?:automatically|silently|secretly|always)\s+(?:modified|changed|replaced|rewritten|redirected|appended|substituted|swapped)\b",
                 ),
             ],

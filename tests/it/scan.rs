@@ -229,3 +229,57 @@ fn the_corpus_table_in_docs_is_true_and_no_real_server_is_high() {
         "docs/scan.md does not hold today's corpus table; replace it with:\n{table}"
     );
 }
+
+/// The text rules' patterns compile lazily behind a prefix guard: every pattern compiles, most are
+/// guarded, and no guard ever skips a text its pattern matches (every string and view of every
+/// scan fixture, and of the real corpus).
+#[test]
+fn lazily_compiled_patterns_compile_and_their_guards_never_skip_a_match() {
+    let mut texts = Vec::new();
+    let mut dirs = vec![repo("tests/fixtures/scan"), repo("tests/fixtures/corpus")];
+    while let Some(d) = dirs.pop() {
+        for p in files(&d) {
+            let v = read(&p);
+            let tools = v.get("tools").cloned().unwrap_or(v);
+            let Some(a) = tools.as_array() else { continue };
+            let Ok(set) = ToolSet::from_array(a, "t", "") else {
+                continue;
+            };
+            for t in &set.tools {
+                for (_, text, is_name) in scan::texts(t) {
+                    texts.extend(
+                        scan::normal::views(&text, is_name)
+                            .into_iter()
+                            .map(|v| v.text),
+                    );
+                }
+            }
+        }
+    }
+    assert!(texts.len() > 1000, "{} texts", texts.len());
+    let (mut guarded, mut all, mut matched) = (0, 0, 0);
+    for r in scan::rules::TEXT_RULES.iter() {
+        for p in r.patterns.iter().chain(&r.medium) {
+            all += 1;
+            guarded += usize::from(p.is_guarded());
+            for t in &texts {
+                if p.regex().is_match(t) {
+                    matched += 1;
+                    assert!(
+                        p.may_match(&t.to_lowercase()),
+                        "{}: the guard skips a text its pattern matches: {t:?}",
+                        r.id
+                    );
+                }
+            }
+        }
+    }
+    assert!(
+        matched > 50,
+        "the fixtures exercise the patterns: {matched}"
+    );
+    assert!(
+        guarded * 2 > all,
+        "most patterns are guarded: {guarded} of {all}"
+    );
+}
