@@ -563,26 +563,10 @@ pub(super) type Sets = (&'static str, Vec<Vec<Value>>);
 
 /// Every distinct definition of one benign source, scanned inside the set it shipped in.
 pub(super) fn benign_sets(ctx: &Ctx) -> Result<Vec<Sets>> {
-    let mut corpus = Vec::new();
-    let mut servers: Vec<_> = std::fs::read_dir(&ctx.corpus)?
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| p.is_dir() && !p.file_name().unwrap().to_string_lossy().starts_with('_'))
+    let corpus: Vec<Vec<Value>> = super::probe::corpus(ctx)?
+        .into_iter()
+        .flat_map(|(_, _, sets)| sets)
         .collect();
-    servers.sort();
-    for s in servers {
-        let mut versions: Vec<_> = std::fs::read_dir(&s)?
-            .filter_map(|e| e.ok())
-            .map(|e| e.path())
-            .filter(|p| p.extension().is_some_and(|x| x == "json"))
-            .collect();
-        versions.sort();
-        for v in versions {
-            if let Some(a) = read_json(&v)?.as_array() {
-                corpus.push(a.clone());
-            }
-        }
-    }
     let dir = ctx.external.join("github-mcp-server");
     let mut history = Vec::new();
     for line in std::fs::read_to_string(dir.join("history.jsonl"))?.lines() {

@@ -171,6 +171,19 @@ struct Training {
 }
 
 impl Training {
+    /// Every definition of the corpus's training half as a negative; how many.
+    fn add_training_half(&mut self, corpus: &[Server]) -> Result<usize> {
+        let mut defs = 0;
+        for (name, held_out, sets) in corpus {
+            if !held_out {
+                let d = definitions(sets, name)?;
+                defs += d.len();
+                self.negatives.extend(d);
+            }
+        }
+        Ok(defs)
+    }
+
     /// Fit, and choose the threshold on the negatives' units.
     fn fit(&self, vectors: &mut Vectors, name: &str) -> Result<Probe> {
         let neg_texts: Vec<String> = self.negatives.iter().flatten().cloned().collect();
@@ -258,8 +271,8 @@ fn atr_text(c: &AtrCase) -> String {
 /// One corpus server: its name, whether it is in the held-out half, its versions' tool lists.
 type Server = (String, bool, Vec<Vec<Value>>);
 
-/// The corpus by server.
-fn corpus(ctx: &Ctx) -> Result<Vec<Server>> {
+/// The corpus by server, in directory order.
+pub(super) fn corpus(ctx: &Ctx) -> Result<Vec<Server>> {
     let mut servers: Vec<_> = std::fs::read_dir(&ctx.corpus)?
         .filter_map(|e| e.ok())
         .map(|e| e.path())
@@ -361,14 +374,7 @@ fn on_atr(atr: &[AtrCase], corpus: &[Server]) -> Result<Training> {
     let (op, on) = (own_pos.len(), own_neg.len());
     t.positives.extend(own_pos);
     t.negatives.extend(own_neg);
-    let mut defs = 0;
-    for (name, held_out, sets) in corpus {
-        if !held_out {
-            let d = definitions(sets, name)?;
-            defs += d.len();
-            t.negatives.extend(d);
-        }
-    }
+    let defs = t.add_training_half(corpus)?;
     t.said = vec![
         format!(
             "positives: the sentences of {np} ATR true-positive and evasion strings, {op} spans \
@@ -415,14 +421,7 @@ fn on_safetybench(tasks: &[Task], corpus: &[Server]) -> Result<Training> {
         }
     }
     let (np, nb) = (t.positives.len(), t.negatives.len());
-    let mut defs = 0;
-    for (name, held_out, sets) in corpus {
-        if !held_out {
-            let d = definitions(sets, name)?;
-            defs += d.len();
-            t.negatives.extend(d);
-        }
-    }
+    let defs = t.add_training_half(corpus)?;
     t.said = vec![
         format!(
             "positives: {np} sentences introduced by {} MCP-SafetyBench tasks",
