@@ -571,7 +571,11 @@ fn name_rules(
 /// A name with case, separators and promoting words (`best_`, `_v2`) taken away.
 fn bare_name(name: &str) -> String {
     let lower = name.to_lowercase();
-    let stripped = rules::PROMOTING.replace_all(&lower, "");
+    let stripped = if rules::PROMOTING.may_match(&rules::Words::of(&lower)) {
+        rules::PROMOTING.regex().replace_all(&lower, "")
+    } else {
+        lower.as_str().into()
+    };
     let bare: String = stripped.chars().filter(|c| c.is_alphanumeric()).collect();
     if bare.is_empty() {
         lower.chars().filter(|c| c.is_alphanumeric()).collect()
@@ -623,8 +627,7 @@ fn impersonation(tool: &Tool, tools: &ToolSet, add: &mut impl FnMut(Finding)) {
             let their_words = words(other.description.as_deref().unwrap_or(""));
             let copied = their_words.len() >= TWIN_WORDS && their_words.is_subset(&own_words);
             let extra: Vec<&String> = own_words.difference(&their_words).collect();
-            let praise = extra.iter().any(|w| rules::PRAISE.is_match(w));
-            (copied && (extra.len() <= 2 || praise))
+            (copied && (extra.len() <= 2 || extra.iter().any(|w| rules::PRAISE.is_match(w))))
                 .then_some((Level::Medium, "under another name (its description copied)"))
         };
         if let Some((level, how)) = found
@@ -646,7 +649,9 @@ fn impersonation(tool: &Tool, tools: &ToolSet, add: &mut impl FnMut(Finding)) {
             why,
             matched,
         ));
-    } else if let Some(m) = rules::SELF_PROMOTING_NAME.find(&tool.name)
+    } else if let Some(m) = Some(&*rules::SELF_PROMOTING_NAME)
+        .filter(|p| p.may_match(&rules::Words::of(&tool.name)))
+        .and_then(|p| p.regex().find(&tool.name))
         && !tool.name.to_lowercase().contains("practice")
     {
         let why = format!("{} promotes itself in its name", tool.name);
@@ -709,13 +714,13 @@ fn text_rules(tool: &Tool, s: &Str, names: &BTreeSet<&str>, add: &mut impl FnMut
             }
             add(f);
         };
-        let lower = text.to_lowercase();
+        let words = rules::Words::of(text);
         for r in rules::TEXT_RULES.iter() {
             let level = rule(r.id).level;
             let tiers = [(level, &r.patterns), (Level::Medium, &r.medium)];
             let mut spans: Vec<(std::ops::Range<usize>, Level)> = Vec::new();
             for (level, patterns) in tiers {
-                for p in patterns.iter().filter(|p| p.may_match(&lower)) {
+                for p in patterns.iter().filter(|p| p.may_match(&words)) {
                     for m in p.regex().find_iter(text).take(MATCHES_PER_FIELD) {
                         if r.id == "instruction-tag" && placeholder(&text[..m.start()]) {
                             continue;
@@ -738,7 +743,11 @@ fn text_rules(tool: &Tool, s: &Str, names: &BTreeSet<&str>, add: &mut impl FnMut
                 hit(r.id, level, range);
             }
         }
-        if s.is_name && s.field != "/name" && rules::BAIT_NAMES.is_match(text) {
+        if s.is_name
+            && s.field != "/name"
+            && rules::BAIT_NAMES.may_match(&words)
+            && rules::BAIT_NAMES.regex().is_match(text)
+        {
             let why = format!("parameter `{}`", s.text);
             add(finding(
                 tool,
@@ -750,8 +759,8 @@ fn text_rules(tool: &Tool, s: &Str, names: &BTreeSet<&str>, add: &mut impl FnMut
             ));
         }
         if !s.is_name {
-            shadowing(tool, s, text, names, add);
-            dependency(tool, s, text, names, add);
+            shadowing(tool, s, text, &words, names, add);
+            dependency(tool, s, text, &words, names, add);
         }
     }
 }
@@ -820,11 +829,12 @@ fn shadowing(
     tool: &Tool,
     s: &Str,
     text: &str,
+    words: &rules::Words,
     names: &BTreeSet<&str>,
     add: &mut impl FnMut(Finding),
 ) {
-    for p in rules::SHADOW.iter() {
-        for c in p.captures_iter(text) {
+    for p in rules::SHADOW.iter().filter(|p| p.may_match(words)) {
+        for c in p.regex().captures_iter(text) {
             if other_tool(tool, &c, names).is_none() {
                 continue;
             }
@@ -851,19 +861,26 @@ fn dependency(
     tool: &Tool,
     s: &Str,
     text: &str,
+    words: &rules::Words,
     names: &BTreeSet<&str>,
     add: &mut impl FnMut(Finding),
 ) {
-    let scripted = rules::SCRIPTED.is_match(text) || rules::PRETEXT.is_match(text);
-    let level = if scripted { Level::High } else { Level::Medium };
     let mut spans = Vec::new();
-    for p in rules::DEPENDS.iter() {
-        for c in p.captures_iter(text) {
+    for p in rules::DEPENDS.iter().filter(|p| p.may_match(words)) {
+        for c in p.regex().captures_iter(text) {
             if other_tool(tool, &c, names).is_some() {
-                spans.push((c.get(0).expect("match").range(), level));
+                spans.push(c.get(0).expect("match").range());
             }
         }
     }
+    if spans.is_empty() {
+        return;
+    }
+    let scripted = [&*rules::SCRIPTED, &*rules::PRETEXT]
+        .iter()
+        .any(|p| p.may_match(words) && p.regex().is_match(text));
+    let level = if scripted { Level::High } else { Level::Medium };
+    let spans = spans.into_iter().map(|r| (r, level)).collect();
     for (range, level) in by_sentence(text, spans) {
         add(finding(
             tool,
