@@ -33,6 +33,51 @@ pub struct Verdict {
     /// outranked.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The tool and metric the reason is about, when one tool's drop decided it: renderers
+    /// read this instead of parsing the reason.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<Decider>,
+}
+
+/// What one tool's line in a verdict measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Decider {
+    pub tool: String,
+    pub metric: Metric,
+}
+
+/// The paired metric a tool's line is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Metric {
+    /// Whether the router picked the expected tool.
+    Routing,
+    /// Whether the call was right, tool and arguments.
+    Calls,
+}
+
+/// One line of a verdict, with the tool and metric it is about where it is about one.
+struct Line {
+    text: String,
+    about: Option<Decider>,
+}
+
+impl From<String> for Line {
+    fn from(text: String) -> Line {
+        Line { text, about: None }
+    }
+}
+
+impl Line {
+    fn about(text: String, tool: &str, metric: Metric) -> Line {
+        Line {
+            text,
+            about: Some(Decider {
+                tool: tool.to_string(),
+                metric,
+            }),
+        }
+    }
 }
 
 impl Verdict {
@@ -51,6 +96,7 @@ impl Verdict {
             reason: reason.into(),
             also: Vec::new(),
             warnings: Vec::new(),
+            decided_by: None,
         }
     }
 }
@@ -535,40 +581,49 @@ pub fn check_verdict(
     {
         return Verdict::new(Status::Incomplete, reason);
     }
-    let mut failures: Vec<String> = scan_failures(scan, t.scan_fail_on);
-    let mut unproven: Vec<String> = Vec::new();
+    let mut failures: Vec<Line> = scan_failures(scan, t.scan_fail_on)
+        .into_iter()
+        .map(Line::from)
+        .collect();
+    let mut unproven: Vec<Line> = Vec::new();
     let mut warnings: Vec<String> = Vec::new();
     if let Some(r) = routing {
         if let Some(why) = at_chance(r, t) {
-            unproven.push(why);
+            unproven.push(why.into());
         }
         for f in &r.forbidden {
-            failures.push(format!(
+            failures.push(Line::from(format!(
                 "case `{}` calls `{}` at head ({} of {} answer(s)), which the case forbids (must_not_call); base never did",
                 f.id, f.tool, f.head_calls, f.repeats
-            ));
+            )));
         }
         routing_findings(r, diff, t, &mut failures, &mut unproven, &mut warnings);
     }
     if let Some(d) = drift {
         for td in &d.tools {
             if let CosineCall::Fail(m) = cosine_call(td, d.floor, routing, t) {
-                failures.push(m);
+                failures.push(m.into());
             }
         }
     }
     let schema = diff_verdict(diff, t.fail_on);
     if schema.status == Status::Fail {
-        failures.push(schema.reason.clone());
+        failures.push(schema.reason.clone().into());
     }
-    let decided = |status: Status, mut lines: Vec<String>, warnings: Vec<String>| Verdict {
-        status,
-        reason: lines.remove(0),
-        also: lines,
-        warnings,
+    let decided = |status: Status, lines: Vec<Line>, warnings: Vec<String>| {
+        let mut lines = lines.into_iter();
+        let first = lines.next().expect("a decided verdict has a line");
+        Verdict {
+            status,
+            reason: first.text,
+            also: lines.map(|l| l.text).collect(),
+            warnings,
+            decided_by: first.about,
+        }
     };
     if !failures.is_empty() {
         // What would have been inconclusive is still worth reading, first among the warnings.
+        let mut unproven: Vec<String> = unproven.into_iter().map(|l| l.text).collect();
         unproven.extend(warnings);
         return decided(Status::Fail, failures, unproven);
     }
@@ -632,6 +687,7 @@ pub fn check_verdict(
         reason: parts.join("; "),
         also: Vec::new(),
         warnings,
+        decided_by: None,
     }
 }
 
@@ -643,8 +699,8 @@ fn routing_findings(
     r: &crate::replay::Routing,
     diff: &Diff,
     t: &CheckThresholds,
-    failures: &mut Vec<String>,
-    unproven: &mut Vec<String>,
+    failures: &mut Vec<Line>,
+    unproven: &mut Vec<Line>,
     warnings: &mut Vec<String>,
 ) {
     let s = &r.summary;
@@ -653,7 +709,7 @@ fn routing_findings(
         .map(|a| format!(" < {a}"))
         .unwrap_or_default();
     if overall_drop_fails(r, t) {
-        failures.push(format!(
+        failures.push(Line::from(format!(
             "routing accuracy {:.1}% → {:.1}% ({}, tolerance {}; {} case(s) regressed, {} fixed, p={:.4}{evidence})",
             s.base_accuracy * 100.0,
             s.head_accuracy * 100.0,
@@ -662,18 +718,18 @@ fn routing_findings(
             s.discordant_right_to_wrong,
             s.discordant_wrong_to_right,
             s.p_value_worse
-        ));
+        )));
     }
     let family = Family::of(&r.per_tool, t.per_tool_alpha);
     let failing = failing_tools(r, t);
     for tool in &failing {
-        failures.push(tool_failure("routing", tool, family, t));
+        failures.push(tool_failure(Metric::Routing, tool, family, t));
     }
     let mut call_failing = Vec::new();
     if let Some(c) = &r.calls {
         let s = &c.summary;
         if overall_call_drop_fails(r, t) {
-            failures.push(format!(
+            failures.push(Line::from(format!(
                 "call accuracy {:.1}% → {:.1}% ({}, args_tolerance {}; {} case(s) regressed, {} fixed, p={:.4}{evidence}; routing {})",
                 s.base_accuracy * 100.0,
                 s.head_accuracy * 100.0,
@@ -683,18 +739,18 @@ fn routing_findings(
                 s.discordant_wrong_to_right,
                 s.p_value_worse,
                 pts(r.summary.delta)
-            ));
+            )));
         }
         let family = Family::of(&c.per_tool, t.per_tool_alpha);
         call_failing = failing_call_tools(r, t);
         for tool in &call_failing {
-            failures.push(tool_failure("call accuracy", tool, family, t));
+            failures.push(tool_failure(Metric::Calls, tool, family, t));
         }
     }
     // What the evidence cannot call. The family metric: call accuracy where it was measured.
-    let (summary, rows, tolerance) = match &r.calls {
-        Some(c) => (&c.summary, &c.per_tool, t.args_tolerance()),
-        None => (&r.summary, &r.per_tool, t.tolerance),
+    let (summary, rows, tolerance, metric) = match &r.calls {
+        Some(c) => (&c.summary, &c.per_tool, t.args_tolerance(), Metric::Calls),
+        None => (&r.summary, &r.per_tool, t.tolerance, Metric::Routing),
     };
     // An overall drop beyond the tolerance is common noise on a small suite: only one of
     // `inconclusive_drop` or more is worth a line, and only when routing decided nothing else.
@@ -718,7 +774,7 @@ fn routing_findings(
             summary.p_value_worse,
             t.require_significance.unwrap_or(1.0)
         );
-        unproven.push(line);
+        unproven.push(line.into());
     }
     let changed = changed_names(diff);
     let family = Family::of(rows, t.per_tool_alpha);
@@ -757,7 +813,7 @@ fn routing_findings(
             x.fixed
         );
         if -x.delta >= t.inconclusive_drop {
-            unproven.push(line);
+            unproven.push(Line::about(line, &x.tool, metric));
         } else {
             warnings.push(line);
         }
@@ -766,14 +822,18 @@ fn routing_findings(
 
 /// A tool's failing drop on `metric`, with the threshold its p-value was held to.
 fn tool_failure(
-    metric: &str,
+    metric: Metric,
     tool: &crate::replay::ToolRouting,
     family: Family,
     t: &CheckThresholds,
-) -> String {
-    format!(
-        "`{}` {metric} {:.1}% → {:.1}% ({} over {} case(s): {} regressed, {} fixed; p={:.4} < {:.4}, per_tool_alpha {} over a family of {})",
+) -> Line {
+    let text = format!(
+        "`{}` {} {:.1}% → {:.1}% ({} over {} case(s): {} regressed, {} fixed; p={:.4} < {:.4}, per_tool_alpha {} over a family of {})",
         tool.tool,
+        match metric {
+            Metric::Routing => "routing",
+            Metric::Calls => "call accuracy",
+        },
         tool.base_accuracy * 100.0,
         tool.head_accuracy * 100.0,
         pts(tool.delta),
@@ -784,7 +844,8 @@ fn tool_failure(
         family.threshold,
         t.per_tool_alpha,
         family.size
-    )
+    );
+    Line::about(text, &tool.tool, metric)
 }
 
 /// The names the PR changed, at either side of a rename.
@@ -1069,6 +1130,14 @@ mod tests {
             &t,
         );
         assert_eq!(alone.status, Status::Fail, "{}", alone.reason);
+        // The renderers' plain words read which tool and metric decided, not the sentence.
+        assert_eq!(
+            alone.decided_by,
+            Some(Decider {
+                tool: "schedule".into(),
+                metric: Metric::Routing
+            })
+        );
         // The laundering PR: "Get" → "Retrieve" in `get` as well (one of its cases even moved).
         // Under Holm over the changed tools the threshold halved and p = 0.0312 passed.
         let laundered = check_verdict(
@@ -1213,6 +1282,7 @@ mod tests {
             "{}",
             v.reason
         );
+        assert_eq!(v.decided_by, None, "an overall line is about no one tool");
     }
 
     /// `r` with head calling `tool`, forbidden, on case `id` (once, base never).

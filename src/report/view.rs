@@ -6,6 +6,7 @@ use std::cmp::Ordering;
 use super::Report;
 use crate::diff::{Change, Severity, Status, ToolDiff};
 use crate::drift::ToolDrift;
+use crate::gate::Metric;
 use crate::replay::Direction;
 use crate::replay::{Flip, ToolRouting};
 
@@ -385,58 +386,52 @@ pub fn held(t: &ToolRouting) -> String {
 /// `send_reminder`". `None` when something else decided (the reason then stands on its own).
 pub fn plain_words(report: &Report) -> Option<String> {
     let r = report.routing.as_ref()?;
-    let reason = &report.verdict.reason;
-    let tool = r.per_tool.iter().find(|x| {
-        reason.starts_with(&format!("`{}` routing ", x.tool))
-            || reason.starts_with(&format!("`{}` fell ", x.tool))
-    });
-    if let Some(x) = tool {
-        let n = x.cases;
-        let count = |acc: f64| (acc * n as f64).round() as usize;
-        let mut went: Vec<(String, usize)> = Vec::new();
-        for f in r
-            .flips
-            .iter()
-            .filter(|f| f.direction == Direction::Regressed && f.expect == x.tool)
-        {
-            match went.iter_mut().find(|(t, _)| *t == f.head) {
-                Some((_, k)) => *k += 1,
-                None => went.push((f.head.clone(), 1)),
-            }
-        }
-        went.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
-        let went: Vec<String> = went
-            .iter()
-            .enumerate()
-            .map(|(i, (t, k))| {
-                if i == 0 {
-                    format!("{k} went to `{t}`")
-                } else {
-                    format!("{k} to `{t}`")
-                }
-            })
-            .collect();
-        let tail = if went.is_empty() {
-            String::new()
-        } else {
-            format!("; {}", went.join(", "))
-        };
+    let by = report.verdict.decided_by.as_ref()?;
+    let rows = match by.metric {
+        Metric::Routing => &r.per_tool,
+        Metric::Calls => &r.calls.as_ref()?.per_tool,
+    };
+    let x = rows.iter().find(|x| x.tool == by.tool)?;
+    let n = x.cases;
+    let count = |acc: f64| (acc * n as f64).round() as usize;
+    if by.metric == Metric::Calls {
         return Some(format!(
-            "`{}`: {} of {n} prompts reached it before, {} of {n} now{tail}",
+            "`{}`: {} of {n} prompts got a right call (tool and arguments) before, {} of {n} now; routing did not decide it",
             x.tool,
             count(x.base_accuracy),
             count(x.head_accuracy)
         ));
     }
-    let c = r.calls.as_ref()?;
-    let x = c
-        .per_tool
+    let mut went: Vec<(String, usize)> = Vec::new();
+    for f in r
+        .flips
         .iter()
-        .find(|x| reason.starts_with(&format!("`{}` call accuracy ", x.tool)))?;
-    let n = x.cases;
-    let count = |acc: f64| (acc * n as f64).round() as usize;
+        .filter(|f| f.direction == Direction::Regressed && f.expect == x.tool)
+    {
+        match went.iter_mut().find(|(t, _)| *t == f.head) {
+            Some((_, k)) => *k += 1,
+            None => went.push((f.head.clone(), 1)),
+        }
+    }
+    went.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    let went: Vec<String> = went
+        .iter()
+        .enumerate()
+        .map(|(i, (t, k))| {
+            if i == 0 {
+                format!("{k} went to `{t}`")
+            } else {
+                format!("{k} to `{t}`")
+            }
+        })
+        .collect();
+    let tail = if went.is_empty() {
+        String::new()
+    } else {
+        format!("; {}", went.join(", "))
+    };
     Some(format!(
-        "`{}`: {} of {n} prompts got a right call (tool and arguments) before, {} of {n} now; routing did not decide it",
+        "`{}`: {} of {n} prompts reached it before, {} of {n} now{tail}",
         x.tool,
         count(x.base_accuracy),
         count(x.head_accuracy)
