@@ -649,9 +649,7 @@ fn impersonation(tool: &Tool, tools: &ToolSet, add: &mut impl FnMut(Finding)) {
             why,
             matched,
         ));
-    } else if let Some(m) = Some(&*rules::SELF_PROMOTING_NAME)
-        .filter(|p| p.may_match(&rules::Words::of(&tool.name)))
-        .and_then(|p| p.regex().find(&tool.name))
+    } else if let Some(m) = rules::SELF_PROMOTING_NAME.find(&tool.name)
         && !tool.name.to_lowercase().contains("practice")
     {
         let why = format!("{} promotes itself in its name", tool.name);
@@ -743,11 +741,7 @@ fn text_rules(tool: &Tool, s: &Str, names: &BTreeSet<&str>, add: &mut impl FnMut
                 hit(r.id, level, range);
             }
         }
-        if s.is_name
-            && s.field != "/name"
-            && rules::BAIT_NAMES.may_match(&words)
-            && rules::BAIT_NAMES.regex().is_match(text)
-        {
+        if s.is_name && s.field != "/name" && rules::BAIT_NAMES.matches(&words, text) {
             let why = format!("parameter `{}`", s.text);
             add(finding(
                 tool,
@@ -878,7 +872,7 @@ fn dependency(
     }
     let scripted = [&*rules::SCRIPTED, &*rules::PRETEXT]
         .iter()
-        .any(|p| p.may_match(words) && p.regex().is_match(text));
+        .any(|p| p.matches(words, text));
     let level = if scripted { Level::High } else { Level::Medium };
     let spans = spans.into_iter().map(|r| (r, level)).collect();
     for (range, level) in by_sentence(text, spans) {

@@ -336,9 +336,21 @@ impl Pattern {
         self.re.get_or_init(|| re(&self.src))
     }
 
+    /// Whether `text`, whose literal table is `words`, has a match.
+    pub fn matches(&self, words: &Words, text: &str) -> bool {
+        self.may_match(words) && self.regex().is_match(text)
+    }
+
     /// Whether `text` has a match (its guard read from `text` itself: for one-off checks).
     pub fn is_match(&self, text: &str) -> bool {
-        self.may_match(&Words::of(text)) && self.regex().is_match(text)
+        self.matches(&Words::of(text), text)
+    }
+
+    /// The first match in `text` (its guard read from `text` itself).
+    pub fn find<'t>(&self, text: &'t str) -> Option<regex::Match<'t>> {
+        self.may_match(&Words::of(text))
+            .then(|| self.regex().find(text))
+            .flatten()
     }
 
     /// Whether any literal guards the pattern (tests: the guard must be sound where it exists).
