@@ -8,6 +8,7 @@
 pub mod app;
 pub mod cache;
 
+pub mod canary;
 pub mod canon;
 pub mod choice;
 pub mod console;

@@ -5,6 +5,8 @@
 //! of the router's noise, not independent samples of the prompt population, so every interval
 //! here is taken over cases, never over individual repeats.
 
+pub mod seq;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use rand::{Rng, SeedableRng};

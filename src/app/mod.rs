@@ -64,6 +64,13 @@ pub enum Command {
     /// Draft a routing suite (`suite init`, or `suite import` from production logs) or validate one
     /// against a tools file (`suite check`).
     Suite(cmd::suite::SuiteArgs),
+    /// After the merge: plan a rollout of changed definitions to a growing share of sessions
+    /// (`canary plan`), or print the version a session gets (`canary bucket`).
+    Canary(cmd::canary::CanaryArgs),
+    /// Judge a rollout from production logs: rollback, promote or continue, with tests valid
+    /// however often it is run.
+    #[command(after_help = cmd::canary::WATCH_EXIT_CODES)]
+    Watch(Box<cmd::canary::WatchArgs>),
     /// Print shell completions for bash, zsh, fish, elvish or powershell.
     Completions(cmd::completions::CompletionsArgs),
     /// Print the man page (roff): `driftgate manpage > driftgate.1`.
@@ -81,6 +88,8 @@ pub async fn run(cli: Cli) -> Result<i32> {
         Command::Merge(a) => cmd::merge::run(*a).await,
         Command::Stress(a) => cmd::stress::run(*a).await,
         Command::Suite(a) => cmd::suite::run(a).await,
+        Command::Canary(a) => cmd::canary::run(a).await,
+        Command::Watch(a) => cmd::canary::watch(*a).await,
         Command::Completions(a) => cmd::completions::completions(a),
         Command::Manpage => cmd::completions::manpage(),
     }

@@ -472,6 +472,7 @@ mod tests {
                 })
                 .collect(),
             offered: None,
+            context: Default::default(),
         }
     }
 

@@ -6,6 +6,7 @@ pub mod escape;
 pub mod render;
 pub mod stress;
 pub mod view;
+pub mod watch;
 
 use std::collections::BTreeMap;
 

@@ -23,6 +23,10 @@ const PAGES: &[(&str, &[&[&str]])] = &[
     ("lint", &[&["lint"]]),
     ("stress", &[&["stress"]]),
     ("embed", &[&["embed"]]),
+    (
+        "canary",
+        &[&["canary", "plan"], &["canary", "bucket"], &["watch"]],
+    ),
 ];
 
 const MARK: &str = "<!-- help: generated from the binary below this line -->";

@@ -431,3 +431,53 @@ fn hostile_fixtures_make_an_inert_html_page() {
         assert!(page.contains(shown), "{shown} is shown as text");
     }
 }
+
+/// The canary watch report: metric names come from the rollout file and the logs, both
+/// untrusted; its terminal and Markdown renderings stay inert like the gate's.
+#[test]
+fn hostile_names_in_a_watch_report_stay_inert() {
+    use driftgate::canary::traffic::Attribution;
+    use driftgate::canary::watch::{Decision, Metric, WatchReport};
+    use driftgate::report::watch;
+    for (i, text) in hostile_texts().into_iter().enumerate() {
+        let case = format!("watch case {i}");
+        let metric = Metric {
+            name: format!("share:{text}"),
+            base_events: 3,
+            head_events: 1,
+            base_rate: 0.3,
+            head_rate: 0.1,
+            ratio: Some(0.33),
+            ratio_low: Some(0.1),
+            ratio_high: Some(1.5),
+            p_worse: 0.5,
+            worse: true,
+            non_inferior: false,
+            blocks: true,
+            sessions_needed: Some(10),
+        };
+        let r = WatchReport {
+            decision: Decision::Rollback,
+            reason: format!("rollback: share:{text} moved against head"),
+            stage: 10.0,
+            next_stage: Some(100.0),
+            alpha: 0.05,
+            margin: 0.2,
+            sessions_base: 10,
+            sessions_head: 10,
+            split_p: 1.0,
+            attribution: Attribution::default(),
+            metrics: vec![metric],
+            sessions_per_hour: None,
+            hours_needed: None,
+            notes: vec![text.clone()],
+        };
+        let term = watch::terminal(&r);
+        assert_nothing_hidden(&term, "watch terminal", &case, false);
+        assert_runner_inert(&term, "watch terminal", &case);
+        let md = watch::markdown(&r);
+        support::markdown::assert_inert(&md, None, None);
+        assert_nothing_hidden(&md, "watch markdown", &case, false);
+        assert_runner_inert(&md, "watch markdown", &case);
+    }
+}

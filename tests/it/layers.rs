@@ -31,6 +31,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("stress", 6),
     ("draft", 6),
     ("gate", 7),
+    ("canary", 7),
     ("report", 8),
     ("job", 9),
     ("github", 9),

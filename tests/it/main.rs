@@ -6,6 +6,8 @@ mod support;
 
 mod action_install;
 mod batch;
+mod canary;
+mod canary_simulation;
 mod check_args;
 mod check_faults;
 mod check_semantic;

@@ -1,5 +1,6 @@
 //! One module per subcommand: its flags, and turning them into one library call.
 
+pub mod canary;
 pub mod check;
 pub mod comment;
 pub mod completions;

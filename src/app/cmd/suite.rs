@@ -269,6 +269,28 @@ async fn check(a: CheckArgs) -> Result<i32> {
 /// Lines of a list printed before the rest is counted.
 const LISTED: usize = 20;
 
+/// Every log into `reader`. A log is read whole up to the input cap; a larger regular file is
+/// streamed as JSON lines (production logs grow past any cap; a document that large is not read).
+pub(crate) fn read_logs(reader: &mut draft::import::Reader, logs: &[PathBuf]) -> Result<()> {
+    for p in logs {
+        let label = p.display().to_string();
+        let large =
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > crate::fs::MAX_INPUT_BYTES);
+        if large {
+            reader
+                .lines(&label, || {
+                    std::fs::File::open(p).map(|f| std::io::BufReader::with_capacity(1 << 20, f))
+                })
+                .map_err(|e| Error::io(p, e))?;
+        } else {
+            let text = crate::fs::read_text(p, crate::fs::MAX_INPUT_BYTES, crate::fs::INPUT_WAIT)
+                .map_err(|e| Error::io(p, e))?;
+            reader.text(&label, &text);
+        }
+    }
+    Ok(())
+}
+
 async fn import(a: ImportArgs) -> Result<i32> {
     if let Some(p) = &a.output
         && p.exists()
@@ -292,25 +314,8 @@ async fn import(a: ImportArgs) -> Result<i32> {
         }
         None => None,
     };
-    // A log is read whole up to the input cap; a larger regular file is streamed as JSON lines
-    // (production logs grow past any cap; a document that large is not read).
     let mut reader = draft::import::Reader::new(a.format, a.history);
-    for p in &a.logs {
-        let label = p.display().to_string();
-        let large =
-            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.len() > crate::fs::MAX_INPUT_BYTES);
-        if large {
-            reader
-                .lines(&label, || {
-                    std::fs::File::open(p).map(|f| std::io::BufReader::with_capacity(1 << 20, f))
-                })
-                .map_err(|e| Error::io(p, e))?;
-        } else {
-            let text = crate::fs::read_text(p, crate::fs::MAX_INPUT_BYTES, crate::fs::INPUT_WAIT)
-                .map_err(|e| Error::io(p, e))?;
-            reader.text(&label, &text);
-        }
-    }
+    read_logs(&mut reader, &a.logs)?;
     let embedder = if a.no_embed {
         None
     } else {

@@ -85,6 +85,34 @@ pub struct Exchange {
     /// The names of the tools the logged request offered, `None` when the log does not say
     /// (a request with no `tools`, a span without `gen_ai.tool.definitions`).
     pub offered: Option<Vec<String>>,
+    /// What the record says about where the exchange belongs (read by `watch`).
+    pub context: Context,
+}
+
+/// A record's session, time, the full definitions it offered, and its attributes: what `watch`
+/// attributes an exchange to a version and a session by. Empty where the log does not say.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Context {
+    /// OTel `session.id` or `gen_ai.conversation.id`; OpenAI/Anthropic lines: `session_id` or
+    /// `metadata.session_id` on the line, the request's `metadata.user_id` or `user`.
+    pub session: Option<String>,
+    /// Seconds since the epoch: a span's `startTimeUnixNano`, a line's numeric `timestamp`, or
+    /// the response's `created`.
+    pub time: Option<f64>,
+    /// The tool definitions the request offered, as logged.
+    pub definitions: Option<Vec<Value>>,
+    /// The span's attributes, or a line's `metadata` object.
+    pub attributes: serde_json::Map<String, Value>,
+}
+
+/// One tool execution (an OTel `execute_tool` span): which tool, whether it failed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolRun {
+    pub at: String,
+    pub name: String,
+    /// The span's status is an error, or it has an `error.type`.
+    pub error: bool,
+    pub context: Context,
 }
 
 /// The names in a `tools` list: `{name}` (Anthropic, MCP, OTel) or `{type: function, function:
@@ -101,6 +129,42 @@ fn tool_names(tools: &Value) -> Option<Vec<String>> {
                 .map(String::from)
         })
         .collect()
+}
+
+/// Where the exchange at `pointer` of `record` belongs, in `fmt`'s shape.
+fn context(fmt: LogFormat, record: &Value, pointer: &str) -> Context {
+    match fmt {
+        LogFormat::Otel => record
+            .pointer(pointer)
+            .map(otel::context)
+            .unwrap_or_default(),
+        LogFormat::Openai | LogFormat::Anthropic => {
+            let request = ["request", "body", "params"]
+                .iter()
+                .find_map(|k| record.get(*k).filter(|r| r.get("messages").is_some()))
+                .unwrap_or(record);
+            let text = |v: Option<&Value>| match v {
+                Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+                Some(Value::Number(n)) => Some(n.to_string()),
+                _ => None,
+            };
+            let meta = record.get("metadata").and_then(Value::as_object);
+            let session = text(record.get("session_id"))
+                .or_else(|| text(meta.and_then(|m| m.get("session_id"))))
+                .or_else(|| text(request.pointer("/metadata/user_id")))
+                .or_else(|| text(request.get("user")));
+            let time = record
+                .get("timestamp")
+                .and_then(Value::as_f64)
+                .or_else(|| record.pointer("/response/created").and_then(Value::as_f64));
+            Context {
+                session,
+                time,
+                definitions: request.get("tools").and_then(Value::as_array).cloned(),
+                attributes: meta.cloned().unwrap_or_default(),
+            }
+        }
+    }
 }
 
 /// The tools offered by the request at `pointer` of `record`, in `fmt`'s shape.
@@ -156,6 +220,8 @@ enum Got {
     Request(String, Vec<Turn>),
     /// A batch output line: the answer's calls, or why there is none.
     Response(String, Result<Vec<Call>, String>),
+    /// A tool execution (name, failed), which makes no case: why, for `suite import`.
+    Ran(String, bool, String),
 }
 
 /// A reader of one format: each record to what it holds, each with the JSON pointer inside the
@@ -193,6 +259,8 @@ pub struct Read {
     pub malformed: Vec<(String, String)>,
     /// Each file and the format it was read as (`None`: no record said).
     pub formats: Vec<(String, Option<LogFormat>)>,
+    /// Tool executions (also listed in `skipped`: they make no case).
+    pub tool_runs: Vec<ToolRun>,
 }
 
 /// One record of a file, parsed only when it is read: a file's lines are never all parsed at
@@ -295,7 +363,7 @@ pub fn read(files: &[(String, String)], format: Option<LogFormat>, max_history: 
 }
 
 /// A batch input line waiting for its output: where, format, conversation, offered tools.
-type BatchInput = (String, LogFormat, Vec<Turn>, Option<Vec<String>>);
+type BatchInput = (String, LogFormat, Vec<Turn>, Option<Vec<String>>, Context);
 
 /// The log reader, a file at a time: whole texts ([`Reader::text`]) or JSON lines streamed from a
 /// file too large to hold ([`Reader::lines`]); batch lines are paired across all of them at
@@ -407,14 +475,25 @@ impl Reader {
                         prompt,
                         calls,
                         offered: offered(fmt, &v, &pointer),
+                        context: context(fmt, &v, &pointer),
                     }),
                     Err(why) => self.out.skipped.push((at, why)),
                 },
                 Got::Skip(why) => self.out.skipped.push((at, why)),
+                Got::Ran(name, error, why) => {
+                    self.out.tool_runs.push(ToolRun {
+                        at: at.clone(),
+                        name,
+                        error,
+                        context: context(fmt, &v, &pointer),
+                    });
+                    self.out.skipped.push((at, why));
+                }
                 Got::Malformed(what) => self.out.malformed.push((at, what)),
                 Got::Request(id, turns) => {
                     let tools = offered(fmt, &v, &pointer);
-                    self.requests.insert(id, (at, fmt, turns, tools));
+                    let ctx = context(fmt, &v, &pointer);
+                    self.requests.insert(id, (at, fmt, turns, tools, ctx));
                 }
                 Got::Response(id, r) => {
                     self.responses.insert(id, (at, r));
@@ -426,7 +505,7 @@ impl Reader {
     /// Everything read, batch lines paired; a paired case is named by where its prompt is.
     pub fn finish(mut self) -> Read {
         let mut out = self.out;
-        for (id, (at, fmt, turns, offered)) in self.requests {
+        for (id, (at, fmt, turns, offered, context)) in self.requests {
             match self.responses.remove(&id) {
                 Some((_, Ok(calls))) => match exchange(turns, self.max_history) {
                     Ok((history, prompt)) => out.exchanges.push(Exchange {
@@ -436,6 +515,7 @@ impl Reader {
                         prompt,
                         calls,
                         offered,
+                        context,
                     }),
                     Err(why) => out.skipped.push((at, why)),
                 },
@@ -628,6 +708,22 @@ mod tests {
     }
 
     const CALL: &str = r#"{"request": {"messages": [{"role": "user", "content": "weather in Oslo?"}], "tools": [{"type": "function", "function": {"name": "get_weather"}}]}, "response": {"choices": [{"message": {"role": "assistant", "tool_calls": [{"type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Oslo\"}"}}]}}]}}"#;
+
+    #[test]
+    fn a_line_s_session_time_definitions_and_metadata_are_its_context() {
+        let line = r#"{"session_id": "s-1", "timestamp": 1767225600, "metadata": {"version": "head"}, "request": {"user": "u-7", "messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", "function": {"name": "a"}}]}, "response": {"created": 5, "choices": [{"message": {"role": "assistant", "content": "hello"}}]}}"#;
+        let r = read(&[("l.jsonl".into(), line.into())], None, 2);
+        let c = &r.exchanges[0].context;
+        assert_eq!(c.session.as_deref(), Some("s-1"));
+        assert_eq!(c.time, Some(1767225600.0));
+        assert_eq!(c.attributes["version"], "head");
+        assert_eq!(c.definitions.as_ref().unwrap().len(), 1);
+        // Without a session_id: the request's user; without a timestamp: the response's created.
+        let bare = line.replace(r#""session_id": "s-1", "timestamp": 1767225600, "#, "");
+        let r = read(&[("l.jsonl".into(), bare)], None, 2);
+        let c = &r.exchanges[0].context;
+        assert_eq!((c.session.as_deref(), c.time), (Some("u-7"), Some(5.0)));
+    }
 
     #[test]
     fn streamed_lines_read_exactly_as_the_whole_text() {

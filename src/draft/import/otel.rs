@@ -95,6 +95,18 @@ fn span(sp: &Value) -> Result<Got, String> {
     let input = attrs.get("gen_ai.input.messages").cloned();
     let old_prompt = legacy("gen_ai.prompt", "gen_ai.content.prompt");
     match op {
+        Some("execute_tool") => {
+            let tool = attrs.get("gen_ai.tool.name").and_then(Value::as_str);
+            let why = format!("span {name:?}: operation \"execute_tool\", not a chat");
+            let Some(tool) = tool else {
+                return Ok(Got::Skip(format!("{why}, and no gen_ai.tool.name")));
+            };
+            let status = sp.pointer("/status/code");
+            let failed = matches!(status, Some(Value::Number(n)) if n.as_u64() == Some(2))
+                || matches!(status, Some(Value::String(s)) if s == "STATUS_CODE_ERROR" || s == "ERROR")
+                || attrs.contains_key("error.type");
+            return Ok(Got::Ran(tool.to_string(), failed, why));
+        }
         Some(op) if !CHAT_OPERATIONS.contains(&op) => {
             return Ok(Got::Skip(format!(
                 "span {name:?}: operation {op:?}, not a chat"
@@ -170,6 +182,31 @@ pub(super) fn offered(span: &Value) -> Option<Vec<String>> {
     let attrs = attributes(span.get("attributes")).ok()?;
     let defs = json_value(attrs.get("gen_ai.tool.definitions")?, "").ok()?;
     super::tool_names(&defs)
+}
+
+/// A span's session (`session.id`, else `gen_ai.conversation.id`), start time, offered
+/// definitions and attributes.
+pub(super) fn context(span: &Value) -> super::Context {
+    let attrs = attributes(span.get("attributes")).unwrap_or_default();
+    let text = |k: &str| match attrs.get(k) {
+        Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+        Some(Value::Number(n)) => Some(n.to_string()),
+        _ => None,
+    };
+    let nanos = match span.get("startTimeUnixNano") {
+        Some(Value::String(s)) => s.parse::<f64>().ok(),
+        Some(v) => v.as_f64(),
+        None => None,
+    };
+    super::Context {
+        session: text("session.id").or_else(|| text("gen_ai.conversation.id")),
+        time: nanos.map(|n| n / 1e9),
+        definitions: attrs
+            .get("gen_ai.tool.definitions")
+            .and_then(|d| json_value(d, "").ok())
+            .and_then(|d| d.as_array().cloned()),
+        attributes: attrs,
+    }
 }
 
 /// An attribute that holds JSON: a string of it, or the value itself (structured attributes).
@@ -330,8 +367,38 @@ mod tests {
         };
         assert_eq!(turns[0].text, "Cancel order 17");
         assert_eq!(calls[0].name, "cancel_order");
-        assert!(matches!(&got[1].1, Got::Skip(w) if w.contains("\"execute_tool\", not a chat")));
+        assert!(
+            matches!(&got[1].1, Got::Ran(_, _, w) | Got::Skip(w) if w.contains("\"execute_tool\", not a chat"))
+        );
         assert!(matches!(&got[2].1, Got::Skip(w) if w.contains("not a GenAI chat span")));
+    }
+
+    #[test]
+    fn a_span_s_context_and_tool_executions_are_read_for_watch() {
+        let chat = json!({"spanId": "s1", "name": "chat", "startTimeUnixNano": "1767225600500000000",
+            "attributes": [attr("session.id", "u-1"), attr("gen_ai.operation.name", "chat"),
+                attr("gen_ai.tool.definitions", r#"[{"type":"function","name":"a","description":"d","parameters":{}}]"#)]});
+        let ctx = context(&chat);
+        assert_eq!(ctx.session.as_deref(), Some("u-1"));
+        assert_eq!(ctx.time, Some(1767225600.5));
+        assert_eq!(ctx.definitions.unwrap()[0]["name"], "a");
+        // gen_ai.conversation.id when there is no session.id.
+        let conv = json!({"attributes": [attr("gen_ai.conversation.id", "c-9")]});
+        assert_eq!(context(&conv).session.as_deref(), Some("c-9"));
+        let failed = json!({"spanId": "s2", "name": "execute_tool a", "status": {"code": 2},
+            "attributes": [attr("gen_ai.operation.name", "execute_tool"), attr("gen_ai.tool.name", "a")]});
+        assert!(matches!(span(&failed).unwrap(), Got::Ran(n, true, _) if n == "a"));
+        let typed = json!({"spanId": "s3", "name": "execute_tool a",
+            "attributes": [attr("gen_ai.operation.name", "execute_tool"), attr("gen_ai.tool.name", "a"), attr("error.type", "timeout")]});
+        assert!(matches!(span(&typed).unwrap(), Got::Ran(_, true, _)));
+        let ok = json!({"spanId": "s4", "name": "execute_tool a", "status": {"code": "STATUS_CODE_OK"},
+            "attributes": [attr("gen_ai.operation.name", "execute_tool"), attr("gen_ai.tool.name", "a")]});
+        assert!(matches!(span(&ok).unwrap(), Got::Ran(_, false, _)));
+        let nameless = json!({"spanId": "s5", "name": "execute_tool",
+            "attributes": [attr("gen_ai.operation.name", "execute_tool")]});
+        assert!(
+            matches!(span(&nameless).unwrap(), Got::Skip(w) if w.contains("no gen_ai.tool.name"))
+        );
     }
 
     #[test]

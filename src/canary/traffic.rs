@@ -1,0 +1,467 @@
+//! Production traffic read per session: each logged exchange attributed to the version it was
+//! served, each session reduced to the set of events it had.
+//!
+//! The session is the unit, because the session is what the bucket rule randomises: two calls
+//! of one session share an arm, so counting calls would count one draw of the split many times.
+//! An exchange is attributed, in this order, by the definitions it was logged with (the changed
+//! tools' served form is base's or head's), by an attribute the caller names (a version hash,
+//! or `base`/`head`), or by the session's bucket at the stage. Never by time: before/after is
+//! confounded with everything else that changed.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::rollout::{Arm, Rollout, served_hash};
+use crate::draft::import::{Exchange, Read};
+use crate::tools::args::ArgsChecker;
+
+/// What a session did at least once.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Event {
+    /// Called this tool.
+    Reached(String),
+    /// Called a tool the request did not offer.
+    Hallucinated,
+    /// Called a tool with arguments its schema refuses.
+    InvalidArgs,
+    /// A tool execution failed.
+    ToolError,
+    /// Answered a request that offered tools without calling one.
+    NoCall,
+    /// Called the same tool again with other arguments within [`REASK_WINDOW`] exchanges.
+    Reask,
+}
+
+/// Exchanges within which a second call of the same tool with changed arguments is a re-ask.
+pub const REASK_WINDOW: usize = 3;
+
+/// How exchanges were attributed to a version, and what could not be.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Attribution {
+    pub by_definitions: usize,
+    pub by_attribute: usize,
+    pub by_bucket: usize,
+    /// Exchanges nothing attributed (no definitions, attribute or session): left out.
+    pub unattributed: usize,
+    /// Exchanges whose logged definitions are neither side's (another version served).
+    pub unknown_version: usize,
+    /// Sessions served both versions: left out.
+    pub mixed_sessions: usize,
+    /// Sessions served other than the bucket rule says at this stage (by definitions or
+    /// attribute); many means the split is not the rollout's and the comparison is off.
+    pub against_bucket: usize,
+    /// Exchanges without a session id, each counted as a session of its own.
+    pub sessionless: usize,
+    /// Tool executions that name no session, so belong to none.
+    pub orphan_tool_runs: usize,
+}
+
+/// One session: its arm, when it started, what it did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Session {
+    pub id: String,
+    pub arm: Arm,
+    pub start: Option<f64>,
+    /// Where its first exchange was read (for ordering sessions without times).
+    pub order: usize,
+    pub events: BTreeSet<Event>,
+}
+
+/// The traffic, attributed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Traffic {
+    /// In the order they started.
+    pub sessions: Vec<Session>,
+    pub attribution: Attribution,
+    /// Whether the logs recorded tool executions (else tool errors are not measured).
+    pub has_tool_runs: bool,
+}
+
+/// How to attribute what the definitions do not.
+#[derive(Debug, Clone, Default)]
+pub struct Attribute {
+    /// An attribute whose value is a version hash of a changed tool, or `base`/`head`.
+    pub key: Option<String>,
+}
+
+fn arm_by_definitions(served: &Served, defs: &[Value]) -> Result<Option<Arm>, ()> {
+    let logged: BTreeMap<&str, Option<String>> = defs
+        .iter()
+        .filter_map(|d| {
+            let d2 = d.get("function").unwrap_or(d);
+            Some((d2.get("name")?.as_str()?, served_hash(d)))
+        })
+        .collect();
+    let mut arms = BTreeSet::new();
+    for (name, (base, head)) in &served.changed {
+        let got = logged.get(name.as_str()).cloned().flatten();
+        if base == head {
+            continue; // the change is not in what a model is shown
+        }
+        if got == *base {
+            arms.insert(Arm::Base);
+        } else if got == *head {
+            arms.insert(Arm::Head);
+        } else {
+            return Err(());
+        }
+    }
+    match arms.len() {
+        0 => Ok(None),
+        1 => Ok(arms.into_iter().next()),
+        _ => Err(()),
+    }
+}
+
+fn arm_by_attribute(r: &Rollout, attrs: &Map<String, Value>, key: &str) -> Option<Arm> {
+    let v = attrs.get(key)?.as_str()?;
+    match v {
+        "base" => return Some(Arm::Base),
+        "head" => return Some(Arm::Head),
+        _ => {}
+    }
+    r.changes.values().find_map(|c| {
+        if c.base.as_deref() == Some(v) {
+            Some(Arm::Base)
+        } else if c.head.as_deref() == Some(v) {
+            Some(Arm::Head)
+        } else {
+            None
+        }
+    })
+}
+
+/// The served-form hash of each changed tool at each side (`None`: not served there).
+struct Served {
+    changed: BTreeMap<String, (Option<String>, Option<String>)>,
+}
+
+impl Served {
+    fn of(r: &Rollout) -> Served {
+        let h = |v: &Option<String>| {
+            v.as_ref()
+                .and_then(|v| r.definitions.get(v))
+                .and_then(served_hash)
+        };
+        Served {
+            changed: r
+                .changes
+                .iter()
+                .map(|(n, c)| (n.clone(), (h(&c.base), h(&c.head))))
+                .collect(),
+        }
+    }
+}
+
+/// The version one exchange was served, by the first rule that says; `None` (counted) when
+/// none does or its definitions are another version's.
+fn attribute_one(
+    r: &Rollout,
+    served: &Served,
+    ex: &Exchange,
+    stage: f64,
+    attribute: &Attribute,
+    at: &mut Attribution,
+) -> Option<Arm> {
+    let ctx = &ex.context;
+    let arm = match ctx
+        .definitions
+        .as_deref()
+        .map(|d| arm_by_definitions(served, d))
+    {
+        Some(Err(())) => {
+            at.unknown_version += 1;
+            return None;
+        }
+        Some(Ok(Some(arm))) => {
+            at.by_definitions += 1;
+            Some(arm)
+        }
+        _ => None,
+    };
+    let arm = arm.or_else(|| {
+        let a = arm_by_attribute(r, &ctx.attributes, attribute.key.as_deref()?)?;
+        at.by_attribute += 1;
+        Some(a)
+    });
+    if let (Some(a), Some(s)) = (arm, &ctx.session)
+        && r.arm(s, stage) != a
+    {
+        at.against_bucket += 1;
+    }
+    let arm = arm.or_else(|| {
+        let a = r.arm(ctx.session.as_deref()?, stage);
+        at.by_bucket += 1;
+        Some(a)
+    });
+    if arm.is_none() {
+        at.unattributed += 1;
+    }
+    arm
+}
+
+/// Each tool's argument checker at each side (`None`: a schema the checker cannot compile).
+type Checkers = BTreeMap<(Arm, String), Option<ArgsChecker>>;
+
+fn checkers(r: &Rollout) -> Checkers {
+    [Arm::Base, Arm::Head]
+        .into_iter()
+        .flat_map(|arm| {
+            r.side(arm)
+                .into_iter()
+                .map(move |(n, d)| {
+                    let schema = d.get("inputSchema").cloned().unwrap_or(Value::Null);
+                    ((arm, n.to_string()), ArgsChecker::new(&schema).ok())
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// A call of an earlier exchange: its index, tool and arguments.
+type Earlier<'a> = (usize, &'a str, Option<&'a Map<String, Value>>);
+
+/// What one session's exchanges, served `arm`, did at least once.
+fn events_of(
+    r: &Rollout,
+    checkers: &Checkers,
+    arm: Arm,
+    exchanges: &[&Exchange],
+) -> BTreeSet<Event> {
+    let side = r.side(arm);
+    let mut events = BTreeSet::new();
+    let mut earlier: Vec<Earlier> = Vec::new();
+    for (k, ex) in exchanges.iter().enumerate() {
+        if ex.calls.is_empty() {
+            events.insert(Event::NoCall);
+        }
+        for call in &ex.calls {
+            let offered = match &ex.offered {
+                Some(o) => o.contains(&call.name),
+                None => side.contains_key(call.name.as_str()),
+            };
+            if !offered || !side.contains_key(call.name.as_str()) {
+                events.insert(Event::Hallucinated);
+                continue;
+            }
+            events.insert(Event::Reached(call.name.clone()));
+            if let Some(Some(checker)) = checkers.get(&(arm, call.name.clone())) {
+                let args = Value::Object(call.arguments.clone().unwrap_or_default());
+                if call.arguments.is_none() || !checker.check(&args).is_empty() {
+                    events.insert(Event::InvalidArgs);
+                }
+            }
+            // Only calls of earlier exchanges: parallel calls of one answer are not re-asks.
+            let again = earlier.iter().any(|&(j, n, a)| {
+                n == call.name && j < k && k - j <= REASK_WINDOW && a != call.arguments.as_ref()
+            });
+            if again {
+                events.insert(Event::Reask);
+            }
+        }
+        earlier.extend(
+            ex.calls
+                .iter()
+                .map(|c| (k, c.name.as_str(), c.arguments.as_ref())),
+        );
+    }
+    events
+}
+
+/// A session's arms seen and its exchanges, with where each was read.
+#[derive(Default)]
+struct Gathered<'a> {
+    arms: BTreeSet<Arm>,
+    exchanges: Vec<(usize, &'a Exchange)>,
+}
+
+/// Attribute every exchange of `read` and reduce each session to its events, at `stage`.
+pub fn sessions(r: &Rollout, read: &Read, stage: f64, attribute: &Attribute) -> Traffic {
+    let served = Served::of(r);
+    let checkers = checkers(r);
+    let mut at = Attribution::default();
+    let mut by_session: BTreeMap<String, Gathered> = BTreeMap::new();
+    for (i, ex) in read.exchanges.iter().enumerate() {
+        let Some(arm) = attribute_one(r, &served, ex, stage, attribute, &mut at) else {
+            continue;
+        };
+        let id = match &ex.context.session {
+            Some(s) => format!("s:{s}"),
+            None => {
+                at.sessionless += 1;
+                format!("x:{}", ex.at)
+            }
+        };
+        let g = by_session.entry(id).or_default();
+        g.arms.insert(arm);
+        g.exchanges.push((i, ex));
+    }
+    let mut failed: BTreeMap<String, bool> = BTreeMap::new();
+    for run in &read.tool_runs {
+        match &run.context.session {
+            Some(s) => *failed.entry(format!("s:{s}")).or_default() |= run.error,
+            None => at.orphan_tool_runs += 1,
+        }
+    }
+    let mut sessions = Vec::new();
+    for (id, g) in by_session {
+        let [arm] = g.arms.iter().copied().collect::<Vec<_>>()[..] else {
+            at.mixed_sessions += 1;
+            continue;
+        };
+        let exchanges: Vec<&Exchange> = g.exchanges.iter().map(|(_, e)| *e).collect();
+        let mut events = events_of(r, &checkers, arm, &exchanges);
+        if failed.get(&id) == Some(&true) {
+            events.insert(Event::ToolError);
+        }
+        let start = exchanges
+            .iter()
+            .filter_map(|e| e.context.time)
+            .fold(None, |m: Option<f64>, t| Some(m.map_or(t, |m| m.min(t))));
+        sessions.push(Session {
+            id,
+            arm,
+            start,
+            order: g.exchanges[0].0,
+            events,
+        });
+    }
+    // By start time where logged, else by where they were read.
+    sessions.sort_by(|a, b| {
+        a.start
+            .partial_cmp(&b.start)
+            .unwrap_or(std::cmp::Ordering::Equal)
+            .then(a.order.cmp(&b.order))
+    });
+    Traffic {
+        sessions,
+        attribution: at,
+        has_tool_runs: !read.tool_runs.is_empty(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::canary::rollout::DEFAULT_STAGES;
+    use crate::draft::import::{Call, Context, LogFormat, ToolRun};
+    use crate::tools::ToolSet;
+    use serde_json::json;
+
+    fn rollout() -> Rollout {
+        let set = |d: &str| {
+            let v = json!([
+                {"name": "schedule", "description": d, "inputSchema": {"type": "object", "properties": {"when": {"type": "string"}}, "required": ["when"]}},
+                {"name": "cancel", "description": "Cancel a meeting.", "inputSchema": {"type": "object"}}
+            ]);
+            ToolSet::from_array(v.as_array().unwrap(), "t", "").unwrap()
+        };
+        Rollout::plan(
+            &set("Schedule a meeting."),
+            &set("Book a slot."),
+            &DEFAULT_STAGES,
+            None,
+        )
+        .unwrap()
+    }
+
+    fn ex(session: Option<&str>, calls: Vec<(&str, Value)>, defs: Option<Vec<Value>>) -> Exchange {
+        Exchange {
+            at: "log:1".into(),
+            format: LogFormat::Otel,
+            history: vec![],
+            prompt: "p".into(),
+            calls: calls
+                .into_iter()
+                .map(|(n, a)| Call {
+                    name: n.into(),
+                    arguments: a.as_object().cloned(),
+                })
+                .collect(),
+            offered: None,
+            context: Context {
+                session: session.map(String::from),
+                definitions: defs,
+                ..Context::default()
+            },
+        }
+    }
+
+    fn defs(r: &Rollout, arm: Arm) -> Option<Vec<Value>> {
+        Some(r.side(arm).into_values().cloned().collect())
+    }
+
+    #[test]
+    fn each_session_is_reduced_to_what_it_did_at_least_once() {
+        let r = rollout();
+        let when = |w: &str| json!({"when": w});
+        let read = Read {
+            exchanges: vec![
+                // s1: schedule, then schedule again with other arguments (a re-ask), then a
+                // parallel pair of cancels (not a re-ask), an invented name, refused arguments.
+                ex(Some("s1"), vec![("schedule", when("9"))], None),
+                ex(Some("s1"), vec![("schedule", when("10"))], None),
+                ex(
+                    Some("s1"),
+                    vec![("cancel", json!({"a": 1})), ("cancel", json!({"a": 2}))],
+                    None,
+                ),
+                ex(Some("s1"), vec![("book", json!({}))], None),
+                ex(Some("s1"), vec![("schedule", json!({}))], None),
+                // s2: served base by its definitions, then head: mixed, left out.
+                ex(Some("s2"), vec![], defs(&r, Arm::Base)),
+                ex(Some("s2"), vec![], defs(&r, Arm::Head)),
+                // No session, no definitions: nothing attributes it.
+                ex(None, vec![], None),
+                // No session, definitions: a session of its own.
+                ex(None, vec![], defs(&r, Arm::Head)),
+            ],
+            tool_runs: vec![ToolRun {
+                at: "log:9".into(),
+                name: "cancel".into(),
+                error: true,
+                context: Context {
+                    session: Some("s1".into()),
+                    ..Context::default()
+                },
+            }],
+            ..Read::default()
+        };
+        let t = sessions(&r, &read, 50.0, &Attribute::default());
+        let a = &t.attribution;
+        assert_eq!((a.mixed_sessions, a.unattributed, a.sessionless), (1, 1, 1));
+        assert_eq!((a.by_definitions, a.by_bucket), (3, 5));
+        let s1 = t.sessions.iter().find(|s| s.id == "s:s1").unwrap();
+        let want: BTreeSet<Event> = [
+            Event::Reached("schedule".into()),
+            Event::Reached("cancel".into()),
+            Event::Reask,
+            Event::Hallucinated,
+            Event::InvalidArgs,
+            Event::ToolError,
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(s1.events, want);
+        let lone = t.sessions.iter().find(|s| s.id.starts_with("x:")).unwrap();
+        assert_eq!(lone.arm, Arm::Head);
+        assert!(lone.events.contains(&Event::NoCall));
+    }
+
+    #[test]
+    fn parallel_calls_of_one_answer_are_not_a_reask() {
+        let r = rollout();
+        let read = Read {
+            exchanges: vec![ex(
+                Some("p"),
+                vec![("cancel", json!({"a": 1})), ("cancel", json!({"a": 2}))],
+                None,
+            )],
+            ..Read::default()
+        };
+        let t = sessions(&r, &read, 50.0, &Attribute::default());
+        assert!(!t.sessions[0].events.contains(&Event::Reask));
+    }
+}

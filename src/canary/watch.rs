@@ -1,0 +1,310 @@
+//! The canary verdict from attributed traffic: one anytime-valid test per guarded metric, read
+//! after every session, so the verdict may be asked for at any hour without inflating false
+//! alarms (docs/canary.md).
+//!
+//! - `rollback` (exit 1): some metric moved against head — a bad event (invented names, refused
+//!   arguments, tool errors, no-call answers, re-asks) more frequent, or a tool's share of
+//!   sessions moved either way — at a family-wise `alpha` (Bonferroni over the metrics: each
+//!   test at `alpha / m`, valid jointly at every look).
+//! - `promote` (exit 0): every metric shown non-inferior within the margin (rate ratio below
+//!   `1 + margin`; shares within `[1/(1+margin), 1+margin]`), each test at `alpha` (an
+//!   intersection-union test needs no correction). A metric with no event on either side does not
+//!   hold promotion back, except the changed tools' own shares: a rollout is never promoted
+//!   without evidence about the tools it changes.
+//! - `continue` (exit 0): neither yet, with the sessions still needed at the rate seen.
+//! - incomplete (exit 3): the traffic cannot be compared — no session in one arm, or the arms'
+//!   sizes are not the split the rollout says (a sample-ratio mismatch at [`SPLIT_ALPHA`]:
+//!   attribution is broken).
+
+use serde::Serialize;
+
+use super::rollout::{Arm, Rollout};
+use super::traffic::{Attribution, Event, Traffic};
+use crate::stats::seq::{Monitor, Side, ratio_interval};
+
+/// The sample-ratio check's level: stricter than the metrics' (the usual p < 0.001 of A/B
+/// platforms), since a mismatch voids every comparison of the run rather than one metric.
+pub const SPLIT_ALPHA: f64 = 0.001;
+
+/// What a watch decided.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Decision {
+    Rollback,
+    Promote,
+    Continue,
+    Incomplete,
+}
+
+impl Decision {
+    pub fn exit_code(self) -> i32 {
+        use crate::error::exit;
+        match self {
+            Decision::Rollback => exit::FAIL,
+            Decision::Promote | Decision::Continue => exit::PASS,
+            Decision::Incomplete => exit::INCOMPLETE,
+        }
+    }
+}
+
+/// The watch's knobs.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// The stage the logs were served at, in percent of sessions in head.
+    pub stage: f64,
+    pub alpha: f64,
+    /// Non-inferiority margin on the rate ratio.
+    pub margin: f64,
+}
+
+/// One guarded metric.
+#[derive(Debug, Clone, Serialize)]
+pub struct Metric {
+    /// `share:TOOL`, `hallucinated`, `invalid-args`, `tool-error`, `no-call`, `reask`.
+    pub name: String,
+    /// Sessions with the event, per arm.
+    pub base_events: u64,
+    pub head_events: u64,
+    /// Its rate per session, per arm.
+    pub base_rate: f64,
+    pub head_rate: f64,
+    /// Head's rate over base's: the estimate and the 1 − alpha confidence sequence.
+    pub ratio: Option<f64>,
+    pub ratio_low: Option<f64>,
+    pub ratio_high: Option<f64>,
+    /// The always-valid p-value of "moved against head" (before the Bonferroni factor).
+    pub p_worse: f64,
+    /// Rejected at alpha / metrics.
+    pub worse: bool,
+    /// Shown within the margin.
+    pub non_inferior: bool,
+    /// Holds promotion back while not shown non-inferior.
+    pub blocks: bool,
+    /// More sessions needed to show it non-inferior if head in fact changes nothing (the
+    /// events needed, at this metric's event rate per session).
+    pub sessions_needed: Option<u64>,
+}
+
+/// A watch report.
+#[derive(Debug, Clone, Serialize)]
+pub struct WatchReport {
+    pub decision: Decision,
+    /// One line saying why.
+    pub reason: String,
+    pub stage: f64,
+    pub next_stage: Option<f64>,
+    pub alpha: f64,
+    pub margin: f64,
+    pub sessions_base: u64,
+    pub sessions_head: u64,
+    /// The sample-ratio check's always-valid p-value (head's share of sessions against the stage).
+    pub split_p: f64,
+    pub attribution: Attribution,
+    pub metrics: Vec<Metric>,
+    /// Sessions per hour, when the logs carry times.
+    pub sessions_per_hour: Option<f64>,
+    /// Hours of traffic still needed at that rate (`continue`).
+    pub hours_needed: Option<f64>,
+    /// What the logs do not measure, said.
+    pub notes: Vec<String>,
+}
+
+fn event_of(name: &str) -> Option<Event> {
+    Some(match name {
+        "hallucinated" => Event::Hallucinated,
+        "invalid-args" => Event::InvalidArgs,
+        "tool-error" => Event::ToolError,
+        "no-call" => Event::NoCall,
+        "reask" => Event::Reask,
+        _ => Event::Reached(name.strip_prefix("share:")?.to_string()),
+    })
+}
+
+/// The metrics guarded for this rollout: every tool's share (both sides' tools), then the bad
+/// events.
+pub fn metric_names(r: &Rollout, traffic: &Traffic) -> Vec<String> {
+    let mut tools: Vec<&String> = r.sets.values().flatten().collect();
+    tools.sort();
+    tools.dedup();
+    let mut out: Vec<String> = tools.iter().map(|t| format!("share:{t}")).collect();
+    out.extend(["hallucinated", "invalid-args"].map(String::from));
+    if traffic.has_tool_runs {
+        out.push("tool-error".into());
+    }
+    out.extend(["no-call", "reask"].map(String::from));
+    out
+}
+
+/// The verdict on `traffic` for rollout `r`.
+pub fn watch(r: &Rollout, traffic: &Traffic, s: &Settings) -> WatchReport {
+    let rho = s.stage / 100.0;
+    let names = metric_names(r, traffic);
+    let m = names.len() as f64;
+    let n_base = traffic
+        .sessions
+        .iter()
+        .filter(|x| x.arm == Arm::Base)
+        .count() as u64;
+    let n_head = traffic.sessions.len() as u64 - n_base;
+    let mut split = Monitor::new(rho.clamp(1e-9, 1.0 - 1e-9), 1.0, Side::Two);
+    for x in &traffic.sessions {
+        split.push(x.arm == Arm::Head);
+    }
+    let upper = Side::Greater;
+    let mut metrics = Vec::new();
+    for name in &names {
+        let event = event_of(name).expect("a known metric");
+        let two_sided = name.starts_with("share:");
+        let side = if two_sided { Side::Two } else { upper };
+        let lambda_hi = 1.0 + s.margin;
+        let mut worse = Monitor::new(rho, 1.0, side);
+        let mut below_hi = Monitor::new(rho, lambda_hi, Side::Less);
+        let mut above_lo = Monitor::new(rho, 1.0 / lambda_hi, Side::Greater);
+        for x in traffic
+            .sessions
+            .iter()
+            .filter(|x| x.events.contains(&event))
+        {
+            let h = x.arm == Arm::Head;
+            worse.push(h);
+            below_hi.push(h);
+            above_lo.push(h);
+        }
+        let (he, be) = (worse.head, worse.base);
+        let non_inferior = below_hi.rejects(s.alpha) && (!two_sided || above_lo.rejects(s.alpha));
+        let changed = name
+            .strip_prefix("share:")
+            .is_some_and(|t| r.changes.contains_key(t));
+        let blocks = !non_inferior && (he + be > 0 || changed);
+        let rate = |e: u64, n: u64| if n == 0 { 0.0 } else { e as f64 / n as f64 };
+        let (lo, hi) = ratio_interval(he, be, rho, s.alpha);
+        let ratio = (he > 0 && be > 0).then(|| rate(he, n_head) / rate(be, n_base));
+        let sessions_needed = if blocks {
+            let per_session = (he + be).max(1) as f64 / traffic.sessions.len().max(1) as f64;
+            let more = [
+                below_hi.events_to_reject(s.alpha, rho),
+                if two_sided {
+                    above_lo.events_to_reject(s.alpha, rho)
+                } else {
+                    Some(0)
+                },
+            ];
+            more.iter()
+                .try_fold(0u64, |a, x| x.map(|x| a.max(x)))
+                .map(|e| (e as f64 / per_session).ceil() as u64)
+        } else {
+            None
+        };
+        metrics.push(Metric {
+            name: name.clone(),
+            base_events: be,
+            head_events: he,
+            base_rate: rate(be, n_base),
+            head_rate: rate(he, n_head),
+            ratio,
+            ratio_low: (he + be > 0 && lo.is_finite()).then_some(lo),
+            ratio_high: (he + be > 0 && hi.is_finite()).then_some(hi),
+            p_worse: worse.p(),
+            worse: worse.rejects(s.alpha / m),
+            non_inferior,
+            blocks,
+            sessions_needed,
+        });
+    }
+    let times: Vec<f64> = traffic.sessions.iter().filter_map(|x| x.start).collect();
+    let sessions_per_hour = match (times.first(), times.last()) {
+        (Some(a), Some(b)) if b > a && times.len() > 1 => {
+            Some(times.len() as f64 / ((b - a) / 3600.0))
+        }
+        _ => None,
+    };
+    let mut notes = Vec::new();
+    if !traffic.has_tool_runs {
+        notes.push(
+            "tool errors not measured: the logs hold no tool executions (OTel execute_tool spans)"
+                .to_string(),
+        );
+    }
+    if traffic.attribution.sessionless > 0 {
+        notes.push(format!(
+            "{} exchange(s) name no session: each counted as a session of its own, which overstates the evidence if they belong to longer sessions",
+            traffic.attribution.sessionless
+        ));
+    }
+    let worst = metrics.iter().filter(|x| x.worse).map(|x| x.name.clone());
+    let worse: Vec<String> = worst.collect();
+    let needed = metrics
+        .iter()
+        .filter(|x| x.blocks)
+        .map(|x| x.sessions_needed);
+    let needed: Option<u64> = needed.clone().try_fold(0u64, |a, x| x.map(|x| a.max(x)));
+    let (decision, reason) = if n_base == 0 || n_head == 0 {
+        (
+            Decision::Incomplete,
+            format!(
+                "incomplete: {n_base} session(s) in base and {n_head} in head; both arms must have traffic (at stage {} %, is the rollout live?)",
+                s.stage
+            ),
+        )
+    } else if split.rejects(SPLIT_ALPHA) {
+        (
+            Decision::Incomplete,
+            format!(
+                "incomplete: head has {:.2}% of sessions where the stage says {} % (p = {:.2e}): attribution or bucketing is broken, the arms cannot be compared",
+                100.0 * n_head as f64 / (n_base + n_head) as f64,
+                s.stage,
+                split.p()
+            ),
+        )
+    } else if !worse.is_empty() {
+        (
+            Decision::Rollback,
+            format!("rollback: {} moved against head", worse.join(", ")),
+        )
+    } else if metrics.iter().all(|x| !x.blocks) {
+        (
+            Decision::Promote,
+            match r.next_stage(s.stage) {
+                Some(n) => format!("promote to {n} %: every metric within the margin"),
+                None => "promote: every metric within the margin at 100 %".to_string(),
+            },
+        )
+    } else {
+        let blocking: Vec<&str> = metrics
+            .iter()
+            .filter(|x| x.blocks)
+            .map(|x| x.name.as_str())
+            .collect();
+        (
+            Decision::Continue,
+            format!(
+                "continue: not yet enough evidence on {}{}",
+                blocking.join(", "),
+                match needed {
+                    Some(n) => format!(" (about {n} more session(s))"),
+                    None => String::new(),
+                }
+            ),
+        )
+    };
+    let hours_needed = match (decision, needed, sessions_per_hour) {
+        (Decision::Continue, Some(n), Some(rate)) => Some(n as f64 / rate),
+        _ => None,
+    };
+    WatchReport {
+        decision,
+        reason,
+        stage: s.stage,
+        next_stage: r.next_stage(s.stage),
+        alpha: s.alpha,
+        margin: s.margin,
+        sessions_base: n_base,
+        sessions_head: n_head,
+        split_p: split.p(),
+        attribution: traffic.attribution.clone(),
+        metrics,
+        sessions_per_hour,
+        hours_needed,
+        notes,
+    }
+}
