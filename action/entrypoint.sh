@@ -11,7 +11,7 @@ set -eu
 # `uses: docker://…` passes inputs as the runner names them, INPUT_BASE-REF and so on (no
 # action.yml maps them): read those where the underscore name is unset. (bash, not sh: dash
 # drops such names from the environment it passes on.)
-for name in BASE-REF SERVER-CMD SERVER-ENV BASE-URL COSINE-FLOOR REQUIRE-SIGNIFICANCE FAIL-ON SCAN-FAIL-ON GITHUB-TOKEN TRUST-HEAD-POLICY; do
+for name in BASE-REF SERVER-CMD SERVER-ENV BASE-URL COSINE-FLOOR REQUIRE-SIGNIFICANCE FAIL-ON SCAN-FAIL-ON GITHUB-TOKEN TRUST-HEAD-POLICY VERSION-ATTRIBUTE; do
   var=INPUT_$(printf '%s' "$name" | tr - _)
   eval "current=\${$var:-}"
   if [ -z "$current" ] && value=$(printenv "INPUT_$name"); then
@@ -87,6 +87,24 @@ if [ -n "${INPUT_REPORT:-}" ]; then
     exec driftgate comment --report "$INPUT_REPORT" --comment "$INPUT_COMMENT"
   fi
   exec driftgate comment --report "$INPUT_REPORT"
+fi
+
+# After the merge, a scheduled job: judge a rollout stage from production logs (driftgate watch).
+if [ -n "${INPUT_ROLLOUT:-}" ]; then
+  set -- watch --github --rollout "$INPUT_ROLLOUT" --stage "${INPUT_STAGE:?rollout needs stage}"
+  if [ -n "${INPUT_VERSION_ATTRIBUTE:-}" ]; then set -- "$@" --version-attribute "$INPUT_VERSION_ATTRIBUTE"; fi
+  if [ -n "${INPUT_ALIASES:-}" ]; then set -- "$@" --aliases "$INPUT_ALIASES"; fi
+  set -- "$@" --logs
+  newline='
+'
+  old_ifs=$IFS
+  IFS=$newline
+  # One path or glob per line, as merge reads its parts.
+  for pattern in ${INPUT_LOGS:?rollout needs logs}; do
+    for log in $pattern; do set -- "$@" "$log"; done
+  done
+  IFS=$old_ifs
+  exec driftgate "$@"
 fi
 
 # The job after a matrix of shard jobs: merge their parts into one report, and gate on it.

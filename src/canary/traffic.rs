@@ -14,8 +14,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::rollout::{Arm, Rollout, served_hash};
-use crate::draft::import::{Exchange, Read};
-use crate::tools::args::ArgsChecker;
+use crate::draft::import::{Context, Exchange, Read, ToolRun};
+use crate::tools::alias::Invented;
+use crate::tools::args::{ArgProblemKind, ArgsChecker};
 
 /// What a session did at least once.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -32,6 +33,12 @@ pub enum Event {
     NoCall,
     /// Called the same tool again with other arguments within [`REASK_WINDOW`] exchanges.
     Reask,
+    /// A labelled request (the expected-tool attribute) answered with another tool or none.
+    Misrouted,
+    /// A user's negative feedback (the feedback attribute) on a request.
+    ThumbsDown,
+    /// Had a labelled request (the denominator of labelled accuracy; not a guarded metric).
+    Labelled,
 }
 
 /// Exchanges within which a second call of the same tool with changed arguments is a re-ask.
@@ -40,6 +47,7 @@ pub const REASK_WINDOW: usize = 3;
 /// How exchanges were attributed to a version, and what could not be.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Attribution {
+    /// By the definitions (or, in server-side call logs, the description) logged.
     pub by_definitions: usize,
     pub by_attribute: usize,
     pub by_bucket: usize,
@@ -77,6 +85,14 @@ pub struct Traffic {
     pub attribution: Attribution,
     /// Whether the logs recorded tool executions (else tool errors are not measured).
     pub has_tool_runs: bool,
+    /// Whether the logs hold the model's answers (server-side call logs do not: no-call answers
+    /// and invented names are then not measured).
+    pub has_answers: bool,
+    /// Whether labels (an expected-tool attribute) and feedback were asked for.
+    pub has_labels: bool,
+    pub has_feedback: bool,
+    /// Tool and parameter names agents invented, counted per call (for the alias map).
+    pub invented: Invented,
 }
 
 /// How to attribute what the definitions do not.
@@ -84,6 +100,24 @@ pub struct Traffic {
 pub struct Attribute {
     /// An attribute whose value is a version hash of a changed tool, or `base`/`head`.
     pub key: Option<String>,
+    /// An attribute naming the tool a request should have reached (`none`: no call): a label.
+    pub expected: Option<String>,
+    /// An attribute carrying a user's feedback: `down`, `-1`, `negative`, `bad` or `false` is
+    /// negative.
+    pub feedback: Option<String>,
+}
+
+/// Whether a feedback value is negative.
+fn negative(v: &Value) -> bool {
+    match v {
+        Value::Bool(b) => !b,
+        Value::Number(n) => n.as_f64().is_some_and(|x| x < 0.0),
+        Value::String(s) => matches!(
+            s.to_ascii_lowercase().as_str(),
+            "down" | "thumbs_down" | "thumbsdown" | "-1" | "negative" | "bad" | "false"
+        ),
+        _ => false,
+    }
 }
 
 fn arm_by_definitions(served: &Served, defs: &[Value]) -> Result<Option<Arm>, ()> {
@@ -136,6 +170,8 @@ fn arm_by_attribute(r: &Rollout, attrs: &Map<String, Value>, key: &str) -> Optio
 /// The served-form hash of each changed tool at each side (`None`: not served there).
 struct Served {
     changed: BTreeMap<String, (Option<String>, Option<String>)>,
+    /// Each changed tool's description at base and head (`None`: none, or not served).
+    descriptions: BTreeMap<String, (Option<String>, Option<String>)>,
 }
 
 impl Served {
@@ -145,32 +181,40 @@ impl Served {
                 .and_then(|v| r.definitions.get(v))
                 .and_then(served_hash)
         };
+        let d = |v: &Option<String>| {
+            v.as_ref()
+                .and_then(|v| r.definitions.get(v))
+                .and_then(|d| d.get("description"))
+                .and_then(Value::as_str)
+                .map(String::from)
+        };
         Served {
             changed: r
                 .changes
                 .iter()
                 .map(|(n, c)| (n.clone(), (h(&c.base), h(&c.head))))
                 .collect(),
+            descriptions: r
+                .changes
+                .iter()
+                .map(|(n, c)| (n.clone(), (d(&c.base), d(&c.head))))
+                .collect(),
         }
     }
 }
 
-/// The version one exchange was served, by the first rule that says; `None` (counted) when
-/// none does or its definitions are another version's.
+/// The version one record was served, by the first rule that says: what it logged (`logged`:
+/// its definitions or description), a named attribute, the session's bucket; `None` (counted)
+/// when none does or it logged another version.
 fn attribute_one(
     r: &Rollout,
-    served: &Served,
-    ex: &Exchange,
+    logged: Option<Result<Option<Arm>, ()>>,
+    ctx: &Context,
     stage: f64,
     attribute: &Attribute,
     at: &mut Attribution,
 ) -> Option<Arm> {
-    let ctx = &ex.context;
-    let arm = match ctx
-        .definitions
-        .as_deref()
-        .map(|d| arm_by_definitions(served, d))
-    {
+    let arm = match logged {
         Some(Err(())) => {
             at.unknown_version += 1;
             return None;
@@ -223,108 +267,232 @@ fn checkers(r: &Rollout) -> Checkers {
 /// A call of an earlier exchange: its index, tool and arguments.
 type Earlier<'a> = (usize, &'a str, Option<&'a Map<String, Value>>);
 
-/// What one session's exchanges, served `arm`, did at least once.
+/// A call a record made: the tool, its arguments, the tools offered if logged.
+type Made<'a> = (
+    &'a str,
+    Option<&'a Map<String, Value>>,
+    Option<&'a Vec<String>>,
+);
+
+/// One record of a session: a logged exchange (the model's answer), or a call the server
+/// logged (no answer around it).
+#[derive(Clone, Copy)]
+enum Item<'a> {
+    Exchange(&'a Exchange),
+    Call(&'a ToolRun),
+}
+
+impl<'a> Item<'a> {
+    fn context(self) -> &'a Context {
+        match self {
+            Item::Exchange(e) => &e.context,
+            Item::Call(c) => &c.context,
+        }
+    }
+
+    /// The calls made.
+    fn calls(self) -> Vec<Made<'a>> {
+        match self {
+            Item::Exchange(e) => e
+                .calls
+                .iter()
+                .map(|c| (c.name.as_str(), c.arguments.as_ref(), e.offered.as_ref()))
+                .collect(),
+            Item::Call(c) => vec![(c.name.as_str(), c.arguments.as_ref(), None)],
+        }
+    }
+}
+
+/// What one session's records, served `arm`, did at least once.
 fn events_of(
     r: &Rollout,
     checkers: &Checkers,
     arm: Arm,
-    exchanges: &[&Exchange],
+    items: &[Item],
+    attribute: &Attribute,
+    invented: &mut Invented,
 ) -> BTreeSet<Event> {
     let side = r.side(arm);
     let mut events = BTreeSet::new();
     let mut earlier: Vec<Earlier> = Vec::new();
-    for (k, ex) in exchanges.iter().enumerate() {
-        if ex.calls.is_empty() {
-            events.insert(Event::NoCall);
+    for (k, item) in items.iter().enumerate() {
+        let calls = item.calls();
+        let attrs = &item.context().attributes;
+        if let Item::Exchange(ex) = item
+            && let Some(want) = attribute.expected.as_deref().and_then(|k| attrs.get(k))
+            && let Some(want) = want.as_str()
+        {
+            let got = ex.calls.first().map_or("none", |c| c.name.as_str());
+            events.insert(Event::Labelled);
+            if got != want {
+                events.insert(Event::Misrouted);
+            }
         }
-        for call in &ex.calls {
-            let offered = match &ex.offered {
-                Some(o) => o.contains(&call.name),
-                None => side.contains_key(call.name.as_str()),
-            };
-            if !offered || !side.contains_key(call.name.as_str()) {
+        if attribute
+            .feedback
+            .as_deref()
+            .and_then(|k| attrs.get(k))
+            .is_some_and(negative)
+        {
+            events.insert(Event::ThumbsDown);
+        }
+        match item {
+            Item::Exchange(_) if calls.is_empty() => {
+                events.insert(Event::NoCall);
+            }
+            Item::Call(run) if run.error => {
+                events.insert(Event::ToolError);
+            }
+            _ => {}
+        }
+        for &(name, arguments, offered) in &calls {
+            let offered = offered.map_or(side.contains_key(name), |o| o.iter().any(|n| n == name));
+            if !offered || !side.contains_key(name) {
                 events.insert(Event::Hallucinated);
+                *invented.tools.entry(name.to_string()).or_default() += 1;
                 continue;
             }
-            events.insert(Event::Reached(call.name.clone()));
-            if let Some(Some(checker)) = checkers.get(&(arm, call.name.clone())) {
-                let args = Value::Object(call.arguments.clone().unwrap_or_default());
-                if call.arguments.is_none() || !checker.check(&args).is_empty() {
+            events.insert(Event::Reached(name.to_string()));
+            if let Some(Some(checker)) = checkers.get(&(arm, name.to_string())) {
+                let args = Value::Object(arguments.cloned().unwrap_or_default());
+                let problems = checker.check(&args);
+                if arguments.is_none() || !problems.is_empty() {
                     events.insert(Event::InvalidArgs);
                 }
+                for p in &problems {
+                    // Top-level names only: a nested one is not a parameter to alias.
+                    if let ArgProblemKind::UnknownParameter { .. } = p.kind
+                        && p.pointer.matches('/').count() == 1
+                    {
+                        let param = p
+                            .pointer
+                            .trim_start_matches('/')
+                            .replace("~1", "/")
+                            .replace("~0", "~");
+                        *invented
+                            .parameters
+                            .entry((name.to_string(), param))
+                            .or_default() += 1;
+                    }
+                }
             }
-            // Only calls of earlier exchanges: parallel calls of one answer are not re-asks.
-            let again = earlier.iter().any(|&(j, n, a)| {
-                n == call.name && j < k && k - j <= REASK_WINDOW && a != call.arguments.as_ref()
-            });
+            // Only calls of earlier records: parallel calls of one answer are not re-asks.
+            let again = earlier
+                .iter()
+                .any(|&(j, n, a)| n == name && j < k && k - j <= REASK_WINDOW && a != arguments);
             if again {
                 events.insert(Event::Reask);
             }
         }
-        earlier.extend(
-            ex.calls
-                .iter()
-                .map(|c| (k, c.name.as_str(), c.arguments.as_ref())),
-        );
+        earlier.extend(calls.iter().map(|&(n, a, _)| (k, n, a)));
     }
     events
 }
 
-/// A session's arms seen and its exchanges, with where each was read.
+/// A session's arms seen and its records, with their time and where each was read.
 #[derive(Default)]
 struct Gathered<'a> {
     arms: BTreeSet<Arm>,
-    exchanges: Vec<(usize, &'a Exchange)>,
+    items: Vec<(Option<f64>, usize, Item<'a>)>,
 }
 
-/// Attribute every exchange of `read` and reduce each session to its events, at `stage`.
+/// The version a server-side call record was served, by the description it logged: base's or
+/// head's, where the log may have clipped it (PostHog keeps 512 characters). `Ok(None)`: not a
+/// changed tool, no description, or a clip both sides share; `Err`: neither side's.
+fn arm_by_description(served: &Served, run: &ToolRun) -> Result<Option<Arm>, ()> {
+    let (Some((base, head)), Some(logged)) = (served.descriptions.get(&run.name), &run.description)
+    else {
+        return Ok(None);
+    };
+    // A clip must be long enough to say something: 64 characters or the whole text.
+    let fits = |full: &Option<String>| {
+        full.as_deref().is_some_and(|f| {
+            f == logged || (logged.chars().count() >= 64 && f.starts_with(logged.as_str()))
+        })
+    };
+    match (fits(base), fits(head)) {
+        (true, false) => Ok(Some(Arm::Base)),
+        (false, true) => Ok(Some(Arm::Head)),
+        (true, true) => Ok(None),
+        (false, false) => Err(()),
+    }
+}
+
+/// Attribute every record of `read` and reduce each session to its events, at `stage`.
 pub fn sessions(r: &Rollout, read: &Read, stage: f64, attribute: &Attribute) -> Traffic {
     let served = Served::of(r);
     let checkers = checkers(r);
     let mut at = Attribution::default();
     let mut by_session: BTreeMap<String, Gathered> = BTreeMap::new();
-    for (i, ex) in read.exchanges.iter().enumerate() {
-        let Some(arm) = attribute_one(r, &served, ex, stage, attribute, &mut at) else {
+    let mut failed: BTreeMap<String, bool> = BTreeMap::new();
+    let mut invented = Invented::default();
+    let calls = read.tool_runs.iter().filter(|t| t.call);
+    let items = read
+        .exchanges
+        .iter()
+        .map(Item::Exchange)
+        .chain(calls.map(Item::Call));
+    for (i, item) in items.enumerate() {
+        let logged = match item {
+            Item::Exchange(ex) => ex
+                .context
+                .definitions
+                .as_deref()
+                .map(|d| arm_by_definitions(&served, d)),
+            Item::Call(run) => Some(arm_by_description(&served, run)),
+        };
+        let ctx = item.context();
+        let Some(arm) = attribute_one(r, logged, ctx, stage, attribute, &mut at) else {
             continue;
         };
-        let id = match &ex.context.session {
-            Some(s) => format!("s:{s}"),
-            None => {
+        let id = match (&ctx.session, item) {
+            (Some(s), _) => format!("s:{s}"),
+            (None, Item::Exchange(ex)) => {
                 at.sessionless += 1;
                 format!("x:{}", ex.at)
+            }
+            (None, Item::Call(run)) => {
+                at.sessionless += 1;
+                format!("x:{}", run.at)
             }
         };
         let g = by_session.entry(id).or_default();
         g.arms.insert(arm);
-        g.exchanges.push((i, ex));
+        g.items.push((ctx.time, i, item));
     }
-    let mut failed: BTreeMap<String, bool> = BTreeMap::new();
-    for run in &read.tool_runs {
+    for run in read.tool_runs.iter().filter(|t| !t.call) {
         match &run.context.session {
             Some(s) => *failed.entry(format!("s:{s}")).or_default() |= run.error,
             None => at.orphan_tool_runs += 1,
         }
     }
     let mut sessions = Vec::new();
-    for (id, g) in by_session {
+    for (id, mut g) in by_session {
         let [arm] = g.arms.iter().copied().collect::<Vec<_>>()[..] else {
             at.mixed_sessions += 1;
             continue;
         };
-        let exchanges: Vec<&Exchange> = g.exchanges.iter().map(|(_, e)| *e).collect();
-        let mut events = events_of(r, &checkers, arm, &exchanges);
+        // In time where logged, else in the order read.
+        g.items.sort_by(|a, b| {
+            a.0.partial_cmp(&b.0)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.1.cmp(&b.1))
+        });
+        let items: Vec<Item> = g.items.iter().map(|x| x.2).collect();
+        let mut events = events_of(r, &checkers, arm, &items, attribute, &mut invented);
         if failed.get(&id) == Some(&true) {
             events.insert(Event::ToolError);
         }
-        let start = exchanges
+        let start = g
+            .items
             .iter()
-            .filter_map(|e| e.context.time)
+            .filter_map(|x| x.0)
             .fold(None, |m: Option<f64>, t| Some(m.map_or(t, |m| m.min(t))));
         sessions.push(Session {
             id,
             arm,
             start,
-            order: g.exchanges[0].0,
+            order: g.items.iter().map(|x| x.1).min().unwrap_or(0),
             events,
         });
     }
@@ -339,6 +507,10 @@ pub fn sessions(r: &Rollout, read: &Read, stage: f64, attribute: &Attribute) -> 
         sessions,
         attribution: at,
         has_tool_runs: !read.tool_runs.is_empty(),
+        has_answers: !read.exchanges.is_empty(),
+        has_labels: attribute.expected.is_some(),
+        has_feedback: attribute.feedback.is_some(),
+        invented,
     }
 }
 
@@ -346,7 +518,7 @@ pub fn sessions(r: &Rollout, read: &Read, stage: f64, attribute: &Attribute) -> 
 mod tests {
     use super::*;
     use crate::canary::rollout::DEFAULT_STAGES;
-    use crate::draft::import::{Call, Context, LogFormat, ToolRun};
+    use crate::draft::import::{Call, LogFormat};
     use crate::tools::ToolSet;
     use serde_json::json;
 
@@ -422,6 +594,9 @@ mod tests {
                 at: "log:9".into(),
                 name: "cancel".into(),
                 error: true,
+                call: false,
+                arguments: None,
+                description: None,
                 context: Context {
                     session: Some("s1".into()),
                     ..Context::default()

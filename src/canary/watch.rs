@@ -85,6 +85,80 @@ pub struct Metric {
     pub sessions_needed: Option<u64>,
 }
 
+/// Routing accuracy over one arm's labelled sessions.
+#[derive(Debug, Clone, Serialize)]
+pub struct LabelledAccuracy {
+    pub sessions: u64,
+    pub right: u64,
+    pub accuracy: Option<f64>,
+}
+
+/// One look back at a metric: after `sessions` sessions, the ratio's estimate and its
+/// confidence sequence then.
+#[derive(Debug, Clone, Serialize)]
+pub struct Look {
+    pub sessions: u64,
+    /// Seconds since the epoch of the session that closed the look, when logged.
+    pub time: Option<f64>,
+    pub low: Option<f64>,
+    pub high: Option<f64>,
+}
+
+/// How a metric's confidence sequence narrowed as traffic came in (the HTML chart).
+#[derive(Debug, Clone, Serialize)]
+pub struct History {
+    pub metric: String,
+    pub looks: Vec<Look>,
+}
+
+/// Looks kept per charted metric, and metrics charted (the changed tools' shares first, then
+/// the metrics that moved).
+const LOOKS: usize = 40;
+const CHARTED: usize = 4;
+
+/// The confidence sequence of each charted metric at `LOOKS` evenly spaced points of the
+/// traffic, as a reader watching every hour would have seen it.
+fn history(r: &Rollout, traffic: &Traffic, metrics: &[Metric], s: &Settings) -> Vec<History> {
+    let is_changed = |m: &Metric| {
+        m.name
+            .strip_prefix("share:")
+            .is_some_and(|t| r.changes.contains_key(t))
+    };
+    let changed = metrics.iter().filter(|m| is_changed(m));
+    let moved = metrics.iter().filter(|m| m.worse && !is_changed(m));
+    let rho = s.stage / 100.0;
+    let n = traffic.sessions.len();
+    let step = n.div_ceil(LOOKS).max(1);
+    changed
+        .chain(moved)
+        .take(CHARTED)
+        .map(|m| {
+            let event = event_of(&m.name).expect("a known metric");
+            let (mut h, mut b) = (0u64, 0u64);
+            let mut looks = Vec::new();
+            for (i, x) in traffic.sessions.iter().enumerate() {
+                if x.events.contains(&event) {
+                    if x.arm == Arm::Head { h += 1 } else { b += 1 }
+                }
+                if (i + 1) % step == 0 || i + 1 == n {
+                    let (lo, hi) = ratio_interval(h, b, rho, s.alpha);
+                    let any = h + b > 0;
+                    looks.push(Look {
+                        sessions: i as u64 + 1,
+                        time: x.start,
+                        low: (any && lo.is_finite()).then_some(lo),
+                        high: (any && hi.is_finite()).then_some(hi),
+                    });
+                }
+            }
+            History {
+                metric: m.name.clone(),
+                looks,
+            }
+        })
+        .collect()
+}
+
 /// A watch report.
 #[derive(Debug, Clone, Serialize)]
 pub struct WatchReport {
@@ -101,6 +175,12 @@ pub struct WatchReport {
     pub split_p: f64,
     pub attribution: Attribution,
     pub metrics: Vec<Metric>,
+    /// Routing accuracy on labelled sessions (no labelled request misrouted), per arm, with
+    /// the labelled sessions counted: `[base, head]`, `None` without labels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub labelled_accuracy: Option<[LabelledAccuracy; 2]>,
+    /// The charted metrics' confidence sequences over the traffic.
+    pub history: Vec<History>,
     /// Sessions per hour, when the logs carry times.
     pub sessions_per_hour: Option<f64>,
     /// Hours of traffic still needed at that rate (`continue`).
@@ -116,6 +196,8 @@ fn event_of(name: &str) -> Option<Event> {
         "tool-error" => Event::ToolError,
         "no-call" => Event::NoCall,
         "reask" => Event::Reask,
+        "misrouted" => Event::Misrouted,
+        "thumbs-down" => Event::ThumbsDown,
         _ => Event::Reached(name.strip_prefix("share:")?.to_string()),
     })
 }
@@ -127,11 +209,23 @@ pub fn metric_names(r: &Rollout, traffic: &Traffic) -> Vec<String> {
     tools.sort();
     tools.dedup();
     let mut out: Vec<String> = tools.iter().map(|t| format!("share:{t}")).collect();
-    out.extend(["hallucinated", "invalid-args"].map(String::from));
+    if traffic.has_answers {
+        out.push("hallucinated".into());
+    }
+    out.push("invalid-args".into());
     if traffic.has_tool_runs {
         out.push("tool-error".into());
     }
-    out.extend(["no-call", "reask"].map(String::from));
+    if traffic.has_answers {
+        out.push("no-call".into());
+    }
+    out.push("reask".into());
+    if traffic.has_labels {
+        out.push("misrouted".into());
+    }
+    if traffic.has_feedback {
+        out.push("thumbs-down".into());
+    }
     out
 }
 
@@ -225,6 +319,12 @@ pub fn watch(r: &Rollout, traffic: &Traffic, s: &Settings) -> WatchReport {
                 .to_string(),
         );
     }
+    if !traffic.has_answers {
+        notes.push(
+            "invented names and no-call answers not measured: the logs are the server's (calls it received), not the model's answers"
+                .to_string(),
+        );
+    }
     if traffic.attribution.sessionless > 0 {
         notes.push(format!(
             "{} exchange(s) name no session: each counted as a session of its own, which overstates the evidence if they belong to longer sessions",
@@ -291,8 +391,27 @@ pub fn watch(r: &Rollout, traffic: &Traffic, s: &Settings) -> WatchReport {
         (Decision::Continue, Some(n), Some(rate)) => Some(n as f64 / rate),
         _ => None,
     };
+    let labelled_accuracy = traffic.has_labels.then(|| {
+        [Arm::Base, Arm::Head].map(|arm| {
+            let labelled = traffic
+                .sessions
+                .iter()
+                .filter(|x| x.arm == arm && x.events.contains(&Event::Labelled));
+            let (n, right) = labelled.fold((0u64, 0u64), |(n, r), x| {
+                (n + 1, r + u64::from(!x.events.contains(&Event::Misrouted)))
+            });
+            LabelledAccuracy {
+                sessions: n,
+                right,
+                accuracy: (n > 0).then(|| right as f64 / n as f64),
+            }
+        })
+    });
+    let history = history(r, traffic, &metrics, s);
     WatchReport {
         decision,
+        labelled_accuracy,
+        history,
         reason,
         stage: s.stage,
         next_stage: r.next_stage(s.stage),

@@ -18,6 +18,11 @@ pub fn append_summary(path: &Path, report: &Report, links: &super::Links) -> Res
     append(path, &md)
 }
 
+/// Markdown rendered elsewhere (the canary watch report) onto the job summary.
+pub fn append_markdown(path: &Path, markdown: &str) -> Result<()> {
+    append(path, markdown)
+}
+
 fn append(path: &Path, text: &str) -> Result<()> {
     let mut f = std::fs::OpenOptions::new()
         .create(true)

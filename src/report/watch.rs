@@ -75,6 +75,28 @@ fn attribution(r: &WatchReport) -> String {
     )
 }
 
+/// The stage, the arms' sizes, the split check and the knobs: numbers only.
+fn stage_line(r: &WatchReport) -> String {
+    format!(
+        "stage {} %: {} session(s) in base, {} in head (split p {:.3}); alpha {}, margin {}",
+        r.stage, r.sessions_base, r.sessions_head, r.split_p, r.alpha, r.margin
+    )
+}
+
+fn labelled(r: &WatchReport) -> Option<String> {
+    let [b, h] = r.labelled_accuracy.as_ref()?;
+    let pct = |a: Option<f64>| a.map_or("–".to_string(), |a| format!("{:.1}%", 100.0 * a));
+    Some(format!(
+        "labelled accuracy: base {} of {} session(s) ({}), head {} of {} ({})",
+        b.right,
+        b.sessions,
+        pct(b.accuracy),
+        h.right,
+        h.sessions,
+        pct(h.accuracy)
+    ))
+}
+
 fn needed(r: &WatchReport) -> Option<String> {
     let h = r.hours_needed?;
     Some(format!(
@@ -97,13 +119,12 @@ fn terminal_text(r: &WatchReport) -> String {
         word(r.decision),
         escape::clean(&r.reason, false)
     );
-    let _ = writeln!(
-        s,
-        "stage {} %: {} session(s) in base, {} in head (split p {:.3}); alpha {}, margin {}",
-        r.stage, r.sessions_base, r.sessions_head, r.split_p, r.alpha, r.margin
-    );
+    let _ = writeln!(s, "{}", stage_line(r));
     if let Some(n) = needed(r) {
         let _ = writeln!(s, "{n}");
+    }
+    if let Some(l) = labelled(r) {
+        let _ = writeln!(s, "{l}");
     }
     let _ = writeln!(s, "{}", attribution(r));
     let _ = writeln!(
@@ -128,6 +149,80 @@ fn terminal_text(r: &WatchReport) -> String {
     s
 }
 
+/// A self-contained page: the decision, each charted metric's confidence sequence over the
+/// traffic, the metrics table (the check page's style, script and policy).
+pub fn html(r: &WatchReport) -> String {
+    use crate::report::render::html::{chart, page, table};
+    let mut b = String::new();
+    let class = match r.decision {
+        Decision::Rollback => "fail",
+        Decision::Promote => "pass",
+        Decision::Continue => "inconclusive",
+        Decision::Incomplete => "incomplete",
+    };
+    let _ = writeln!(
+        b,
+        "<h1>driftgate canary</h1>\n<div class=\"verdict {class}\"><strong>{}</strong> — {}</div>",
+        word(r.decision),
+        escape::html(&r.reason, false)
+    );
+    let _ = writeln!(
+        b,
+        "<p>{}.{}</p>",
+        stage_line(r),
+        needed(r)
+            .map(|n| format!(" {}.", escape::html(&n, false)))
+            .unwrap_or_default()
+    );
+    if let Some(l) = labelled(r) {
+        let _ = writeln!(b, "<p>{}.</p>", escape::html(&l, false));
+    }
+    for h in &r.history {
+        let looks: Vec<chart::Band> = h
+            .looks
+            .iter()
+            .filter_map(|l| {
+                Some(chart::Band {
+                    x: l.sessions as f64,
+                    low: l.low?,
+                    high: l.high?,
+                })
+            })
+            .collect();
+        if looks.is_empty() {
+            continue;
+        }
+        let title = format!(
+            "{}: head / base, {:.0}% confidence sequence",
+            h.metric,
+            100.0 * (1.0 - r.alpha)
+        );
+        let _ = writeln!(
+            b,
+            "<div class=\"chart\">{}</div>",
+            chart::sequence(&title, &looks, r.margin)
+        );
+    }
+    let rows: Vec<Vec<String>> = rows(r)
+        .into_iter()
+        .map(|row| {
+            let mut cells = vec![format!("<code>{}</code>", escape::html(&row[0], false))];
+            cells.extend(row[1..].iter().map(|c| escape::html(c, false)));
+            cells
+        })
+        .collect();
+    b.push_str(&table(
+        None,
+        &["metric", "base", "head", "head/base [CS]", "state"],
+        &rows,
+    ));
+    let _ = writeln!(b, "<p>{}.</p>", escape::html(&attribution(r), false));
+    for n in &r.notes {
+        let _ = writeln!(b, "<p class=\"muted\">{}</p>", escape::html(n, false));
+    }
+    page(&format!("driftgate canary: {}", word(r.decision)), &b)
+}
+
 /// For a job summary or an issue: a Markdown table (runner-safe too: it may be printed).
 pub fn markdown(r: &WatchReport) -> String {
     runner_safe(&markdown_text(r)).into_owned()
@@ -143,13 +238,8 @@ fn markdown_text(r: &WatchReport) -> String {
     );
     let _ = writeln!(
         s,
-        "Stage {} %: {} session(s) in base, {} in head (split p {:.3}); alpha {}, margin {}.{}\n",
-        r.stage,
-        r.sessions_base,
-        r.sessions_head,
-        r.split_p,
-        r.alpha,
-        r.margin,
+        "{}.{}\n",
+        stage_line(r),
         needed(r).map(|n| format!(" {n}.")).unwrap_or_default()
     );
     s.push_str("| metric | base | head | head/base [CS] | state |\n|---|---:|---:|---:|---|\n");
@@ -163,6 +253,9 @@ fn markdown_text(r: &WatchReport) -> String {
             row[3],
             row[4]
         );
+    }
+    if let Some(l) = labelled(r) {
+        let _ = writeln!(s, "\n{}.", escape::md_inline(&l));
     }
     let _ = writeln!(s, "\n{}.", escape::md_inline(&attribution(r)));
     for n in &r.notes {

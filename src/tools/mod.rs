@@ -3,6 +3,7 @@
 //! A `Tool` keeps the fields the spec names and every other field it finds, so a vendor key or
 //! `_meta` edit is diffed rather than silently dropped.
 
+pub mod alias;
 pub mod args;
 pub mod lock;
 

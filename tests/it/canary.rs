@@ -118,9 +118,16 @@ fn traffic(
         } else {
             Some(TOOLS[intended])
         };
+        let mut args = called.map(|t| arguments(r, arm, t)).unwrap_or(json!({}));
+        // Now and then an agent spells a parameter its own way.
+        if called == Some(TOOLS[0]) && rng.random_bool(0.1) {
+            let v = args["start_time"].take();
+            args.as_object_mut().unwrap().remove("start_time");
+            args["startTime"] = v;
+        }
         let output = match called {
             Some(t) => {
-                json!([{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": t, "arguments": arguments(r, arm, t)}]}])
+                json!([{"role": "assistant", "parts": [{"type": "tool_call", "id": "c1", "name": t, "arguments": args}]}])
             }
             None => {
                 json!([{"role": "assistant", "parts": [{"type": "text", "content": "Which day suits you?"}]}])
@@ -135,6 +142,14 @@ fn traffic(
             ),
             attr("gen_ai.output.messages", json!(output.to_string())),
         ];
+        // Every third request carries its label; a misrouted one gets a thumbs-down every other
+        // time.
+        if i % 3 == 0 {
+            attrs.push(attr("app.expected", json!(TOOLS[intended])));
+        }
+        if called != Some(TOOLS[intended]) && i % 2 == 0 {
+            attrs.push(attr("app.feedback", json!("down")));
+        }
         if definitions {
             let defs: Vec<&Value> = r.side(arm).into_values().collect();
             attrs.push(attr(
@@ -154,6 +169,54 @@ fn traffic(
     out
 }
 
+/// The same traffic as the server logs it to PostHog: one `$mcp_tool_call` event per call, the
+/// description clipped to 512 characters, as JSON lines; no answers, so no-call sessions vanish.
+fn posthog(r: &Rollout, stage: f64, n: usize, b: &Behaviour, seed: u64) -> String {
+    let mut out = String::new();
+    for line in traffic(r, stage, n, b, false, seed).lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        let span = &v["resourceSpans"][0]["scopeSpans"][0]["spans"][0];
+        let attr = |k: &str| {
+            span["attributes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|a| a["key"] == k)
+                .map(|a| a["value"]["stringValue"].as_str().unwrap().to_string())
+        };
+        let session = attr("session.id").unwrap();
+        let output: Value = serde_json::from_str(&attr("gen_ai.output.messages").unwrap()).unwrap();
+        let Some(call) = output[0]["parts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["type"] == "tool_call")
+        else {
+            continue;
+        };
+        let name = call["name"].as_str().unwrap();
+        let arm = r.arm(&session, stage);
+        let Some(def) = r.side(arm).get(name).copied() else {
+            continue; // the server never sees a call to a tool it does not have
+        };
+        let description: String = def["description"]
+            .as_str()
+            .unwrap_or("")
+            .chars()
+            .take(512)
+            .collect();
+        let nanos: u64 = span["startTimeUnixNano"].as_str().unwrap().parse().unwrap();
+        let when = chrono::DateTime::from_timestamp((nanos / 1_000_000_000) as i64, 0).unwrap();
+        let event = json!({"event": "$mcp_tool_call", "timestamp": when.to_rfc3339(), "distinct_id": "u",
+            "properties": {"$session_id": session, "$mcp_tool_name": name,
+                "$mcp_tool_description": description, "$mcp_parameters": call["arguments"].to_string(),
+                "$mcp_is_error": false, "$mcp_source": "posthog_mcp_analytics"}});
+        out.push_str(&event.to_string());
+        out.push('\n');
+    }
+    out
+}
+
 fn watch(dir: &Path, log: &str, stage: &str, extra: &[&str]) -> (i32, Value, String) {
     let path = dir.join(format!("log-{}.jsonl", log.len()));
     std::fs::write(&path, log).unwrap();
@@ -165,6 +228,21 @@ fn watch(dir: &Path, log: &str, stage: &str, extra: &[&str]) -> (i32, Value, Str
         .run();
     let v = serde_json::from_str(&run.stdout).unwrap_or(Value::Null);
     (run.code, v, run.stderr)
+}
+
+/// `driftgate watch` on the shipped example (stage 10), with `extra` flags.
+fn watch_example(extra: &[&str]) -> crate::support::cli::Run {
+    driftgate([
+        "watch",
+        "--rollout",
+        "examples/canary/rollout.json",
+        "--stage",
+        "10",
+        "--logs",
+        "examples/canary/stage10.otel.jsonl",
+    ])
+    .args(extra)
+    .run()
 }
 
 fn metric<'a>(report: &'a Value, name: &str) -> &'a Value {
@@ -189,11 +267,49 @@ fn the_calendar_regression_rolls_back_and_an_unchanged_behaviour_does_not() {
         head: 0.25,
     };
     let log = traffic(&r, 10.0, 2000, &regression, false, 1);
-    let (code, rep, err) = watch(dir.path(), &log, "10", &[]);
+    let aliases = dir.path().join("aliases.json");
+    let aliases_arg = aliases.to_str().unwrap();
+    let (code, rep, err) = watch(dir.path(), &log, "10", &["--aliases", aliases_arg]);
     assert_eq!(code, 1, "{rep:#}\n{err}");
+    // What the traffic invented, matched by meaning: the parameter maps to the real one, and the
+    // invented tool name to the tool it means (by spelling it is nearest to get_appointment).
+    let map: Value = serde_json::from_str(&std::fs::read_to_string(&aliases).unwrap()).unwrap();
+    assert_eq!(map["driftgate_aliases"], 1);
+    let p = &map["parameters"][0];
+    assert_eq!(
+        (
+            p["tool"].as_str(),
+            p["alias"].as_str(),
+            p["parameter"].as_str()
+        ),
+        (
+            Some("schedule_appointment"),
+            Some("startTime"),
+            Some("start_time")
+        ),
+        "{map:#}"
+    );
+    assert!(p["count"].as_u64().unwrap() > 5);
+    for t in map["tools"].as_array().unwrap() {
+        assert!(
+            t["alias"] != "book_appointment" || t["tool"] == "schedule_appointment",
+            "{map:#}"
+        );
+    }
+    assert!(map.to_string().contains("book_appointment"), "{map:#}");
     assert_eq!(rep["decision"], "rollback");
     assert!(metric(&rep, "share:schedule_appointment")["worse"] == true);
     assert_eq!(rep["attribution"]["by_bucket"], 2000);
+    // With the labels read, labelled accuracy falls at head and misrouting is guarded.
+    let labels = ["--expected-attribute", "app.expected"];
+    let (code, rep, _) = watch(dir.path(), &log, "10", &labels);
+    assert_eq!(code, 1);
+    let acc = &rep["labelled_accuracy"];
+    assert!(
+        acc[1]["accuracy"].as_f64() < acc[0]["accuracy"].as_f64(),
+        "{acc}"
+    );
+    assert!(metric(&rep, "misrouted")["head_events"].as_u64().unwrap() > 0);
     // The same behaviour at both arms: no rollback over several seeds, at two stages.
     for (seed, stage) in [(2, 10.0), (3, 50.0), (4, 50.0)] {
         let same = Behaviour {
@@ -228,6 +344,30 @@ fn enough_equal_traffic_promotes_and_too_little_continues_with_what_is_needed() 
         "{rep:#}"
     );
     assert!(rep["hours_needed"].as_f64().unwrap() > 0.0);
+    // Labels and feedback, when named: guarded, and labelled accuracy per arm.
+    let labels = [
+        "--expected-attribute",
+        "app.expected",
+        "--feedback-attribute",
+        "app.feedback",
+    ];
+    let (_, rep, _) = watch(dir.path(), &little, "50", &labels);
+    let names: Vec<&str> = rep["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"misrouted") && names.contains(&"thumbs-down"),
+        "{names:?}"
+    );
+    let acc = &rep["labelled_accuracy"];
+    let n = acc[0]["sessions"].as_u64().unwrap() + acc[1]["sessions"].as_u64().unwrap();
+    assert!(
+        (60..=75).contains(&n),
+        "every third of 200 sessions is labelled: {acc}"
+    );
     let lots = traffic(&r, 50.0, 30_000, &same, false, 8);
     let (code, rep, _) = watch(dir.path(), &lots, "50", &["--margin", "0.5"]);
     assert_eq!(
@@ -384,16 +524,7 @@ fn the_shipped_example_is_this_generator_s_and_rolls_back() {
         std::fs::read_to_string(shipped.join("stage10.otel.jsonl")).unwrap(),
         log
     );
-    let run = driftgate([
-        "watch",
-        "--rollout",
-        "examples/canary/rollout.json",
-        "--stage",
-        "10",
-        "--logs",
-        "examples/canary/stage10.otel.jsonl",
-    ])
-    .run();
+    let run = watch_example(&[]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
     assert!(
         run.stdout.starts_with("ROLLBACK: rollback: "),
@@ -407,4 +538,90 @@ fn the_shipped_example_is_this_generator_s_and_rolls_back() {
             .unwrap()
             .contains("share:schedule_appointment")
     );
+}
+
+#[test]
+fn a_posthog_export_is_attributed_by_the_description_it_logged_and_rolls_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = plan(dir.path());
+    let regression = Behaviour {
+        base: 0.875,
+        head: 0.25,
+    };
+    let log = posthog(&r, 10.0, 2000, &regression, 31);
+    let (code, rep, err) = watch(dir.path(), &log, "10", &["--log-format", "posthog"]);
+    assert_eq!(code, 1, "{rep:#}\n{err}");
+    assert!(metric(&rep, "share:schedule_appointment")["worse"] == true);
+    // Calls of the changed tool carry its description: attributed by it; the others by bucket.
+    let a = &rep["attribution"];
+    assert!(a["by_definitions"].as_u64().unwrap() > 50, "{a}");
+    assert_eq!(a["against_bucket"], 0);
+    assert!(rep["notes"].to_string().contains("not the model's answers"));
+    assert!(
+        rep["metrics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|m| m["name"] != "no-call")
+    );
+    // The same export as CSV, one column per property: the same decision, detected unasked.
+    let mut csv = String::from(
+        "event,timestamp,distinct_id,properties.$session_id,properties.$mcp_tool_name,properties.$mcp_tool_description,properties.$mcp_parameters,properties.$mcp_is_error\n",
+    );
+    let q = |s: &str| format!("\"{}\"", s.replace('"', "\"\""));
+    for line in log.lines() {
+        let e: Value = serde_json::from_str(line).unwrap();
+        let p = &e["properties"];
+        let cells = [
+            q(e["event"].as_str().unwrap()),
+            q(e["timestamp"].as_str().unwrap()),
+            q("u"),
+            q(p["$session_id"].as_str().unwrap()),
+            q(p["$mcp_tool_name"].as_str().unwrap()),
+            q(p["$mcp_tool_description"].as_str().unwrap()),
+            q(p["$mcp_parameters"].as_str().unwrap()),
+            "false".to_string(),
+        ];
+        csv.push_str(&cells.join(","));
+        csv.push('\n');
+    }
+    let (code, csv_rep, err) = watch(dir.path(), &csv, "10", &[]);
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(csv_rep["metrics"], rep["metrics"]);
+    // A description neither side serves is another version: left out, counted.
+    let other = log.replacen(
+        &format!(
+            "\"$mcp_tool_description\":{}",
+            json!(r.side(Arm::Head)["schedule_appointment"]["description"])
+        ),
+        "\"$mcp_tool_description\":\"A third wording.\"",
+        1,
+    );
+    let (_, rep, _) = watch(dir.path(), &other, "10", &["--log-format", "posthog"]);
+    assert_eq!(rep["attribution"]["unknown_version"], 1, "{rep:#}");
+}
+
+#[test]
+fn the_html_page_charts_the_changed_tool_s_confidence_sequence() {
+    let run = watch_example(&["--format", "html"]);
+    assert_eq!(run.code, 1, "{}", run.stderr);
+    let page = &run.stdout;
+    crate::support::html::assert_inert(page, "watch page");
+    // The changed tool's share first, then the metric that moved with it.
+    let first = page
+        .find("share:schedule_appointment: head / base")
+        .unwrap();
+    let second = page
+        .find("share:find_available_slots: head / base")
+        .unwrap();
+    assert!(first < second);
+    assert_eq!(page.matches("<svg").count(), 2);
+    // The JSON carries the same history: 40 looks, the last at all 1200 sessions.
+    let json = watch_example(&["--format", "json"]).json();
+    let looks = json["history"][0]["looks"].as_array().unwrap();
+    assert_eq!(looks.len(), 40);
+    assert_eq!(looks.last().unwrap()["sessions"], 1200);
+    // The band narrows as traffic comes in.
+    let width = |l: &Value| l["high"].as_f64().unwrap() / l["low"].as_f64().unwrap();
+    assert!(width(looks.last().unwrap()) < width(&looks[5]));
 }

@@ -141,7 +141,11 @@ fn every_input_is_wired_documented_and_no_secret_is_an_input() {
     let diff_help = help(&["diff"]);
     let comment_help = help(&["comment"]);
     let lock_help = help(&["lock"]);
+    let watch_help = help(&["watch"]);
+    // The rollout block's flags are watch's, from its `set -- watch` to its `exec`.
+    let mut in_watch = false;
     for line in script.lines() {
+        in_watch |= line.contains("set -- watch ");
         for flag in line
             .split('"')
             .flat_map(|p| p.split_whitespace())
@@ -151,6 +155,8 @@ fn every_input_is_wired_documented_and_no_secret_is_an_input() {
                 &comment_help
             } else if line.contains("set -- lock ") {
                 &lock_help
+            } else if in_watch {
+                &watch_help
             } else {
                 &check_help
             };
@@ -158,6 +164,9 @@ fn every_input_is_wired_documented_and_no_secret_is_an_input() {
                 on.contains(&format!("{flag} ")) || on.contains(&format!("{flag}\n")),
                 "{flag} is not a flag of driftgate"
             );
+        }
+        if in_watch && line.contains("exec driftgate") {
+            in_watch = false;
         }
     }
     for flag in [
@@ -188,7 +197,8 @@ fn every_input_is_wired_documented_and_no_secret_is_an_input() {
             "p-value",
             "changed-tools",
             "report-path",
-            "html-path"
+            "html-path",
+            "decision"
         ]
     );
     for o in &outputs {
@@ -498,8 +508,8 @@ fn entrypoint_maps_each_input_to_one_argument() {
     );
     assert_eq!(
         inputs().len(),
-        all.len() + 3 + STEP_INPUTS.len(),
-        "this test sets every input but `report`, `merge` and `capture` (tested below) and the steps' own"
+        all.len() + 8 + STEP_INPUTS.len(),
+        "this test sets every input but `report`, `merge`, `capture` and the five of `rollout` (tested below) and the steps' own"
     );
 
     // No suite input: check with --suite-optional, so the config at the PR's base (read by
@@ -616,6 +626,35 @@ fn entrypoint_maps_each_input_to_one_argument() {
         "merge\n--github\n--annotations\n--comment\nalways\n--report-artifact\nmerged\n\
          parts/a/driftgate-report.json\nparts/b c/driftgate-report.json\nmissing/*.json\ntoken=\n"
     );
+
+    // rollout: a scheduled job judging a canary stage (watch); logs one glob per line.
+    std::fs::create_dir_all(dir.path().join("logs")).unwrap();
+    for f in ["a.jsonl", "b c.jsonl"] {
+        std::fs::write(dir.path().join("logs").join(f), "").unwrap();
+    }
+    let (code, _, err) = run_entrypoint(
+        dir.path(),
+        &bin,
+        &[
+            ("rollout", "rollout.json"),
+            (
+                "logs",
+                "logs/*.jsonl
+exports/none-*.csv",
+            ),
+            ("stage", "10"),
+            ("version-attribute", "app.tool_version"),
+            ("aliases", "aliases.json"),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        argv(dir.path()),
+        "watch\n--github\n--rollout\nrollout.json\n--stage\n10\n--version-attribute\napp.tool_version\n\
+         --aliases\naliases.json\n--logs\nlogs/a.jsonl\nlogs/b c.jsonl\nexports/none-*.csv\ntoken=\n"
+    );
+    let (code, _, _) = run_entrypoint(dir.path(), &bin, &[("rollout", "r.json"), ("logs", "x")]);
+    assert_ne!(code, 0, "rollout without stage is refused");
 
     // `uses: docker://…` names inputs with their hyphens (INPUT_BASE-REF): read as well.
     std::fs::remove_file(dir.path().join("driftgate.toml")).unwrap();
@@ -1050,4 +1089,37 @@ fn the_readme_quick_start_runs_as_pasted() {
     let distinct: std::collections::BTreeSet<&String> = names.iter().collect();
     assert_eq!(distinct.len(), names.len(), "artifact names {names:?}");
     assert_eq!(names[0], "driftgate-report");
+}
+
+/// The README's scheduled canary workflow passes only declared inputs, and its local command
+/// runs as printed (the shipped example rolls back: exit 1).
+#[test]
+fn the_readme_canary_workflow_and_its_local_command_are_real() {
+    let workflow: Yaml = serde_yaml::from_str(&readme_block(
+        "### A canary rollout, watched on a schedule",
+        "yaml",
+    ))
+    .unwrap();
+    let steps = workflow["jobs"]["watch"]["steps"].as_sequence().unwrap();
+    let ours = steps
+        .iter()
+        .find(|s| {
+            s["uses"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("OWNER/driftgate@"))
+        })
+        .expect("the workflow uses the action");
+    let declared = action()["inputs"].as_mapping().unwrap().clone();
+    let with = ours["with"].as_mapping().unwrap();
+    for k in with.keys() {
+        assert!(declared.contains_key(k), "undeclared input {k:?}");
+    }
+    for k in ["rollout", "stage", "logs"] {
+        assert!(with.contains_key(Yaml::from(k)), "the example sets {k}");
+    }
+    let cmd = readme_block("Try it locally on the shipped example", "sh");
+    let args: Vec<&str> = cmd.split_whitespace().skip(1).collect();
+    let run = cli::driftgate(&args).run();
+    assert_eq!(run.code, 1, "{}", run.dump());
+    assert!(run.stdout.starts_with("ROLLBACK"), "{}", run.stdout);
 }

@@ -468,6 +468,16 @@ fn hostile_names_in_a_watch_report_stay_inert() {
             split_p: 1.0,
             attribution: Attribution::default(),
             metrics: vec![metric],
+            labelled_accuracy: None,
+            history: vec![driftgate::canary::watch::History {
+                metric: format!("share:{text}"),
+                looks: vec![driftgate::canary::watch::Look {
+                    sessions: 10,
+                    time: None,
+                    low: Some(0.2),
+                    high: Some(3.0),
+                }],
+            }],
             sessions_per_hour: None,
             hours_needed: None,
             notes: vec![text.clone()],
@@ -475,6 +485,9 @@ fn hostile_names_in_a_watch_report_stay_inert() {
         let term = watch::terminal(&r);
         assert_nothing_hidden(&term, "watch terminal", &case, false);
         assert_runner_inert(&term, "watch terminal", &case);
+        let page = watch::html(&r);
+        support::html::assert_inert(&page, &case);
+        assert_runner_inert(&page, "watch html", &case);
         let md = watch::markdown(&r);
         support::markdown::assert_inert(&md, None, None);
         assert_nothing_hidden(&md, "watch markdown", &case, false);

@@ -10,7 +10,7 @@ use crate::app::console::{Progress, Terminal};
 use crate::app::{output, settings, sides};
 use crate::canary::rollout::{Arm, DEFAULT_STAGES, Rollout, bucket};
 use crate::canary::traffic::{Attribute, sessions};
-use crate::canary::watch::{Settings, watch as decide};
+use crate::canary::watch::{Settings, WatchReport, watch as decide};
 use crate::console::Console;
 use crate::draft::import::{LogFormat, Reader};
 use crate::error::{Error, Result, exit};
@@ -74,6 +74,8 @@ pub enum WatchFormat {
     Terminal,
     Json,
     Markdown,
+    /// A self-contained page with each charted metric's confidence sequence over the traffic.
+    Html,
 }
 
 #[derive(Debug, Args)]
@@ -95,6 +97,14 @@ pub struct WatchArgs {
     /// was served: a definition hash from the rollout file, or `base`/`head`.
     #[arg(long, value_name = "KEY")]
     pub version_attribute: Option<String>,
+    /// An attribute naming the tool each request should have reached (`none`: no call): labels,
+    /// so misrouted sessions are guarded and labelled accuracy reported per arm.
+    #[arg(long, value_name = "KEY")]
+    pub expected_attribute: Option<String>,
+    /// An attribute carrying a user's feedback (`down`, `-1`, `negative`, `bad`, `false`:
+    /// negative): sessions with negative feedback are guarded.
+    #[arg(long, value_name = "KEY")]
+    pub feedback_attribute: Option<String>,
     /// Family-wise false-alarm rate, valid however often the watch is run.
     #[arg(long, default_value_t = 0.05, value_name = "ALPHA")]
     pub alpha: f64,
@@ -109,6 +119,14 @@ pub struct WatchArgs {
     /// Where to write the report [default: stdout].
     #[arg(long, short = 'o', value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// In a GitHub Actions job: the Markdown report onto the job summary and the step outputs
+    /// `decision`, `next-stage` and `hours-needed`.
+    #[arg(long)]
+    pub github: bool,
+    /// Also write the alias map: invented tool and parameter names → the real ones, for a
+    /// server's fuzzy matching (docs/canary.md, "Alias map").
+    #[arg(long, value_name = "FILE")]
+    pub aliases: Option<PathBuf>,
 }
 
 pub async fn run(a: CanaryArgs) -> Result<i32> {
@@ -161,6 +179,44 @@ fn bucket_of(a: BucketArgs) -> Result<i32> {
     Ok(exit::PASS)
 }
 
+/// The report onto the job summary and the decision into the step outputs; a file the runner
+/// gave that cannot be written is said, never a changed exit code.
+fn publish(report: &WatchReport, console: &dyn Console) {
+    let actions = settings::actions();
+    let md = crate::http::secret::mask_held(&render::markdown(report)).into_owned();
+    let decision = serde_json::to_value(report.decision)
+        .ok()
+        .and_then(|v| v.as_str().map(String::from))
+        .unwrap_or_default();
+    let outputs = [
+        ("decision", decision),
+        (
+            "next-stage",
+            report.next_stage.map(|s| s.to_string()).unwrap_or_default(),
+        ),
+        (
+            "hours-needed",
+            report
+                .hours_needed
+                .map(|h| format!("{h:.1}"))
+                .unwrap_or_default(),
+        ),
+    ];
+    let written = [
+        actions
+            .step_summary
+            .as_deref()
+            .map(|p| crate::github::files::append_markdown(p, &md)),
+        actions
+            .output
+            .as_deref()
+            .map(|p| crate::github::files::write_outputs(p, &outputs)),
+    ];
+    for e in written.into_iter().flatten().filter_map(|r| r.err()) {
+        console.note(&format!("warning: {e}"));
+    }
+}
+
 pub async fn watch(a: WatchArgs) -> Result<i32> {
     let r = read_rollout(&a.rollout)?;
     if !(a.stage > 0.0 && a.stage < 100.0) {
@@ -195,6 +251,8 @@ pub async fn watch(a: WatchArgs) -> Result<i32> {
     }
     let attribute = Attribute {
         key: a.version_attribute.clone(),
+        expected: a.expected_attribute.clone(),
+        feedback: a.feedback_attribute.clone(),
     };
     let traffic = sessions(&r, &read, a.stage, &attribute);
     let mut report = decide(
@@ -215,6 +273,7 @@ pub async fn watch(a: WatchArgs) -> Result<i32> {
     let text = match a.format {
         WatchFormat::Terminal => render::terminal(&report),
         WatchFormat::Markdown => render::markdown(&report),
+        WatchFormat::Html => render::html(&report),
         WatchFormat::Json => {
             let mut s = serde_json::to_string_pretty(&report)
                 .map_err(|e| Error::Usage(format!("the report as JSON: {e}")))?;
@@ -224,6 +283,22 @@ pub async fn watch(a: WatchArgs) -> Result<i32> {
         }
     };
     let text = crate::http::secret::mask_held(&text);
+    if let Some(path) = &a.aliases {
+        // The bundled model: a few names to embed, no network, nothing to configure.
+        let embedder = crate::embed::MiniLm::new();
+        let map = crate::canary::aliases::map(&r, &traffic.invented, &embedder).await?;
+        output::write(path, &crate::http::secret::mask_held(&map.render()))?;
+        console.note(&format!(
+            "{}: {} tool alias(es), {} parameter alias(es), {} refused",
+            path.display(),
+            map.tools.len(),
+            map.parameters.len(),
+            map.refused.len()
+        ));
+    }
     output::deliver(a.output.as_deref(), &text, &console)?;
+    if a.github {
+        publish(&report, &console);
+    }
     Ok(report.decision.exit_code())
 }

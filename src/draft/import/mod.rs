@@ -17,6 +17,7 @@
 mod anthropic;
 mod openai;
 mod otel;
+mod posthog;
 
 use std::collections::BTreeMap;
 
@@ -35,15 +36,22 @@ pub enum LogFormat {
     Openai,
     Anthropic,
     Otel,
+    Posthog,
 }
 
 impl Choice for LogFormat {
-    const ALL: &'static [LogFormat] = &[LogFormat::Openai, LogFormat::Anthropic, LogFormat::Otel];
+    const ALL: &'static [LogFormat] = &[
+        LogFormat::Openai,
+        LogFormat::Anthropic,
+        LogFormat::Otel,
+        LogFormat::Posthog,
+    ];
     fn name(self) -> &'static str {
         match self {
             LogFormat::Openai => "openai",
             LogFormat::Anthropic => "anthropic",
             LogFormat::Otel => "otel",
+            LogFormat::Posthog => "posthog",
         }
     }
     fn help(self) -> &'static str {
@@ -56,6 +64,9 @@ impl Choice for LogFormat {
             }
             LogFormat::Otel => {
                 "OpenTelemetry GenAI spans, OTLP/JSON (a document or one export per line)"
+            }
+            LogFormat::Posthog => {
+                "PostHog MCP analytics $mcp_tool_call events (JSON, JSON lines or CSV; server-side: for watch, no prompts to import)"
             }
         }
     }
@@ -105,14 +116,32 @@ pub struct Context {
     pub attributes: serde_json::Map<String, Value>,
 }
 
-/// One tool execution (an OTel `execute_tool` span): which tool, whether it failed.
+/// One tool execution seen by the tool's side: an OTel `execute_tool` span (the call itself is
+/// on its chat span), or a PostHog `$mcp_tool_call` event (a server-side log: the call, with no
+/// prompt and no offered tools).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolRun {
     pub at: String,
     pub name: String,
-    /// The span's status is an error, or it has an `error.type`.
+    /// The span's status is an error or it has an `error.type`; `$mcp_is_error`.
     pub error: bool,
+    /// The record is the call itself (PostHog), not only its execution (OTel).
+    pub call: bool,
+    /// The arguments, when logged as an object.
+    pub arguments: Option<serde_json::Map<String, Value>>,
+    /// The tool's description as the record logged it (PostHog clips it to 512 characters).
+    pub description: Option<String>,
     pub context: Context,
+}
+
+/// What a reader made of a tool execution record.
+#[derive(Debug, Clone, PartialEq)]
+struct Run {
+    name: String,
+    error: bool,
+    call: bool,
+    arguments: Option<serde_json::Map<String, Value>>,
+    description: Option<String>,
 }
 
 /// The names in a `tools` list: `{name}` (Anthropic, MCP, OTel) or `{type: function, function:
@@ -138,6 +167,20 @@ fn context(fmt: LogFormat, record: &Value, pointer: &str) -> Context {
             .pointer(pointer)
             .map(otel::context)
             .unwrap_or_default(),
+        LogFormat::Posthog => {
+            let event = record.pointer(pointer).unwrap_or(record);
+            let props = posthog::properties(event).unwrap_or_default();
+            Context {
+                session: props
+                    .get("$session_id")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                    .map(String::from),
+                time: event.get("timestamp").and_then(seconds),
+                definitions: None,
+                attributes: props,
+            }
+        }
         LogFormat::Openai | LogFormat::Anthropic => {
             let request = ["request", "body", "params"]
                 .iter()
@@ -155,7 +198,7 @@ fn context(fmt: LogFormat, record: &Value, pointer: &str) -> Context {
                 .or_else(|| text(request.get("user")));
             let time = record
                 .get("timestamp")
-                .and_then(Value::as_f64)
+                .and_then(seconds)
                 .or_else(|| record.pointer("/response/created").and_then(Value::as_f64));
             Context {
                 session,
@@ -167,10 +210,22 @@ fn context(fmt: LogFormat, record: &Value, pointer: &str) -> Context {
     }
 }
 
+/// Seconds since the epoch: a number, or an RFC 3339 time.
+fn seconds(v: &Value) -> Option<f64> {
+    match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => chrono::DateTime::parse_from_rfc3339(s)
+            .ok()
+            .map(|t| t.timestamp_millis() as f64 / 1000.0),
+        _ => None,
+    }
+}
+
 /// The tools offered by the request at `pointer` of `record`, in `fmt`'s shape.
 fn offered(fmt: LogFormat, record: &Value, pointer: &str) -> Option<Vec<String>> {
     match fmt {
         LogFormat::Otel => otel::offered(record.pointer(pointer)?),
+        LogFormat::Posthog => None,
         LogFormat::Openai | LogFormat::Anthropic => {
             let request = ["request", "body", "params"]
                 .iter()
@@ -220,8 +275,8 @@ enum Got {
     Request(String, Vec<Turn>),
     /// A batch output line: the answer's calls, or why there is none.
     Response(String, Result<Vec<Call>, String>),
-    /// A tool execution (name, failed), which makes no case: why, for `suite import`.
-    Ran(String, bool, String),
+    /// A tool execution, which makes no case: why, for `suite import`.
+    Ran(Run, String),
 }
 
 /// A reader of one format: each record to what it holds, each with the JSON pointer inside the
@@ -233,18 +288,25 @@ fn reader(f: LogFormat) -> ReadRecord {
         LogFormat::Openai => openai::record,
         LogFormat::Anthropic => anthropic::record,
         LogFormat::Otel => otel::record,
+        LogFormat::Posthog => posthog::record,
     }
 }
 
 /// Which format a record is in, when it says.
 fn detect(v: &Value) -> Option<LogFormat> {
-    [LogFormat::Otel, LogFormat::Anthropic, LogFormat::Openai]
-        .into_iter()
-        .find(|f| match f {
-            LogFormat::Otel => otel::looks_like(v),
-            LogFormat::Anthropic => anthropic::looks_like(v),
-            LogFormat::Openai => openai::looks_like(v),
-        })
+    [
+        LogFormat::Posthog,
+        LogFormat::Otel,
+        LogFormat::Anthropic,
+        LogFormat::Openai,
+    ]
+    .into_iter()
+    .find(|f| match f {
+        LogFormat::Posthog => posthog::looks_like(v),
+        LogFormat::Otel => otel::looks_like(v),
+        LogFormat::Anthropic => anthropic::looks_like(v),
+        LogFormat::Openai => openai::looks_like(v),
+    })
 }
 
 /// Everything read from a set of log files.
@@ -390,6 +452,21 @@ impl Reader {
 
     /// One file's whole text: JSON lines, or one JSON document.
     pub fn text(&mut self, label: &str, text: &str) {
+        if matches!(self.format, None | Some(LogFormat::Posthog))
+            && let Some(rows) = posthog::csv_rows(text)
+        {
+            self.out
+                .formats
+                .push((label.to_string(), Some(LogFormat::Posthog)));
+            for (line, row) in rows {
+                let rec = match row {
+                    Ok(v) => Rec::Value(v),
+                    Err(e) => Rec::Bad(e),
+                };
+                self.record(Some(LogFormat::Posthog), format!("{label}:{line}"), rec);
+            }
+            return;
+        }
         let recs = records(label, text);
         let fmt = self
             .format
@@ -480,11 +557,14 @@ impl Reader {
                     Err(why) => self.out.skipped.push((at, why)),
                 },
                 Got::Skip(why) => self.out.skipped.push((at, why)),
-                Got::Ran(name, error, why) => {
+                Got::Ran(run, why) => {
                     self.out.tool_runs.push(ToolRun {
                         at: at.clone(),
-                        name,
-                        error,
+                        name: run.name,
+                        error: run.error,
+                        call: run.call,
+                        arguments: run.arguments,
+                        description: run.description,
                         context: context(fmt, &v, &pointer),
                     });
                     self.out.skipped.push((at, why));

@@ -10,7 +10,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{Call, Got, Turn, arguments, openai};
+use super::{Call, Got, Run, Turn, arguments, openai};
 use crate::tools::json_kind;
 
 const CHAT_OPERATIONS: [&str; 3] = ["chat", "text_completion", "generate_content"];
@@ -105,7 +105,14 @@ fn span(sp: &Value) -> Result<Got, String> {
             let failed = matches!(status, Some(Value::Number(n)) if n.as_u64() == Some(2))
                 || matches!(status, Some(Value::String(s)) if s == "STATUS_CODE_ERROR" || s == "ERROR")
                 || attrs.contains_key("error.type");
-            return Ok(Got::Ran(tool.to_string(), failed, why));
+            let run = Run {
+                name: tool.to_string(),
+                error: failed,
+                call: false,
+                arguments: None,
+                description: None,
+            };
+            return Ok(Got::Ran(run, why));
         }
         Some(op) if !CHAT_OPERATIONS.contains(&op) => {
             return Ok(Got::Skip(format!(
@@ -368,7 +375,7 @@ mod tests {
         assert_eq!(turns[0].text, "Cancel order 17");
         assert_eq!(calls[0].name, "cancel_order");
         assert!(
-            matches!(&got[1].1, Got::Ran(_, _, w) | Got::Skip(w) if w.contains("\"execute_tool\", not a chat"))
+            matches!(&got[1].1, Got::Ran(_, w) | Got::Skip(w) if w.contains("\"execute_tool\", not a chat"))
         );
         assert!(matches!(&got[2].1, Got::Skip(w) if w.contains("not a GenAI chat span")));
     }
@@ -387,13 +394,13 @@ mod tests {
         assert_eq!(context(&conv).session.as_deref(), Some("c-9"));
         let failed = json!({"spanId": "s2", "name": "execute_tool a", "status": {"code": 2},
             "attributes": [attr("gen_ai.operation.name", "execute_tool"), attr("gen_ai.tool.name", "a")]});
-        assert!(matches!(span(&failed).unwrap(), Got::Ran(n, true, _) if n == "a"));
+        assert!(matches!(span(&failed).unwrap(), Got::Ran(r, _) if r.name == "a" && r.error));
         let typed = json!({"spanId": "s3", "name": "execute_tool a",
             "attributes": [attr("gen_ai.operation.name", "execute_tool"), attr("gen_ai.tool.name", "a"), attr("error.type", "timeout")]});
-        assert!(matches!(span(&typed).unwrap(), Got::Ran(_, true, _)));
+        assert!(matches!(span(&typed).unwrap(), Got::Ran(r, _) if r.error));
         let ok = json!({"spanId": "s4", "name": "execute_tool a", "status": {"code": "STATUS_CODE_OK"},
             "attributes": [attr("gen_ai.operation.name", "execute_tool"), attr("gen_ai.tool.name", "a")]});
-        assert!(matches!(span(&ok).unwrap(), Got::Ran(_, false, _)));
+        assert!(matches!(span(&ok).unwrap(), Got::Ran(r, _) if !r.error));
         let nameless = json!({"spanId": "s5", "name": "execute_tool",
             "attributes": [attr("gen_ai.operation.name", "execute_tool")]});
         assert!(

@@ -303,6 +303,73 @@ pub fn cosine_strip(title: &str, rows: &[Moved], floor: f64) -> String {
     })
 }
 
+/// One look of a confidence sequence: after `x` sessions, the interval `[low, high]`.
+pub struct Band {
+    pub x: f64,
+    pub low: f64,
+    pub high: f64,
+}
+
+/// A confidence sequence over the traffic: the band of head's rate over base's after each look,
+/// on a log scale, with the no-change line (1) and the margin's lines.
+pub fn sequence(title: &str, looks: &[Band], margin: f64) -> String {
+    let x_max = looks.last().map_or(1.0, |l| l.x.max(1.0));
+    let (lo, hi) = looks
+        .iter()
+        .fold((1.0f64 / (1.0 + margin), 1.0 + margin), |(a, b), l| {
+            (a.min(l.low), b.max(l.high))
+        });
+    let (lo, hi) = ((lo.max(1.0 / 64.0) * 0.9).ln(), (hi.min(64.0) * 1.1).ln());
+    svg(760, 360, |root| {
+        let Ok(mut c) = ChartBuilder::on(root)
+            .caption(cell(title, 90), (FONT, 17))
+            .margin(12)
+            .x_label_area_size(44)
+            .y_label_area_size(60)
+            .build_cartesian_2d(0.0..x_max, lo..hi)
+        else {
+            return;
+        };
+        let _ = c
+            .configure_mesh()
+            .x_desc("sessions")
+            .y_desc("head / base (log scale)")
+            .y_label_formatter(&|v| format!("{:.2}", v.exp()))
+            .label_style((FONT, 13))
+            .axis_desc_style((FONT, 14))
+            .draw();
+        let band: Vec<(f64, f64)> = looks
+            .iter()
+            .map(|l| (l.x, l.high.ln().clamp(lo, hi)))
+            .chain(looks.iter().rev().map(|l| (l.x, l.low.ln().clamp(lo, hi))))
+            .collect();
+        let _ = c.draw_series(std::iter::once(Polygon::new(band, HEAD.mix(0.25).filled())));
+        for (y, color) in [
+            (1.0f64, INK),
+            (1.0 + margin, BETTER),
+            (1.0 / (1.0 + margin), BETTER),
+        ] {
+            let _ = c.draw_series(std::iter::once(PathElement::new(
+                vec![(0.0, y.ln()), (x_max, y.ln())],
+                color.stroke_width(1),
+            )));
+        }
+        // A band that leaves the no-change line is a moved metric.
+        let _ = c.draw_series(
+            looks
+                .iter()
+                .filter(|l| l.low > 1.0 || l.high < 1.0)
+                .map(|l| {
+                    Circle::new(
+                        (l.x, ((l.low * l.high).sqrt()).ln().clamp(lo, hi)),
+                        3,
+                        WORSE.filled(),
+                    )
+                }),
+        );
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

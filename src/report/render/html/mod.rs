@@ -4,7 +4,7 @@
 //! (`chart`). Every piece of tool text goes through `escape::html`, which shows hidden characters
 //! and writes markup characters as entities, so a description can open no tag and run nothing.
 
-mod chart;
+pub mod chart;
 pub mod stress;
 
 use std::collections::{BTreeMap, BTreeSet};
