@@ -3,9 +3,11 @@
 //! bucketed by the rollout's own rule each send one of those prompts and get that model's answer
 //! for the definitions their bucket serves; the log is written as OpenTelemetry GenAI spans with
 //! the definitions served, and `driftgate watch` reads it stage by stage (1 %, 10 %, 50 %). The
-//! README's regression must come out `rollback` at the stage where the evidence suffices; a head
-//! the model sees unchanged (an annotation edit) must not. Runs only when `DRIFTGATE_LLAMA_URL`
-//! is set (`.ci/llama.sh start`).
+//! watch must roll back exactly when the model routes some prompt differently at head: the
+//! README's head (this model routes all 20 prompts as before: no rollback), a head with the
+//! sibling's purpose swapped in (it moves one: rollback), and a head the model sees unchanged
+//! (an annotation edit: no rollback). Runs only when `DRIFTGATE_LLAMA_URL` is set
+//! (`.ci/llama.sh start`).
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -38,21 +40,45 @@ fn tools(path: &str) -> ToolSet {
     driftgate::source::parse_text(&text, path).unwrap().0
 }
 
+/// The model's answers, by the served form of the definitions and the prompt: a head the model
+/// sees as base is answered as base was (temperature 0, one seed), not asked again.
+type Memo = BTreeMap<(String, String), Option<String>>;
+
+/// What the model is shown of a tool set, as one key.
+fn served(set: &ToolSet) -> String {
+    set.tools
+        .iter()
+        .map(|t| driftgate::canary::rollout::served_hash(&t.to_value()).unwrap_or_default())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
 /// The model's tool for each prompt, given these definitions (`None`: no call).
 async fn answers(
     router: &ProviderRouter,
     set: &ToolSet,
     prompts: &[String],
+    memo: &mut Memo,
 ) -> Vec<Option<String>> {
+    let key = served(set);
     let mut out = Vec::new();
-    for p in prompts {
+    for (k, p) in prompts.iter().enumerate() {
+        if let Some(a) = memo.get(&(key.clone(), p.clone())) {
+            out.push(a.clone());
+            continue;
+        }
+        // Clients list a server's tools in their own order: each prompt is asked with one of
+        // four rotations of the list (as `check` replays), the same at both sides.
+        let mut offered = set.tools.clone();
+        let by = (k % 4) * offered.len() / 4;
+        offered.rotate_left(by);
         let req = RouteRequest {
             system: SYSTEM.into(),
             messages: vec![Message {
                 role: "user".into(),
                 content: p.clone(),
             }],
-            tools: set.tools.clone(),
+            tools: offered,
             shared_tools: 0,
             tool_choice: ToolChoice::Required,
             sampling: Sampling {
@@ -63,11 +89,12 @@ async fn answers(
             repeat: 0,
         };
         let r = with_retry(&RetryPolicy::default(), || router.route(&req)).await;
-        let answer = r.result.map(|r| r.answer);
-        out.push(match answer {
+        let answer = match r.result.map(|r| r.answer) {
             Ok(Answer::Call { name, .. }) => Some(name),
             _ => None,
-        });
+        };
+        memo.insert((key.clone(), p.clone()), answer.clone());
+        out.push(answer);
     }
     out
 }
@@ -117,7 +144,8 @@ async fn rollout(
     router: &ProviderRouter,
     head_rel: &str,
     dir: &std::path::Path,
-) -> (Option<f64>, String) {
+    memo: &mut Memo,
+) -> Outcome {
     let base = tools("examples/calendar/tools.base.json");
     let head = tools(head_rel);
     let r = Rollout::plan(&base, &head, &[1.0, 10.0, 50.0, 100.0], None).unwrap();
@@ -125,15 +153,29 @@ async fn rollout(
     std::fs::write(&rollout, r.render()).unwrap();
     let suite = driftgate::suite::load(std::path::Path::new(&repo("examples/calendar/suite.yaml")))
         .unwrap();
-    let prompts: Vec<String> = suite.cases.iter().map(|c| c.prompt.clone()).collect();
+    // The scheduling prompts and their nearest neighbours' (where the change can move calls).
+    let near = ["sched-", "resch-", "slots-", "cancel-"];
+    let prompts: Vec<String> = suite
+        .cases
+        .iter()
+        .filter(|c| near.iter().any(|p| c.id.starts_with(p)))
+        .map(|c| c.prompt.clone())
+        .collect();
     let mut by_arm = BTreeMap::new();
-    by_arm.insert(Arm::Base, answers(router, &base, &prompts).await);
-    by_arm.insert(Arm::Head, answers(router, &head, &prompts).await);
+    by_arm.insert(Arm::Base, answers(router, &base, &prompts, memo).await);
+    by_arm.insert(Arm::Head, answers(router, &head, &prompts, memo).await);
     let differ = (0..prompts.len())
         .filter(|&k| by_arm[&Arm::Base][k] != by_arm[&Arm::Head][k])
         .count();
+    let to = |arm: Arm| {
+        by_arm[&arm]
+            .iter()
+            .filter(|a| a.as_deref() == Some("schedule_appointment"))
+            .count()
+    };
+    let (b, h) = (to(Arm::Base), to(Arm::Head));
     eprintln!(
-        "{head_rel}: the model answers {differ} of {} prompts differently at head",
+        "{head_rel}: the model answers {differ} of {} prompts differently at head; {b} reach schedule_appointment at base, {h} at head",
         prompts.len()
     );
     let mut rng = ChaCha8Rng::seed_from_u64(5);
@@ -171,15 +213,57 @@ async fn rollout(
         assert_eq!(a["against_bucket"], 0, "{rep:#}");
         if rep["decision"] == "rollback" {
             assert_eq!(out.status.code(), Some(1));
-            return (Some(stage), last);
+            return Outcome {
+                stage: Some(stage),
+                last,
+                base: b,
+                head: h,
+                differ,
+            };
         }
         assert_ne!(rep["decision"], "incomplete", "{rep:#}");
     }
-    (None, last)
+    Outcome {
+        stage: None,
+        last,
+        base: b,
+        head: h,
+        differ,
+    }
+}
+
+/// How a rollout went: the stage it rolled back at, the last reason, and how many prompts the
+/// model sent to the changed tool at base and at head.
+struct Outcome {
+    stage: Option<f64>,
+    last: String,
+    base: usize,
+    head: usize,
+    /// Prompts the model answered differently at head.
+    differ: usize,
+}
+
+impl Outcome {
+    /// The watch decided by what the model did: it rolls back by the 50 % stage exactly when
+    /// the model routed some prompt differently at head.
+    fn judged_by_behaviour(&self, what: &str) {
+        match (self.differ, self.stage) {
+            (0, None) => {}
+            (0, Some(s)) => panic!(
+                "{what}: rolled back at {s} % though the model routed every prompt as before: {}",
+                self.last
+            ),
+            (_, Some(_)) => {}
+            (d, None) => panic!(
+                "{what}: the model routed {d} prompt(s) differently (schedule_appointment {} -> {}) and the watch never rolled back: {}",
+                self.base, self.head, self.last
+            ),
+        }
+    }
 }
 
 #[tokio::test]
-async fn a_rollout_answered_by_a_real_model_rolls_back_the_regression_only() {
+async fn a_rollout_answered_by_a_real_model_rolls_back_exactly_when_its_routing_moves() {
     let Ok(url) = std::env::var("DRIFTGATE_LLAMA_URL") else {
         eprintln!(
             "skipped: DRIFTGATE_LLAMA_URL is not set (start a server with .ci/llama.sh start)"
@@ -191,8 +275,35 @@ async fn a_rollout_answered_by_a_real_model_rolls_back_the_regression_only() {
         ProviderRouter::openai(Some(&base), "local", None, Duration::from_secs(300)).unwrap();
     let dir = tempfile::tempdir().unwrap();
     // The README's regression.
-    let (stage, why) = rollout(&router, "examples/calendar/tools.head.json", dir.path()).await;
-    assert!(stage.is_some(), "the regression never rolled back: {why}");
+    let mut memo = Memo::new();
+    let o = rollout(
+        &router,
+        "examples/calendar/tools.head.json",
+        dir.path(),
+        &mut memo,
+    )
+    .await;
+    // Judged by what the model did, not by the diff (the offline router's regression may not
+    // be this model's).
+    o.judged_by_behaviour("README head");
+    // A harsher edit the small model may notice: the sibling's purpose swapped into
+    // `schedule_appointment`'s description (the edit benchmark's "purpose swapped" kind).
+    let mut v: Value = serde_json::from_str(
+        &std::fs::read_to_string(repo("examples/calendar/tools.base.json")).unwrap(),
+    )
+    .unwrap();
+    let sibling = v["tools"][1]["description"].clone();
+    v["tools"][0]["description"] = sibling;
+    let swapped = dir.path().join("tools.swapped.json");
+    std::fs::write(&swapped, v.to_string()).unwrap();
+    let sub = dir.path().join("swapped");
+    std::fs::create_dir_all(&sub).unwrap();
+    let o = rollout(&router, swapped.to_str().unwrap(), &sub, &mut memo).await;
+    o.judged_by_behaviour("purpose swapped");
+    assert!(
+        o.differ > 0,
+        "the swap moved none of the model's answers: the rollback branch went untested"
+    );
     // A head the model sees unchanged: base with an annotation added (not in what is served).
     let mut v: Value = serde_json::from_str(
         &std::fs::read_to_string(repo("examples/calendar/tools.base.json")).unwrap(),
@@ -203,6 +314,7 @@ async fn a_rollout_answered_by_a_real_model_rolls_back_the_regression_only() {
     std::fs::write(&same, v.to_string()).unwrap();
     let sub = dir.path().join("same");
     std::fs::create_dir_all(&sub).unwrap();
-    let (stage, why) = rollout(&router, same.to_str().unwrap(), &sub).await;
-    assert!(stage.is_none(), "an unchanged head rolled back: {why}");
+    let o = rollout(&router, same.to_str().unwrap(), &sub, &mut memo).await;
+    assert_eq!(o.differ, 0);
+    o.judged_by_behaviour("annotation only");
 }
