@@ -116,3 +116,80 @@ fn ours_and_the_reference_agree_on_the_same_streams() {
         assert!(mo / mr < 1.5 && mr / mo < 1.5, "medians {mo} vs {mr}");
     }
 }
+
+/// The docs' bucket-rule test vectors: (salt, session, u).
+fn doc_vectors() -> (String, Vec<(String, String, String)>) {
+    let doc =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/canary.md")).unwrap();
+    let vectors = doc
+        .lines()
+        .filter(|l| l.starts_with("| `"))
+        .filter_map(|l| {
+            let c: Vec<&str> = l.split('|').map(|c| c.trim().trim_matches('`')).collect();
+            c[3].parse::<f64>()
+                .ok()
+                .map(|_| (c[1].to_string(), c[2].to_string(), c[3].to_string()))
+        })
+        .collect();
+    (doc, vectors)
+}
+
+/// The fenced block of `lang` in the docs' bucket-rule section.
+fn snippet(doc: &str, lang: &str) -> String {
+    let fence = format!("```{lang}\n");
+    let start = doc.find(&fence).unwrap() + fence.len();
+    let len = doc[start..].find("\n```").unwrap();
+    doc[start..start + len].to_string()
+}
+
+/// The reference snippets a server copies compute the docs' test vectors: Python (with the
+/// reference's interpreter) and TypeScript (types stripped, on node) — run, not read.
+#[test]
+fn the_docs_snippets_compute_the_docs_vectors() {
+    let Ok(python) = std::env::var("DRIFTGATE_EXPECTATION_PYTHON") else {
+        eprintln!("DRIFTGATE_EXPECTATION_PYTHON unset: skipped (CI sets it)");
+        return;
+    };
+    let (doc, vectors) = doc_vectors();
+    assert!(vectors.len() >= 4);
+    let mut py = snippet(&doc, "python");
+    let mut ts = snippet(&doc, "typescript")
+        .replace("export function", "function")
+        .replace("export const", "const")
+        .replace(
+            "import { createHash } from \"node:crypto\";",
+            "const { createHash } = require(\"node:crypto\");",
+        )
+        .replace(": string", "")
+        .replace(": number", "")
+        .replace("): number {", ") {");
+    for (salt, session, _) in &vectors {
+        py.push_str(&format!(
+            "\nprint(f\"{{bucket({salt:?}, {session:?}):.12f}}\")"
+        ));
+        ts.push_str(&format!(
+            "\nconsole.log(bucket({salt:?}, {session:?}).toFixed(12));"
+        ));
+    }
+    let want: Vec<&str> = vectors.iter().map(|v| v.2.as_str()).collect();
+    let out = Command::new(&python).args(["-c", &py]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let got = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(got.lines().collect::<Vec<_>>(), want, "python snippet");
+    match Command::new("node").args(["-e", &ts]).output() {
+        Ok(out) => {
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let got = String::from_utf8(out.stdout).unwrap();
+            assert_eq!(got.lines().collect::<Vec<_>>(), want, "typescript snippet");
+        }
+        Err(e) => panic!("node is needed to run the TypeScript snippet: {e}"),
+    }
+}

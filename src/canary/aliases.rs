@@ -48,9 +48,13 @@ fn fold(s: &str) -> String {
 }
 
 impl Meaning {
-    /// Embed what `invented` holds and every real name it could mean, at head's definitions.
-    pub async fn of(r: &Rollout, invented: &Invented, embedder: &dyn Embedder) -> Result<Meaning> {
-        let head = r.side(Arm::Head);
+    /// Embed what `invented` holds and every real name it could mean, among `head`'s
+    /// definitions (name → definition).
+    pub async fn of(
+        head: &BTreeMap<&str, &Value>,
+        invented: &Invented,
+        embedder: &dyn Embedder,
+    ) -> Result<Meaning> {
         let tool_text: BTreeMap<String, String> = head
             .iter()
             .map(|(n, d)| {
@@ -152,9 +156,20 @@ impl Nearness for Meaning {
 /// (what agents will be served once the rollout completes); no alias may be a tool name of
 /// either side.
 pub async fn map(r: &Rollout, invented: &Invented, embedder: &dyn Embedder) -> Result<AliasMap> {
-    let schemas: BTreeMap<String, Vec<String>> = r
-        .side(Arm::Head)
-        .into_iter()
+    let all: BTreeSet<String> = r.sets.values().flatten().cloned().collect();
+    map_for(&r.side(Arm::Head), &all, invented, embedder).await
+}
+
+/// The alias map against `head`'s definitions (name → definition); `all_names`, every tool name
+/// of any version, are never aliases.
+pub async fn map_for(
+    head: &BTreeMap<&str, &Value>,
+    all_names: &BTreeSet<String>,
+    invented: &Invented,
+    embedder: &dyn Embedder,
+) -> Result<AliasMap> {
+    let schemas: BTreeMap<String, Vec<String>> = head
+        .iter()
         .map(|(name, def)| {
             let params = def
                 .pointer("/inputSchema/properties")
@@ -164,7 +179,56 @@ pub async fn map(r: &Rollout, invented: &Invented, embedder: &dyn Embedder) -> R
             (name.to_string(), params)
         })
         .collect();
-    let all: BTreeSet<String> = r.sets.values().flatten().cloned().collect();
-    let near = Meaning::of(r, invented, embedder).await?;
-    Ok(AliasMap::build(invented, &schemas, &all, &near))
+    let near = Meaning::of(head, invented, embedder).await?;
+    Ok(AliasMap::build(invented, &schemas, all_names, &near))
+}
+
+/// The invented name in a confusion's choice (`replay::judge::Outcome::choice`: "NAME (not
+/// offered…)"); MCP names hold no space, so the name is all before it.
+fn not_offered(chosen: &str) -> Option<&str> {
+    chosen.split_once(" (not offered").map(|(name, _)| name)
+}
+
+/// What a `check` replay invented at head: tool names it called that were not offered (the
+/// confusions' "NAME (not offered…)") and parameter names per tool, counted.
+pub fn invented_in(routing: &crate::replay::compare::Routing) -> Invented {
+    let mut inv = Invented::default();
+    for c in &routing.head_confusions {
+        if let Some(name) = not_offered(&c.chosen) {
+            *inv.tools.entry(name.to_string()).or_default() += u64::from(c.count);
+        }
+    }
+    for i in routing.calls.iter().flat_map(|c| &c.invented) {
+        if i.head > 0 {
+            inv.parameters
+                .insert((i.tool.clone(), i.name.clone()), i.head);
+        }
+    }
+    inv
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::replay::judge::Outcome;
+
+    #[test]
+    fn an_invented_name_is_read_back_from_the_choice_the_replay_records() {
+        let o = Outcome::Hallucinated {
+            name: "book_slot".into(),
+            nearest: Some("schedule_appointment".into()),
+        };
+        assert_eq!(not_offered(&o.choice()), Some("book_slot"));
+        let o = Outcome::Hallucinated {
+            name: "x".into(),
+            nearest: None,
+        };
+        assert_eq!(not_offered(&o.choice()), Some("x"));
+        assert_eq!(not_offered("schedule_appointment"), None);
+        assert_eq!(first_sentence("Book a slot. Then more."), "Book a slot.");
+        assert_eq!(
+            described("startTime", Some("When. Local.")),
+            "start time: When."
+        );
+    }
 }

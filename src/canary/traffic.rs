@@ -149,22 +149,31 @@ fn arm_by_definitions(served: &Served, defs: &[Value]) -> Result<Option<Arm>, ()
     }
 }
 
-fn arm_by_attribute(r: &Rollout, attrs: &Map<String, Value>, key: &str) -> Option<Arm> {
-    let v = attrs.get(key)?.as_str()?;
+/// The arm the attribute names: `Ok(None)` when the record does not carry it, `Err` when it
+/// names a version the rollout does not have (another version served: never guessed).
+fn arm_by_attribute(r: &Rollout, attrs: &Map<String, Value>, key: &str) -> Result<Option<Arm>, ()> {
+    let Some(v) = attrs.get(key) else {
+        return Ok(None);
+    };
+    let v = v.as_str().ok_or(())?;
     match v {
-        "base" => return Some(Arm::Base),
-        "head" => return Some(Arm::Head),
+        "base" => return Ok(Some(Arm::Base)),
+        "head" => return Ok(Some(Arm::Head)),
         _ => {}
     }
-    r.changes.values().find_map(|c| {
-        if c.base.as_deref() == Some(v) {
-            Some(Arm::Base)
-        } else if c.head.as_deref() == Some(v) {
-            Some(Arm::Head)
-        } else {
-            None
-        }
-    })
+    r.changes
+        .values()
+        .find_map(|c| {
+            if c.base.as_deref() == Some(v) {
+                Some(Arm::Base)
+            } else if c.head.as_deref() == Some(v) {
+                Some(Arm::Head)
+            } else {
+                None
+            }
+        })
+        .map(Some)
+        .ok_or(())
 }
 
 /// The served-form hash of each changed tool at each side (`None`: not served there).
@@ -225,11 +234,21 @@ fn attribute_one(
         }
         _ => None,
     };
-    let arm = arm.or_else(|| {
-        let a = arm_by_attribute(r, &ctx.attributes, attribute.key.as_deref()?)?;
-        at.by_attribute += 1;
-        Some(a)
-    });
+    let named = match (arm, attribute.key.as_deref()) {
+        (None, Some(key)) => arm_by_attribute(r, &ctx.attributes, key),
+        _ => Ok(None),
+    };
+    let arm = match named {
+        Err(()) => {
+            at.unknown_version += 1;
+            return None;
+        }
+        Ok(Some(a)) => {
+            at.by_attribute += 1;
+            Some(a)
+        }
+        Ok(None) => arm,
+    };
     if let (Some(a), Some(s)) = (arm, &ctx.session)
         && r.arm(s, stage) != a
     {
@@ -638,5 +657,34 @@ mod tests {
         };
         let t = sessions(&r, &read, 50.0, &Attribute::default());
         assert!(!t.sessions[0].events.contains(&Event::Reask));
+    }
+
+    #[test]
+    fn a_named_attribute_attributes_and_a_version_it_does_not_know_is_counted_not_guessed() {
+        let r = rollout();
+        let with = |v: Value| {
+            let mut e = ex(Some("s"), vec![], None);
+            e.context.attributes.insert("v".into(), v);
+            e
+        };
+        let head = r.changes["schedule"].head.clone().unwrap();
+        let read = Read {
+            exchanges: vec![
+                with(json!(head)),
+                with(json!("base")),
+                with(json!("sha256:0000")),
+                with(json!(7)),
+            ],
+            ..Read::default()
+        };
+        let attr = Attribute {
+            key: Some("v".into()),
+            ..Attribute::default()
+        };
+        let t = sessions(&r, &read, 50.0, &attr);
+        let a = &t.attribution;
+        assert_eq!((a.by_attribute, a.unknown_version, a.by_bucket), (2, 2, 0));
+        // One session served both: left out.
+        assert_eq!(a.mixed_sessions, 1);
     }
 }

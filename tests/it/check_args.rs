@@ -419,3 +419,40 @@ fn expected_args_head_makes_impossible_are_named() {
         "{notes:#?}"
     );
 }
+
+/// `check --aliases`: the names the router invented at head go into the alias map, matched by
+/// meaning — `appointmentId` is `get_appointment`'s `appointment_id` — and nothing the schemas
+/// declare is ever an alias.
+#[test]
+fn check_writes_the_alias_map_of_what_head_invented() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("aliases.json");
+    let (run, _, _) = check_with(
+        "openai",
+        HEAD,
+        &["--aliases", path.to_str().unwrap()],
+        |req| answer(req, false),
+    );
+    assert_eq!(run.code, 1, "{}", run.dump());
+    let map: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let p = &map["parameters"][0];
+    assert_eq!(
+        (
+            p["tool"].as_str(),
+            p["alias"].as_str(),
+            p["parameter"].as_str()
+        ),
+        (
+            Some("get_appointment"),
+            Some("appointmentId"),
+            Some("appointment_id")
+        ),
+        "{map:#}"
+    );
+    assert!(map["matched_by"].as_str().unwrap().starts_with("meaning"));
+    assert!(
+        run.stderr.contains("1 parameter alias(es)"),
+        "{}",
+        run.stderr
+    );
+}

@@ -1117,9 +1117,23 @@ fn the_readme_canary_workflow_and_its_local_command_are_real() {
     for k in ["rollout", "stage", "logs"] {
         assert!(with.contains_key(Yaml::from(k)), "the example sets {k}");
     }
-    let cmd = readme_block("Try it locally on the shipped example", "sh");
-    let args: Vec<&str> = cmd.split_whitespace().skip(1).collect();
-    let run = cli::driftgate(&args).run();
-    assert_eq!(run.code, 1, "{}", run.dump());
-    assert!(run.stdout.starts_with("ROLLBACK"), "{}", run.stdout);
+    let block = readme_block("Try it locally on the shipped example", "sh");
+    let runs: Vec<_> = block
+        .lines()
+        .map(|l| cli::driftgate(l.split_whitespace().skip(1)).run())
+        .collect();
+    assert_eq!(runs.len(), 3);
+    // The plan is the shipped rollout file, byte for byte.
+    assert_eq!(runs[0].code, 0, "{}", runs[0].dump());
+    assert_eq!(
+        runs[0].stdout,
+        std::fs::read_to_string(fixture("examples/canary/rollout.json")).unwrap()
+    );
+    assert!(
+        runs[1].stdout.starts_with("base (bucket "),
+        "{}",
+        runs[1].dump()
+    );
+    assert_eq!(runs[2].code, 1, "{}", runs[2].dump());
+    assert!(runs[2].stdout.starts_with("ROLLBACK"), "{}", runs[2].stdout);
 }

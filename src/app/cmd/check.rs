@@ -44,6 +44,11 @@ pub struct CheckArgs {
     /// import`, not yet confirmed); the report says how many.
     #[arg(long)]
     pub allow_unreviewed: bool,
+    /// Also write the alias map of the names the router invented at head (tools it called that
+    /// were not offered, parameters the schemas do not declare) → the real ones, matched by
+    /// meaning (docs/canary.md, "Alias map").
+    #[arg(long, value_name = "FILE")]
+    pub aliases: Option<PathBuf>,
     /// Extra tools offered with every case (e.g. other servers' tools), so the realistic crowd is present.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pub distractors: Vec<String>,
@@ -274,8 +279,37 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
         return Ok(crate::error::exit::PASS);
     }
     let stats = inputs.embedder.clone();
+    let names: std::collections::BTreeSet<String> = [&inputs.base, &inputs.head]
+        .iter()
+        .flat_map(|l| l.tools.tools.iter().map(|t| t.name.clone()))
+        .collect();
+    let head_defs: Vec<serde_json::Value> = inputs
+        .head
+        .tools
+        .tools
+        .iter()
+        .map(|t| t.to_value())
+        .collect();
     let mut report = check::run(Command::Check, inputs, &console).await?;
     super::finish(&mut report, &policy, &cache);
+    if let (Some(path), Some(routing)) = (&k.aliases, &report.routing) {
+        let head: std::collections::BTreeMap<&str, &serde_json::Value> = head_defs
+            .iter()
+            .filter_map(|d| Some((d.get("name")?.as_str()?, d)))
+            .collect();
+        let invented = crate::canary::aliases::invented_in(routing);
+        let embedder = crate::embed::MiniLm::new();
+        let map = crate::canary::aliases::map_for(&head, &names, &invented, &embedder).await?;
+        crate::app::output::write(path, &crate::http::secret::mask_held(&map.render()))?;
+        use crate::console::Console as _;
+        console.note(&format!(
+            "{}: {} tool alias(es), {} parameter alias(es), {} refused",
+            path.display(),
+            map.tools.len(),
+            map.parameters.len(),
+            map.refused.len()
+        ));
+    }
     let code = super::deliver(report, &a.out, &a.github, &console).await;
     if k.verbose {
         use crate::console::Console as _;
