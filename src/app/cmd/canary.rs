@@ -179,6 +179,23 @@ fn bucket_of(a: BucketArgs) -> Result<i32> {
     Ok(exit::PASS)
 }
 
+/// The alias map to `path` (credentials masked), and a line saying what it holds.
+pub(crate) fn write_aliases(
+    path: &std::path::Path,
+    map: &crate::tools::alias::AliasMap,
+    console: &dyn Console,
+) -> Result<()> {
+    output::write(path, &crate::http::secret::mask_held(&map.render()))?;
+    console.note(&format!(
+        "{}: {} tool alias(es), {} parameter alias(es), {} refused",
+        path.display(),
+        map.tools.len(),
+        map.parameters.len(),
+        map.refused.len()
+    ));
+    Ok(())
+}
+
 /// The report onto the job summary and the decision into the step outputs; a file the runner
 /// gave that cannot be written is said, never a changed exit code.
 fn publish(report: &WatchReport, console: &dyn Console) {
@@ -287,14 +304,7 @@ pub async fn watch(a: WatchArgs) -> Result<i32> {
         // The bundled model: a few names to embed, no network, nothing to configure.
         let embedder = crate::embed::MiniLm::new();
         let map = crate::canary::aliases::map(&r, &traffic.invented, &embedder).await?;
-        output::write(path, &crate::http::secret::mask_held(&map.render()))?;
-        console.note(&format!(
-            "{}: {} tool alias(es), {} parameter alias(es), {} refused",
-            path.display(),
-            map.tools.len(),
-            map.parameters.len(),
-            map.refused.len()
-        ));
+        write_aliases(path, &map, &console)?;
     }
     output::deliver(a.output.as_deref(), &text, &console)?;
     if a.github {

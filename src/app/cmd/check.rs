@@ -300,15 +300,7 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
         let invented = crate::canary::aliases::invented_in(routing);
         let embedder = crate::embed::MiniLm::new();
         let map = crate::canary::aliases::map_for(&head, &names, &invented, &embedder).await?;
-        crate::app::output::write(path, &crate::http::secret::mask_held(&map.render()))?;
-        use crate::console::Console as _;
-        console.note(&format!(
-            "{}: {} tool alias(es), {} parameter alias(es), {} refused",
-            path.display(),
-            map.tools.len(),
-            map.parameters.len(),
-            map.refused.len()
-        ));
+        super::canary::write_aliases(path, &map, &console)?;
     }
     let code = super::deliver(report, &a.out, &a.github, &console).await;
     if k.verbose {
