@@ -338,7 +338,16 @@ pub fn watch(r: &Rollout, traffic: &Traffic, s: &Settings) -> WatchReport {
         .filter(|x| x.blocks)
         .map(|x| x.sessions_needed);
     let needed: Option<u64> = needed.clone().try_fold(0u64, |a, x| x.map(|x| a.max(x)));
-    let (decision, reason) = if n_base == 0 || n_head == 0 {
+    let at = &traffic.attribution;
+    let (decision, reason) = if traffic.sessions.is_empty() && at.unattributed > 0 {
+        (
+            Decision::Incomplete,
+            format!(
+                "incomplete: nothing in the logs says which version served each of the {} request(s) (no logged definitions, no --version-attribute, no session id); only time would, and before/after is confounded with everything else that changed: not judged",
+                at.unattributed
+            ),
+        )
+    } else if n_base == 0 || n_head == 0 {
         (
             Decision::Incomplete,
             format!(

@@ -438,6 +438,41 @@ fn bad_input_is_named_counted_or_refused() {
     defs["value"]["stringValue"] = json!(served.to_string());
     let (_, rep, _) = watch(dir.path(), &format!("{v}\n"), "50", &[]);
     assert_eq!(rep["attribution"]["unknown_version"], 1, "{rep:#}");
+    // Logs that say nothing about who was served (no definitions, attribute or session) are
+    // not judged by time: incomplete, said.
+    let anonymous: String = traffic(&r, 50.0, 40, &same, false, 13)
+        .lines()
+        .map(|l| {
+            let mut v: Value = serde_json::from_str(l).unwrap();
+            let attrs = v
+                .pointer_mut("/resourceSpans/0/scopeSpans/0/spans/0/attributes")
+                .unwrap()
+                .as_array_mut()
+                .unwrap();
+            attrs.retain(|a| a["key"] != "session.id");
+            format!("{v}\n")
+        })
+        .collect();
+    let (code, rep, _) = watch(dir.path(), &anonymous, "50", &[]);
+    assert_eq!(code, 3, "{rep:#}");
+    assert!(
+        rep["reason"]
+            .as_str()
+            .unwrap()
+            .contains("before/after is confounded")
+    );
+    // A span that is no chat (a tool execution without a tool name) is skipped and counted.
+    let mut with_span = traffic(&r, 50.0, 30, &same, false, 14);
+    with_span.push_str(&json!({"resourceSpans": [{"scopeSpans": [{"spans": [{"spanId": "x", "name": "execute_tool", "attributes": [attr("gen_ai.operation.name", json!("execute_tool"))]}]}]}]}).to_string());
+    with_span.push('\n');
+    let (_, rep, _) = watch(dir.path(), &with_span, "50", &[]);
+    assert!(
+        rep["notes"]
+            .to_string()
+            .contains("1 record(s) of 31 skipped as no exchange"),
+        "{}",
+        rep["notes"]
+    );
     // Stage 100 has no base to compare with; a rollout edited by hand is refused with where.
     let (code, _, err) = watch(dir.path(), &log, "100", &[]);
     assert_eq!(code, 2);

@@ -287,6 +287,15 @@ pub async fn watch(a: WatchArgs) -> Result<i32> {
             read.malformed.len()
         ));
     }
+    // Well-formed records that are neither an answer nor a call (tool executions are read for
+    // their errors and counted here too): counted, with the first reason.
+    if let Some((at, why)) = read.skipped.first() {
+        report.notes.push(format!(
+            "{} record(s) of {} skipped as no exchange; the first: {at}: {why}",
+            read.skipped.len(),
+            read.records
+        ));
+    }
     let text = match a.format {
         WatchFormat::Terminal => render::terminal(&report),
         WatchFormat::Markdown => render::markdown(&report),
