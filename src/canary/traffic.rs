@@ -324,14 +324,13 @@ impl<'a> Item<'a> {
 
 /// What one session's records, served `arm`, did at least once.
 fn events_of(
-    r: &Rollout,
+    side: &BTreeMap<&str, &Value>,
     checkers: &Checkers,
     arm: Arm,
     items: &[Item],
     attribute: &Attribute,
     invented: &mut Invented,
 ) -> BTreeSet<Event> {
-    let side = r.side(arm);
     let mut events = BTreeSet::new();
     let mut earlier: Vec<Earlier> = Vec::new();
     for (k, item) in items.iter().enumerate() {
@@ -441,6 +440,8 @@ fn arm_by_description(served: &Served, run: &ToolRun) -> Result<Option<Arm>, ()>
 pub fn sessions(r: &Rollout, read: &Read, stage: f64, attribute: &Attribute) -> Traffic {
     let served = Served::of(r);
     let checkers = checkers(r);
+    // What each arm serves, read once (not per session).
+    let sides = [r.side(Arm::Base), r.side(Arm::Head)];
     let mut at = Attribution::default();
     let mut by_session: BTreeMap<String, Gathered> = BTreeMap::new();
     let mut failed: BTreeMap<String, bool> = BTreeMap::new();
@@ -498,7 +499,11 @@ pub fn sessions(r: &Rollout, read: &Read, stage: f64, attribute: &Attribute) -> 
                 .then(a.1.cmp(&b.1))
         });
         let items: Vec<Item> = g.items.iter().map(|x| x.2).collect();
-        let mut events = events_of(r, &checkers, arm, &items, attribute, &mut invented);
+        let side = match arm {
+            Arm::Base => &sides[0],
+            Arm::Head => &sides[1],
+        };
+        let mut events = events_of(side, &checkers, arm, &items, attribute, &mut invented);
         if failed.get(&id) == Some(&true) {
             events.insert(Event::ToolError);
         }

@@ -93,8 +93,7 @@ pub struct LabelledAccuracy {
     pub accuracy: Option<f64>,
 }
 
-/// One look back at a metric: after `sessions` sessions, the ratio's estimate and its
-/// confidence sequence then.
+/// One look back at a metric: after `sessions` sessions, the ratio's confidence sequence then.
 #[derive(Debug, Clone, Serialize)]
 pub struct Look {
     pub sessions: u64,
@@ -119,13 +118,10 @@ const CHARTED: usize = 4;
 /// The confidence sequence of each charted metric at `LOOKS` evenly spaced points of the
 /// traffic, as a reader watching every hour would have seen it.
 fn history(r: &Rollout, traffic: &Traffic, metrics: &[Metric], s: &Settings) -> Vec<History> {
-    let is_changed = |m: &Metric| {
-        m.name
-            .strip_prefix("share:")
-            .is_some_and(|t| r.changes.contains_key(t))
-    };
-    let changed = metrics.iter().filter(|m| is_changed(m));
-    let moved = metrics.iter().filter(|m| m.worse && !is_changed(m));
+    let changed = metrics.iter().filter(|m| changed_share(r, &m.name));
+    let moved = metrics
+        .iter()
+        .filter(|m| m.worse && !changed_share(r, &m.name));
     let rho = s.stage / 100.0;
     let n = traffic.sessions.len();
     let step = n.div_ceil(LOOKS).max(1);
@@ -189,6 +185,12 @@ pub struct WatchReport {
     pub notes: Vec<String>,
 }
 
+/// Whether `name` is the share metric of a tool the rollout changes.
+fn changed_share(r: &Rollout, name: &str) -> bool {
+    name.strip_prefix("share:")
+        .is_some_and(|t| r.changes.contains_key(t))
+}
+
 fn event_of(name: &str) -> Option<Event> {
     Some(match name {
         "hallucinated" => Event::Hallucinated,
@@ -229,11 +231,71 @@ pub fn metric_names(r: &Rollout, traffic: &Traffic) -> Vec<String> {
     out
 }
 
+/// One metric's tests over the event sessions, in the order they came: moved against head (at
+/// `alpha / m`), within the margin (at `alpha`), and the sessions still needed.
+fn measure(
+    r: &Rollout,
+    traffic: &Traffic,
+    name: &str,
+    (n_base, n_head): (u64, u64),
+    m: usize,
+    s: &Settings,
+) -> Metric {
+    let rho = s.stage / 100.0;
+    let event = event_of(name).expect("a known metric");
+    let two_sided = name.starts_with("share:");
+    let side = if two_sided { Side::Two } else { Side::Greater };
+    let lambda_hi = 1.0 + s.margin;
+    let mut worse = Monitor::new(rho, 1.0, side);
+    let mut below_hi = Monitor::new(rho, lambda_hi, Side::Less);
+    let mut above_lo = Monitor::new(rho, 1.0 / lambda_hi, Side::Greater);
+    for x in traffic
+        .sessions
+        .iter()
+        .filter(|x| x.events.contains(&event))
+    {
+        let h = x.arm == Arm::Head;
+        worse.push(h);
+        below_hi.push(h);
+        above_lo.push(h);
+    }
+    let (he, be) = (worse.head, worse.base);
+    let non_inferior = below_hi.rejects(s.alpha) && (!two_sided || above_lo.rejects(s.alpha));
+    let blocks = !non_inferior && (he + be > 0 || changed_share(r, name));
+    let rate = |e: u64, n: u64| if n == 0 { 0.0 } else { e as f64 / n as f64 };
+    let (lo, hi) = ratio_interval(he, be, rho, s.alpha);
+    let sessions_needed = blocks
+        .then(|| {
+            let per_session = (he + be).max(1) as f64 / traffic.sessions.len().max(1) as f64;
+            let below = below_hi.events_to_reject(s.alpha, rho)?;
+            let above = match two_sided {
+                true => above_lo.events_to_reject(s.alpha, rho)?,
+                false => 0,
+            };
+            Some((below.max(above) as f64 / per_session).ceil() as u64)
+        })
+        .flatten();
+    Metric {
+        name: name.to_string(),
+        base_events: be,
+        head_events: he,
+        base_rate: rate(be, n_base),
+        head_rate: rate(he, n_head),
+        ratio: (he > 0 && be > 0).then(|| rate(he, n_head) / rate(be, n_base)),
+        ratio_low: (he + be > 0 && lo.is_finite()).then_some(lo),
+        ratio_high: (he + be > 0 && hi.is_finite()).then_some(hi),
+        p_worse: worse.p(),
+        worse: worse.rejects(s.alpha / m as f64),
+        non_inferior,
+        blocks,
+        sessions_needed,
+    }
+}
+
 /// The verdict on `traffic` for rollout `r`.
 pub fn watch(r: &Rollout, traffic: &Traffic, s: &Settings) -> WatchReport {
     let rho = s.stage / 100.0;
     let names = metric_names(r, traffic);
-    let m = names.len() as f64;
     let n_base = traffic
         .sessions
         .iter()
@@ -244,67 +306,11 @@ pub fn watch(r: &Rollout, traffic: &Traffic, s: &Settings) -> WatchReport {
     for x in &traffic.sessions {
         split.push(x.arm == Arm::Head);
     }
-    let upper = Side::Greater;
-    let mut metrics = Vec::new();
-    for name in &names {
-        let event = event_of(name).expect("a known metric");
-        let two_sided = name.starts_with("share:");
-        let side = if two_sided { Side::Two } else { upper };
-        let lambda_hi = 1.0 + s.margin;
-        let mut worse = Monitor::new(rho, 1.0, side);
-        let mut below_hi = Monitor::new(rho, lambda_hi, Side::Less);
-        let mut above_lo = Monitor::new(rho, 1.0 / lambda_hi, Side::Greater);
-        for x in traffic
-            .sessions
-            .iter()
-            .filter(|x| x.events.contains(&event))
-        {
-            let h = x.arm == Arm::Head;
-            worse.push(h);
-            below_hi.push(h);
-            above_lo.push(h);
-        }
-        let (he, be) = (worse.head, worse.base);
-        let non_inferior = below_hi.rejects(s.alpha) && (!two_sided || above_lo.rejects(s.alpha));
-        let changed = name
-            .strip_prefix("share:")
-            .is_some_and(|t| r.changes.contains_key(t));
-        let blocks = !non_inferior && (he + be > 0 || changed);
-        let rate = |e: u64, n: u64| if n == 0 { 0.0 } else { e as f64 / n as f64 };
-        let (lo, hi) = ratio_interval(he, be, rho, s.alpha);
-        let ratio = (he > 0 && be > 0).then(|| rate(he, n_head) / rate(be, n_base));
-        let sessions_needed = if blocks {
-            let per_session = (he + be).max(1) as f64 / traffic.sessions.len().max(1) as f64;
-            let more = [
-                below_hi.events_to_reject(s.alpha, rho),
-                if two_sided {
-                    above_lo.events_to_reject(s.alpha, rho)
-                } else {
-                    Some(0)
-                },
-            ];
-            more.iter()
-                .try_fold(0u64, |a, x| x.map(|x| a.max(x)))
-                .map(|e| (e as f64 / per_session).ceil() as u64)
-        } else {
-            None
-        };
-        metrics.push(Metric {
-            name: name.clone(),
-            base_events: be,
-            head_events: he,
-            base_rate: rate(be, n_base),
-            head_rate: rate(he, n_head),
-            ratio,
-            ratio_low: (he + be > 0 && lo.is_finite()).then_some(lo),
-            ratio_high: (he + be > 0 && hi.is_finite()).then_some(hi),
-            p_worse: worse.p(),
-            worse: worse.rejects(s.alpha / m),
-            non_inferior,
-            blocks,
-            sessions_needed,
-        });
-    }
+    let arms = (n_base, n_head);
+    let metrics: Vec<Metric> = names
+        .iter()
+        .map(|name| measure(r, traffic, name, arms, names.len(), s))
+        .collect();
     let times: Vec<f64> = traffic.sessions.iter().filter_map(|x| x.start).collect();
     let sessions_per_hour = match (times.first(), times.last()) {
         (Some(a), Some(b)) if b > a && times.len() > 1 => {
@@ -331,13 +337,16 @@ pub fn watch(r: &Rollout, traffic: &Traffic, s: &Settings) -> WatchReport {
             traffic.attribution.sessionless
         ));
     }
-    let worst = metrics.iter().filter(|x| x.worse).map(|x| x.name.clone());
-    let worse: Vec<String> = worst.collect();
-    let needed = metrics
+    let worse: Vec<&str> = metrics
+        .iter()
+        .filter(|x| x.worse)
+        .map(|x| x.name.as_str())
+        .collect();
+    // The slowest blocking metric; unknown if any of them cannot be projected.
+    let needed: Option<u64> = metrics
         .iter()
         .filter(|x| x.blocks)
-        .map(|x| x.sessions_needed);
-    let needed: Option<u64> = needed.clone().try_fold(0u64, |a, x| x.map(|x| a.max(x)));
+        .try_fold(0u64, |a, x| x.sessions_needed.map(|n| a.max(n)));
     let at = &traffic.attribution;
     let (decision, reason) = if traffic.sessions.is_empty() && at.unattributed > 0 {
         (

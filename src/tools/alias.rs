@@ -253,12 +253,6 @@ impl AliasMap {
             .sort_by(|a, b| b.count.cmp(&a.count).then(a.alias.cmp(&b.alias)));
         map
     }
-
-    pub fn render(&self) -> String {
-        let mut s = serde_json::to_string_pretty(self).unwrap_or_default();
-        s.push('\n');
-        s
-    }
 }
 
 #[cfg(test)]
@@ -314,7 +308,7 @@ mod tests {
         assert!(why("appointment").contains("ambiguous"));
         assert!(why("old_tool").contains("shadow"));
         assert!(why("limit").contains("near enough"));
-        let back: AliasMap = serde_json::from_str(&m.render()).unwrap();
+        let back: AliasMap = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
         assert_eq!(back, m);
     }
 

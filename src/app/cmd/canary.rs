@@ -185,7 +185,8 @@ pub(crate) fn write_aliases(
     map: &crate::tools::alias::AliasMap,
     console: &dyn Console,
 ) -> Result<()> {
-    output::write(path, &crate::http::secret::mask_held(&map.render()))?;
+    let text = crate::report::render::json::aliases(map);
+    output::write(path, &crate::http::secret::mask_held(&text))?;
     console.note(&format!(
         "{}: {} tool alias(es), {} parameter alias(es), {} refused",
         path.display(),
@@ -300,13 +301,7 @@ pub async fn watch(a: WatchArgs) -> Result<i32> {
         WatchFormat::Terminal => render::terminal(&report),
         WatchFormat::Markdown => render::markdown(&report),
         WatchFormat::Html => render::html(&report),
-        WatchFormat::Json => {
-            let mut s = serde_json::to_string_pretty(&report)
-                .map_err(|e| Error::Usage(format!("the report as JSON: {e}")))?;
-            s.push('\n');
-            let s = crate::report::escape::json_hidden(&s).into_owned();
-            crate::console::runner_safe_json(&s).into_owned()
-        }
+        WatchFormat::Json => crate::report::render::json::watch(&report),
     };
     let text = crate::http::secret::mask_held(&text);
     if let Some(path) = &a.aliases {

@@ -16,6 +16,16 @@ pub fn stress(report: &StressReport) -> String {
     document(report)
 }
 
+pub fn watch(report: &crate::canary::watch::WatchReport) -> String {
+    document(report)
+}
+
+/// The alias map file: names invented by agents (untrusted) keep their values, hidden
+/// characters written as `\u` escapes.
+pub fn aliases(map: &crate::tools::alias::AliasMap) -> String {
+    document(map)
+}
+
 /// Pretty JSON, with `##[` written as `#\u0023[` so no line is a runner command, and hidden
 /// characters as `\u` escapes so none reaches a reader raw (same values).
 fn document<T: Serialize>(doc: &T) -> String {
