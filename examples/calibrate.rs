@@ -23,6 +23,7 @@ use std::time::Duration;
 use driftgate::cache::Cache;
 use driftgate::drift::{self, floors};
 use driftgate::embed::{CachedEmbedder, Embedder, MiniLm, OpenAiEmbedder};
+use driftgate::stress::edits::{SYNONYMS, negate, repunctuate, scope_swap, with_typo};
 use driftgate::stress::perturb::{jargonier, polarity_swap, reorder, replace_phrase, terser};
 use driftgate::tools::{Tool, ToolSet};
 use serde_json::{Value, json};
@@ -190,116 +191,13 @@ fn pair(id: String, source: &str, label: &str, old: &str, new: &str, reason: &st
 
 // ---- synthetic edits ----------------------------------------------------------------------------
 
-/// True synonyms (not house jargon): a copy-editor's word choice. Used through `jargonier`,
-/// which swaps at most two phrases, plurals and capitals kept.
-const SYNONYMS: &[(&str, &str)] = &[
-    ("retrieve", "fetch"),
-    ("fetch", "retrieve"),
-    ("get", "retrieve"),
-    ("obtain", "get"),
-    ("returns", "gives back"),
-    ("provides", "gives"),
-    ("display", "show"),
-    ("show", "display"),
-    ("find", "locate"),
-    ("modify", "change"),
-    ("specified", "given"),
-    ("allows", "lets"),
-    ("information", "details"),
-    ("useful", "helpful"),
-    ("quickly", "fast"),
-    ("multiple", "several"),
-    ("create", "make"),
-    ("delete", "remove"),
-    ("remove", "delete"),
-    ("current", "present"),
-    ("large", "big"),
-    ("begin", "start"),
-    ("start", "begin"),
-];
-
-/// Scope changes: the object or extent of the action moves (one file → a directory, one → all).
-const SCOPE: &[(&str, &str)] = &[
-    ("a single file", "every file in a directory"),
-    ("single", "every"),
-    ("a file", "a directory"),
-    ("file", "directory"),
-    ("directory", "file"),
-    ("one", "all"),
-    ("all", "one"),
-    ("first", "last"),
-    ("only", "also"),
-    ("current", "every"),
-    ("specific", "any"),
-    ("repository", "organization"),
-    ("issue", "pull request"),
-    ("page", "browser"),
-    ("entity", "graph"),
-    ("local", "remote"),
-    ("public", "private"),
-];
-
-/// A typo an editor would fix: two letters of the longest word (≥ 6 letters) swapped.
-fn with_typo(text: &str) -> Option<String> {
-    let words: Vec<&str> = text.split(' ').collect();
-    let (i, w) = words
-        .iter()
-        .enumerate()
-        .filter(|(_, w)| w.len() >= 6 && w.chars().all(|c| c.is_ascii_alphabetic()))
-        .max_by_key(|(i, w)| (w.len(), usize::MAX - i))?;
-    let mut b = w.as_bytes().to_vec();
-    let k = b.len() / 2;
-    if b[k] == b[k - 1] {
-        return None;
-    }
-    b.swap(k - 1, k);
-    let mut out: Vec<String> = words.iter().map(|s| s.to_string()).collect();
-    out[i] = String::from_utf8(b).unwrap();
-    Some(out.join(" "))
-}
-
-/// Punctuation only: the final period toggled and the first comma dropped or a ";" made ".".
-fn repunctuate(text: &str) -> Option<String> {
-    let t = text.trim_end();
-    let mut out = match t.strip_suffix('.') {
-        Some(s) => s.to_string(),
-        None => format!("{t}."),
-    };
-    if let Some(at) = out.find("; ") {
-        out.replace_range(at..at + 2, ". ");
-    } else if let Some(at) = out.find(", ") {
-        out.replace_range(at..at + 2, " ");
-    }
-    Some(out)
-}
-
-/// Inverted polarity by negation: "Read X" → "Do not read X", "Returns X" → "Never returns X".
-fn negate(text: &str) -> Option<String> {
-    let t = text.trim_start();
-    let first = t.split_whitespace().next()?;
-    if !first.chars().all(|c| c.is_ascii_alphabetic())
-        || !first.starts_with(|c: char| c.is_ascii_uppercase())
-        || driftgate::text::verbs::NOT_VERBS.contains(&first.to_ascii_lowercase().as_str())
-    {
-        return None;
-    }
-    let lower = first.to_ascii_lowercase();
-    let rest = &t[first.len()..];
-    let lead = if lower.ends_with('s') && !lower.ends_with("ss") {
-        "Never"
-    } else {
-        "Do not"
-    };
-    Some(format!("{lead} {lower}{rest}"))
-}
-
 fn synthetic() {
     let table = |t: &[(&str, &str)]| -> Vec<(String, String)> {
         t.iter()
             .map(|(a, b)| (a.to_string(), b.to_string()))
             .collect()
     };
-    let (synonyms, scope) = (table(SYNONYMS), table(SCOPE));
+    let synonyms = table(SYNONYMS);
     let mut rows = Vec::new();
     for (server, tool, set) in latest_tools() {
         let d = tool.description_text().trim().to_string();
@@ -374,16 +272,8 @@ fn synthetic() {
                 );
             }
         }
-        let lower = d.to_ascii_lowercase();
-        if let Some((from, to)) = scope.iter().find(|(from, _)| {
-            lower
-                .match_indices(from.as_str())
-                .any(|(at, _)| word_at(&lower, at, from.len()))
-        }) {
-            let (p, n) = replace_phrase(&d, from, to, true);
-            if n > 0 {
-                push("scope", "changing", &d, p, format!("scope: {from}→{to}"));
-            }
+        if let Some((p, from, to)) = scope_swap(&d) {
+            push("scope", "changing", &d, p, format!("scope: {from}→{to}"));
         }
     }
     let path = cal_dir().join("synthetic.jsonl");
@@ -393,12 +283,6 @@ fn synthetic() {
         rows.len(),
         path.display()
     );
-}
-
-fn word_at(text: &str, at: usize, len: usize) -> bool {
-    let b = text.as_bytes();
-    let edge = |i: Option<&u8>| i.is_none_or(|c| !c.is_ascii_alphanumeric());
-    edge(at.checked_sub(1).and_then(|i| b.get(i))) && edge(b.get(at + len))
 }
 
 // ---- LLM paraphrases ----------------------------------------------------------------------------

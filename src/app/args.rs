@@ -10,7 +10,7 @@ use crate::app::config::RouterKind;
 use crate::choice::Choice;
 use crate::diff::Severity;
 use crate::embed::DEFAULT_API_KEY_ENV;
-use crate::gate::CosinePolicy;
+use crate::gate::{CosinePolicy, MeaningPolicy};
 use crate::github::CommentMode;
 use crate::llm::ToolChoice;
 use crate::report::render::Format;
@@ -169,10 +169,15 @@ pub struct GateArgs {
     /// [default: 3].
     #[arg(long, value_name = "N")]
     pub min_cases: Option<usize>,
-    /// What a description below the cosine floor does: auto (routing decides where the suite
-    /// measured the tool), fail, or review (a note) [default: auto].
+    /// What a description below the cosine floor does: review (a note), auto (fails where the
+    /// suite does not measure the tool), or fail [default: review; the cosine does not separate
+    /// meaning changes from harmless edits, docs/calibration.md].
     #[arg(long = "cosine-policy", value_parser = choice::<CosinePolicy>())]
     pub cosine: Option<CosinePolicy>,
+    /// What a description whose words show its meaning moved (a negation added, a verb swapped
+    /// for its opposite, the purpose gone, …) does: fail, or review (a warning) [default: fail].
+    #[arg(long = "meaning-policy", value_parser = choice::<MeaningPolicy>())]
+    pub meaning: Option<MeaningPolicy>,
     /// Base accuracy at or below this measured nothing: inconclusive (exit 4). A base of 0% is
     /// incomplete (exit 3) [default: chance for the offered tools].
     #[arg(long, value_name = "FRACTION")]

@@ -6,7 +6,7 @@ use serde::Deserialize;
 
 use crate::diff::Severity;
 use crate::error::{Error, Result};
-use crate::gate::CosinePolicy;
+use crate::gate::{CosinePolicy, MeaningPolicy};
 use crate::llm::ToolChoice;
 use crate::scan::{Allow, FailOn};
 
@@ -49,6 +49,8 @@ pub struct GateConfig {
     pub min_cases: Option<usize>,
     /// `fail`, `review` or `auto` (behaviour over proxy): what a low cosine does.
     pub cosine: Option<CosinePolicy>,
+    /// `fail` or `review`: what a description whose meaning moved does.
+    pub meaning: Option<MeaningPolicy>,
     pub min_base_accuracy: Option<f64>,
     /// An unproven drop at least this large is inconclusive (exit 4).
     pub inconclusive_drop: Option<f64>,

@@ -226,7 +226,8 @@ fn default_of(key: &str) -> Option<toml::Value> {
         "gate.require_significance" => toml::Value::Float(d.require_significance?),
         "gate.per_tool_alpha" => toml::Value::Float(d.per_tool_alpha),
         "gate.min_cases" => toml::Value::Integer(d.min_cases as i64),
-        "gate.cosine" => toml::Value::String("auto".into()),
+        "gate.cosine" => toml::Value::String(crate::choice::Choice::name(d.cosine).into()),
+        "gate.meaning" => toml::Value::String(crate::choice::Choice::name(d.meaning).into()),
         "gate.inconclusive_drop" => toml::Value::Float(d.inconclusive_drop),
         "scan.fail_on" => toml::Value::String("high".into()),
         "suite.use_head_suite" => toml::Value::Boolean(false),
@@ -247,6 +248,7 @@ fn strictness(key: &str, v: &toml::Value) -> Option<f64> {
         "gate.fail_on" => rank(&["breaking", "high", "warning", "unknown", "info"]),
         "scan.fail_on" => rank(&["never", "high", "medium"]),
         "gate.cosine" => rank(&["review", "auto", "fail"]),
+        "gate.meaning" => rank(&["review", "fail"]),
         "gate.tolerance" | "gate.args_tolerance" | "gate.min_cases" | "gate.inconclusive_drop" => {
             num.map(|x| -x)
         }
@@ -323,8 +325,20 @@ mod tests {
                 Some("v = 0.0"),
                 Weakens,
             ),
-            ("gate.cosine", None, Some("v = \"review\""), Weakens),
+            (
+                "gate.cosine",
+                Some("v = \"auto\""),
+                Some("v = \"review\""),
+                Weakens,
+            ),
             ("gate.cosine", None, Some("v = \"fail\""), Tightens),
+            ("gate.meaning", None, Some("v = \"review\""), Weakens),
+            (
+                "gate.meaning",
+                Some("v = \"review\""),
+                Some("v = \"fail\""),
+                Tightens,
+            ),
             ("gate.tolerance", None, Some("v = 1.0"), Weakens),
             ("gate.tolerance", Some("v = 0.5"), None, Tightens),
             ("gate.fail_on", None, Some("v = \"breaking\""), Weakens),

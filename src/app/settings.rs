@@ -74,6 +74,7 @@ pub fn thresholds(g: &GateArgs, cfg: &Config) -> Result<CheckThresholds> {
             .unwrap_or(d.per_tool_alpha),
         min_cases: g.min_cases.or(cfg.gate.min_cases).unwrap_or(d.min_cases),
         cosine: g.cosine.or(cfg.gate.cosine).unwrap_or(d.cosine),
+        meaning: g.meaning.or(cfg.gate.meaning).unwrap_or(d.meaning),
         min_base_accuracy: g.min_base_accuracy.or(cfg.gate.min_base_accuracy),
         scan_fail_on: g
             .scan_fail_on

@@ -2,8 +2,10 @@
 //!
 //! Principle (as oasdiff's): a change that narrows what a caller may send breaks callers; a
 //! change that widens it does not; what cannot be decided statically is a warning. Text an agent
-//! reads to choose a tool is `unknown` until the replay measures it. Safety annotations flipping
-//! is `high`: an agent may now run a destructive tool it believed read-only.
+//! reads to choose a tool is `unknown` until the replay measures it, unless its words show the
+//! meaning moved (`shift`: a negation added, a verb swapped for its opposite, …): that is
+//! `high`. Safety annotations flipping is `high`: an agent may now run a destructive tool it
+//! believed read-only.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
@@ -127,6 +129,15 @@ pub const LAW: &[Rule] = &[
         "the description changed; routing impact is measured by replay",
     ),
     r(
+        "description-meaning-changed",
+        K::Description,
+        S::High,
+        "the description's words show its meaning moved (a negation added, a verb swapped for its \
+         opposite or a sibling's, a scope word or a number changed, a restriction added or \
+         dropped, the purpose gone, a sibling's text): agents may now pick it for other requests \
+         or stop picking it (diff::shift; docs/calibration.md § Meaning shifts)",
+    ),
+    r(
         "description-whitespace",
         K::Description,
         S::Info,
@@ -143,6 +154,14 @@ pub const LAW: &[Rule] = &[
         K::ParamDescription,
         S::Unknown,
         "a parameter description changed; the model reads it",
+    ),
+    r(
+        "param-description-meaning-changed",
+        K::ParamDescription,
+        S::Warning,
+        "a parameter description's words show its meaning moved (diff::shift); a warning, not \
+         high: the labelled edits that let description shifts gate are of tool descriptions, and \
+         nothing measured yet says the rules separate on parameter texts",
     ),
     r(
         "property-added-optional",

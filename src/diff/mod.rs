@@ -2,6 +2,7 @@
 
 pub mod law;
 pub mod schema;
+pub mod shift;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -27,6 +28,10 @@ pub struct Change {
     pub before: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub after: Option<Value>,
+    /// For a description whose meaning moved (`description-meaning-changed`,
+    /// `param-description-meaning-changed`): what moved, one entry per `shift` rule.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shifts: Vec<shift::Shift>,
 }
 
 impl Change {
@@ -46,6 +51,66 @@ impl Change {
             message,
             before,
             after,
+            shifts: Vec::new(),
+        }
+    }
+
+    /// The severity of the change as text alone: a description whose meaning moved is first a
+    /// description change (`unknown`); the meaning rules' `high` is the gate's meaning path.
+    pub fn text_severity(&self) -> Severity {
+        match self.rule {
+            "description-meaning-changed" => rule("description-changed").severity,
+            "param-description-meaning-changed" => rule("param-description-changed").severity,
+            _ => self.severity,
+        }
+    }
+
+    /// Reclassify a description change whose words show its meaning moved (`shift`): the law's
+    /// `description-meaning-changed` (or the parameter's), the shifts listed in the message.
+    fn with_shifts(&mut self, shifts: Vec<shift::Shift>) {
+        if shifts.is_empty() {
+            return;
+        }
+        let (id, what) = match self.rule {
+            "description-changed" => ("description-meaning-changed", "description"),
+            _ => ("param-description-meaning-changed", "parameter description"),
+        };
+        let r = rule(id);
+        self.rule = r.id;
+        self.kind = r.kind;
+        self.severity = r.severity;
+        let said: Vec<String> = shifts
+            .iter()
+            .map(|s| format!("{} ({})", s.rule.id(), s.detail))
+            .collect();
+        self.message = format!("{what} changed meaning: {}", said.join("; "));
+        self.shifts = shifts;
+    }
+}
+
+/// Read every changed description for a shift in meaning (`shift`); siblings are base's tools,
+/// indexed only when some description changed.
+fn classify_meaning(tools: &mut [ToolDiff], base: &ToolSet) {
+    let text = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(str::to_string);
+    let changed =
+        |c: &Change| matches!(c.rule, "description-changed" | "param-description-changed");
+    if !tools.iter().any(|t| t.changes.iter().any(changed)) {
+        return;
+    }
+    let siblings = shift::Siblings::new(base);
+    let none = shift::Siblings::none();
+    for t in tools.iter_mut() {
+        let name = t.base_name.clone().unwrap_or_else(|| t.name.clone());
+        for c in t.changes.iter_mut().filter(|c| changed(c)) {
+            let (Some(old), Some(new)) = (text(&c.before), text(&c.after)) else {
+                continue;
+            };
+            let set = if c.rule == "description-changed" {
+                &siblings
+            } else {
+                &none
+            };
+            c.with_shifts(shift::shifts(&old, &new, &name, set));
         }
     }
 }
@@ -225,6 +290,7 @@ pub fn diff(base: &ToolSet, head: &ToolSet) -> Diff {
             )],
         });
     }
+    classify_meaning(&mut tools, base);
     // Most severe first, then by name: the order every renderer shows.
     tools.sort_by(|a, b| {
         b.max_severity()

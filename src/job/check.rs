@@ -264,6 +264,7 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
             let not_measured =
                 (!r.router.fills_arguments()).then(|| format!("{} router", r.router.kind()));
             routing.carried = carried;
+            routing.proxy = r.router.kind() == "semantic";
             // Of the whole suite, even in a shard: the best constant answer is not a sum of parts.
             routing.chance_accuracy = Some(replay::runner::chance_accuracy(
                 &r.suite.suite,

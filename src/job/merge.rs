@@ -101,6 +101,7 @@ pub fn merge(parts: Vec<Part>, key: &MacKey, thresholds: &CheckThresholds) -> Re
     let not_measured = part_routings[0].calls_not_measured.clone();
     // Every part computed chance on the whole suite.
     routing.chance_accuracy = part_routings[0].chance_accuracy;
+    routing.proxy = part_routings[0].proxy;
     finish_routing(&mut routing, not_measured, thresholds);
 
     let router = f.router.clone().expect("a check report has its router");

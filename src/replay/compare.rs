@@ -128,6 +128,11 @@ pub struct Routing {
     /// the check job): a base at or below it measured nothing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chance_accuracy: Option<f64>,
+    /// The router was the offline proxy (`semantic`), not a model (set by the check job): its
+    /// "no flip" on a tool is no evidence that a change of the tool's meaning is harmless — on
+    /// labelled edits it flips as often on harmless edits as on negations (docs/calibration.md).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub proxy: bool,
     pub base_stats: RunStats,
     pub head_stats: RunStats,
 }
@@ -337,6 +342,7 @@ pub fn compare_sides(
         carried: None,
         forbidden,
         chance_accuracy: None,
+        proxy: false,
         base_stats: base.stats.clone(),
         head_stats: head.stats.clone(),
     }

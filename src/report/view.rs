@@ -222,12 +222,34 @@ pub fn tools(report: &Report) -> Vec<ToolView<'_>> {
                 }
             }
         }
-        if let Some(c) = v.worst_change()
-            && c.severity >= t.fail_on
+        // The meaning line is the verdict's own (read, not re-decided): it depends on the policy
+        // and on whether a model's routing decided instead.
+        let meaning = format!("`{}`'s description changed meaning", v.name);
+        let verdict = &report.verdict;
+        if std::iter::once(&verdict.reason)
+            .chain(&verdict.also)
+            .any(|l| l.starts_with(&meaning))
+            && let Some(d) = v.diff
+        {
+            let rules: Vec<&str> = d
+                .changes
+                .iter()
+                .flat_map(|c| &c.shifts)
+                .map(|s| s.rule.id())
+                .collect();
+            v.failures.push(format!(
+                "description meaning changed ({})",
+                rules.join(", ")
+            ));
+        }
+        if let Some(c) = v
+            .diff
+            .and_then(|d| d.changes.iter().max_by_key(|c| c.text_severity()))
+            && c.text_severity() >= t.fail_on
         {
             v.failures.push(format!(
                 "{} change `{}` at or above {}",
-                c.severity.as_str(),
+                c.text_severity().as_str(),
                 c.rule,
                 t.fail_on.as_str()
             ));
@@ -390,6 +412,8 @@ pub fn plain_words(report: &Report) -> Option<String> {
     let rows = match by.metric {
         Metric::Routing => &r.per_tool,
         Metric::Calls => &r.calls.as_ref()?.per_tool,
+        // The shifts' line names its words itself.
+        Metric::Meaning => return None,
     };
     let x = rows.iter().find(|x| x.tool == by.tool)?;
     let n = x.cases;

@@ -19,6 +19,7 @@ use super::{RouteRequest, RouteResponse, Router};
 use crate::embed::{Embedder, cosine};
 use crate::http::Failure;
 use crate::llm::{Answer, ToolChoice};
+use crate::text::tokens::sentences;
 use crate::tools::Tool;
 
 /// The cosine threshold the first semantic router used for "no call": kept for `--none-threshold`.
@@ -411,34 +412,6 @@ fn word_text(t: &Tool) -> String {
     s
 }
 
-/// A description's sentences (split after `.`, `!`, `?` before whitespace, and at line breaks),
-/// each longer than three characters; the whole text when it has none.
-fn sentences(text: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut start = 0;
-    let b = text.as_bytes();
-    for (i, c) in text.char_indices() {
-        let end_here = c == '\n'
-            || (matches!(c, '.' | '!' | '?')
-                && b.get(i + 1).is_some_and(|n| n.is_ascii_whitespace()));
-        if end_here {
-            let piece = text[start..=i].trim();
-            if piece.len() > 3 {
-                out.push(piece);
-            }
-            start = i + 1;
-        }
-    }
-    let piece = text[start..].trim();
-    if piece.len() > 3 {
-        out.push(piece);
-    }
-    if out.is_empty() && !text.trim().is_empty() {
-        out.push(text.trim());
-    }
-    out
-}
-
 const STOP_WORDS: [&str; 25] = [
     "a", "an", "the", "of", "to", "in", "on", "for", "and", "or", "is", "are", "be", "with", "by",
     "from", "this", "that", "it", "as", "at", "can", "you", "me", "my",
@@ -521,35 +494,6 @@ mod tests {
         assert_eq!(words("get_PR_files"), "get pr files");
         assert_eq!(words("__x__"), "x");
         assert_eq!(words(""), "");
-    }
-
-    #[test]
-    fn sentences_end_at_terminal_punctuation_before_a_space_and_at_line_breaks() {
-        assert_eq!(
-            sentences("Read a file. Use e.g. paths within allowed dirs! Why?\nLast line"),
-            [
-                "Read a file.",
-                "Use e.g.",
-                "paths within allowed dirs!",
-                "Why?",
-                "Last line"
-            ]
-        );
-        // A dot inside a token (a version, a file name) does not end a sentence.
-        assert_eq!(
-            sentences("Reads config.json from v1.2 servers"),
-            ["Reads config.json from v1.2 servers"]
-        );
-        // Fragments of three characters or fewer are not views of their own…
-        assert_eq!(sentences("Ok. Fine text here."), ["Fine text here."]);
-        // …unless they are the whole description.
-        assert_eq!(sentences("Ok."), ["Ok."]);
-        assert!(sentences("  \n ").is_empty());
-        // Multi-byte text around the punctuation is sliced on character boundaries.
-        assert_eq!(
-            sentences("Öffnet die Datei. Schließt sie."),
-            ["Öffnet die Datei.", "Schließt sie."]
-        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! once), head the perturbed one. The report gives, per tool, the accuracy change under each
 //! edit, the worst edit, a fragility score and the cases that flipped.
 
+pub mod edits;
 pub mod paraphrase;
 pub mod perturb;
 

@@ -50,6 +50,34 @@ pub fn ellipsis(s: &str, max: usize) -> String {
     format!("{}…", cut.trim_end())
 }
 
+/// A description's sentences (split after `.`, `!`, `?` before whitespace, and at line breaks),
+/// each longer than three characters; the whole text when it has none.
+pub fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let b = text.as_bytes();
+    for (i, c) in text.char_indices() {
+        let end_here = c == '\n'
+            || (matches!(c, '.' | '!' | '?')
+                && b.get(i + 1).is_some_and(|n| n.is_ascii_whitespace()));
+        if end_here {
+            let piece = text[start..=i].trim();
+            if piece.len() > 3 {
+                out.push(piece);
+            }
+            start = i + 1;
+        }
+    }
+    let piece = text[start..].trim();
+    if piece.len() > 3 {
+        out.push(piece);
+    }
+    if out.is_empty() && !text.trim().is_empty() {
+        out.push(text.trim());
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -77,5 +105,34 @@ mod tests {
         assert_eq!(split_first_sentence("line\nnext"), ("line", "\nnext"));
         assert_eq!(ellipsis("abcdef", 4), "abc…");
         assert_eq!(ellipsis("abc", 4), "abc");
+    }
+
+    #[test]
+    fn sentences_end_at_terminal_punctuation_before_a_space_and_at_line_breaks() {
+        assert_eq!(
+            sentences("Read a file. Use e.g. paths within allowed dirs! Why?\nLast line"),
+            [
+                "Read a file.",
+                "Use e.g.",
+                "paths within allowed dirs!",
+                "Why?",
+                "Last line"
+            ]
+        );
+        // A dot inside a token (a version, a file name) does not end a sentence.
+        assert_eq!(
+            sentences("Reads config.json from v1.2 servers"),
+            ["Reads config.json from v1.2 servers"]
+        );
+        // Fragments of three characters or fewer are not views of their own…
+        assert_eq!(sentences("Ok. Fine text here."), ["Fine text here."]);
+        // …unless they are the whole description.
+        assert_eq!(sentences("Ok."), ["Ok."]);
+        assert!(sentences("  \n ").is_empty());
+        // Multi-byte text around the punctuation is sliced on character boundaries.
+        assert_eq!(
+            sentences("Öffnet die Datei. Schließt sie."),
+            ["Öffnet die Datei.", "Schließt sie."]
+        );
     }
 }

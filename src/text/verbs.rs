@@ -167,6 +167,34 @@ pub const MUTATING_VERBS: &[&str] = &[
     "toggle",
 ];
 
+/// Verbs that name the same action in tool descriptions: writing one for another keeps the
+/// meaning ("Add a comment" / "Create a comment"). Stems, as `terms::stem` leaves them.
+pub const SAME_ACTION: &[&[&str]] = &[
+    &["add", "create", "insert", "make", "new", "append"],
+    &[
+        "get", "fetch", "retrieve", "obtain", "read", "return", "load", "access", "download",
+    ],
+    &["list", "show", "display", "enumerate", "view", "browse"],
+    &["find", "search", "locate", "look", "query", "lookup"],
+    &[
+        "update", "modify", "change", "edit", "set", "alter", "patch",
+    ],
+    &["delete", "remove", "erase", "drop", "clear", "destroy"],
+    &[
+        "run", "execute", "invoke", "call", "perform", "launch", "start",
+    ],
+    &["send", "post", "submit", "publish"],
+    &["write", "save", "store", "persist"],
+    &["describe", "explain", "summarize", "detail"],
+    &["check", "verify", "validate", "test", "inspect"],
+    &["navigate", "open", "go", "visit"],
+];
+
+/// Whether two verb stems name the same action (equal, or in one `SAME_ACTION` group).
+pub fn same_action(a: &str, b: &str) -> bool {
+    a == b || SAME_ACTION.iter().any(|g| g.contains(&a) && g.contains(&b))
+}
+
 /// First words that are not verbs: a description starting with them has no leading verb to move.
 pub const NOT_VERBS: &[&str] = &[
     "a",

@@ -323,6 +323,19 @@ impl ToolSet {
     }
 }
 
+/// The calendar example's base tools, for unit tests; read at run time (an `include_str!` would
+/// embed examples/ in the binary).
+#[cfg(test)]
+pub(crate) fn calendar_example() -> ToolSet {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/calendar/tools.base.json"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    ToolSet::from_array(v["tools"].as_array().unwrap(), "calendar", "").unwrap()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

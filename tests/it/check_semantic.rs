@@ -90,7 +90,11 @@ fn a_harmless_second_edit_does_not_launder_the_regression() {
         .iter()
         .map(|t| t["name"].as_str().unwrap())
         .collect();
-    assert_eq!(changed, ["get_appointment", "schedule_appointment"]);
+    // Most severe first: schedule_appointment's meaning moved (high); "Get" → "Retrieve" names
+    // the same action and moves nothing.
+    assert_eq!(changed, ["schedule_appointment", "get_appointment"]);
+    let get = &r["diff"]["tools"][1]["changes"][0];
+    assert_eq!(get["rule"], "description-changed", "{get}");
     assert_eq!(
         r["verdict"]["reason"],
         "`schedule_appointment` routing 87.5% → 25.0% (-62.5 pts over 8 case(s): 5 regressed, 0 fixed; p=0.0312 < 0.0350, per_tool_alpha 0.035 over a family of 1)"
@@ -112,17 +116,21 @@ fn calendar_rewrite_regresses_routing_and_fails() {
     assert_eq!(r["command"], "check");
     assert_eq!(r["verdict"]["status"], "fail");
     // The overall drop (6 regressed, 3 fixed, p = 0.254) is not evidence on its own; the edited
-    // tool's drop is (5 of 8 cases lost, none won: p = 0.031). Its low cosine is only a review
-    // note: routing measured it on 8 cases.
+    // tool's drop is (5 of 8 cases lost, none won: p = 0.031). Its meaning shift fails too (the
+    // next line); its low cosine is a review note (the cosine does not gate by default).
     assert_eq!(
         r["verdict"]["reason"],
         "`schedule_appointment` routing 87.5% → 25.0% (-62.5 pts over 8 case(s): 5 regressed, 0 fixed; p=0.0312 < 0.0350, per_tool_alpha 0.035 over a family of 1)"
+    );
+    assert_eq!(
+        r["verdict"]["also"][0],
+        "`schedule_appointment`'s description changed meaning: negation-removed \"not exist\"; purpose-lost 0 of 13 words kept, 2 now; sibling-text reads like `cancel_appointment`; routing on its 8 case(s): 87.5% → 25.0% (5 regressed, 0 fixed)"
     );
     assert!(
         r["notes"].as_array().unwrap().iter().any(|n| n
             .as_str()
             .unwrap()
-            .starts_with("`schedule_appointment` description cosine 0.235 < floor 0.73, but routing measured it on 8 case(s)")),
+            == "`schedule_appointment` description cosine 0.235 < floor 0.73: review the wording"),
         "{}",
         r["notes"]
     );
@@ -307,13 +315,14 @@ fn a_second_run_with_the_same_cache_sends_nothing_and_reports_the_same() {
 /// cases accept read_file or read_text_file, so the deprecation moves them to read_text_file
 /// without loss (7/9 at both sides).
 ///
-/// Behaviour over proxy: read_file's description cosine to its old self is 0.546, below the 0.92
-/// floor, but the suite measured read_file on 9 of its own cases and routing held (6/9 at both
-/// sides), so routing decides and the low cosine is a review note: the gate passes (before issue
-/// 11 it failed on the cosine alone). Four more notes say the base tools cannot serve the media
-/// cases, and no question is unchanged because two tools were added to every request.
+/// The meaning shift decides: read_file was cut to "Read the complete contents of a file as text.
+/// DEPRECATED: Use read_text_file instead.", dropping "cannot be read" and "Only works within
+/// allowed directories" (the calibration labels this change meaning-changing). The offline router
+/// held on its 9 cases (7/9 at both sides), but it is a proxy: its "no flip" is no evidence that a
+/// meaning change is harmless, so the shift fails (a model's routing would decide). The cosine,
+/// 0.546, is a review note. Four more notes say the base tools cannot serve the media cases.
 #[test]
-fn real_corpus_rewrite_passes_on_behaviour_and_notes_the_low_cosine() {
+fn real_corpus_deprecation_fails_on_its_meaning_though_the_proxy_held() {
     let cache = tempfile::tempdir().unwrap();
     let args = [
         "--base",
@@ -324,10 +333,14 @@ fn real_corpus_rewrite_passes_on_behaviour_and_notes_the_low_cosine() {
         "tests/fixtures/server-filesystem.suite.jsonl",
     ];
     let (run, r) = check_json(cache.path(), &args);
-    assert_eq!(run.code, 0, "{}", run.dump());
+    assert_eq!(run.code, 1, "{}", run.dump());
     assert_eq!(
         r["verdict"]["reason"],
-        "routing 75.0% → 85.0% (+10.0 pts, p=1.0000); call accuracy not measured (semantic router); 1 description(s) below the cosine floor 0.73 left to review (routing decided); no change at or above high (4 change(s), worst unknown); 1 injection finding(s) introduced below --scan-fail-on high"
+        "`read_file`'s description changed meaning: negation-removed \"not be\"; restriction-removed \"only\"; purpose-lost 8 of 39 words kept, 10 now; routing on its 9 case(s): 77.8% → 77.8% (0 regressed, 0 fixed)"
+    );
+    assert_eq!(
+        r["verdict"]["decided_by"],
+        json!({"tool": "read_file", "metric": "meaning"})
     );
     // The one finding: the release's own "DEPRECATED: Use read_text_file instead.", a maintainer's
     // redirection to a sibling, reported medium (it does not fail the gate).
@@ -392,14 +405,15 @@ fn real_corpus_rewrite_passes_on_behaviour_and_notes_the_low_cosine() {
             )
         })
         .collect();
+    // The diff's order: most severe first (read_file's meaning moved: high).
     assert_eq!(
         drift,
-        [("list_allowed_directories", false), ("read_file", true)]
+        [("read_file", true), ("list_allowed_directories", false)]
     );
     let notes = notes_of(&r);
     assert_eq!(notes.len(), 5, "{notes:?}");
     assert!(
-        notes[4].starts_with("`read_file` description cosine 0.546 < floor 0.73, but routing measured it on 9 case(s) (77.8% → 77.8%)"),
+        notes[4] == "`read_file` description cosine 0.546 < floor 0.73: review the wording",
         "{notes:?}"
     );
     for (n, id) in notes.iter().zip(["fs-06", "fs-07", "fs-08", "fs-37"]) {
@@ -414,9 +428,10 @@ fn real_corpus_rewrite_passes_on_behaviour_and_notes_the_low_cosine() {
     assert_eq!(stat(&r, "base", "requests_sent"), 40);
     assert_eq!(stat(&r, "head", "requests_sent"), 40);
 
-    // Accepting the rewrite with a lower floor: same measurement (all cached), now a pass.
+    // Accepting the meaning change (a maintainer who meant it): same measurement (all cached),
+    // the shift a warning, and with a lower floor no cosine note: a pass.
     let mut lower = args.to_vec();
-    lower.extend(["--cosine-floor", "0.5"]);
+    lower.extend(["--cosine-floor", "0.5", "--meaning-policy", "review"]);
     let (run, r) = check_json(cache.path(), &lower);
     assert_eq!(run.code, 0, "{}", run.dump());
     let reason = r["verdict"]["reason"].as_str().unwrap();

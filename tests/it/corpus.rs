@@ -110,7 +110,15 @@ fn rules_of<'a>(d: &'a Diff, tool: &str) -> Vec<&'a str> {
 #[test]
 fn filesystem_read_file_rewrite_and_new_tools() {
     let d = pair("server-filesystem", "2025.7.1", "2025.7.29");
-    assert!(rules_of(&d, "read_file").contains(&"description-changed"));
+    // read_file was deprecated ("DEPRECATED: Use read_text_file instead"): its words moved (the
+    // calibration labels this change meaning-changing).
+    let read_file = d.tools.iter().find(|t| t.name == "read_file").unwrap();
+    let c = read_file
+        .changes
+        .iter()
+        .find(|c| c.pointer == "/description")
+        .unwrap();
+    assert_eq!(c.rule, "description-meaning-changed", "{}", c.message);
     for added in ["read_text_file", "read_media_file"] {
         let t = d.tools.iter().find(|t| t.name == added).unwrap();
         assert_eq!(t.status, Status::Added, "{added}");

@@ -118,10 +118,24 @@ fn real_commit_history_fails_no_more_often_and_every_fail_is_judged() {
     let (ctx, _w) = ctx(Some(60));
     let s = &sources::history::sections(&ctx).unwrap()[0];
     at_most(s, "fail", 23);
-    at_most(s, "cosine-only", 6);
+    at_most(s, "text-only", 6);
     at_most(s, "refused", 0);
     at_most(s, "unjudged", 0);
 }
+
+/// The labelled edit benchmark, one edited tool per set (Azure left to the full run): on the
+/// held-out half, meaning-changing edits are caught and harmless ones pass.
+#[test]
+fn held_out_meaning_changes_fail_the_gate_and_harmless_edits_pass() {
+    let (ctx, _w) = ctx(Some(1));
+    let s = &sources::edits::sections(&ctx).unwrap()[0];
+    at_least(s, "held-out-recall", HELD_OUT_RECALL.0, HELD_OUT_RECALL.1);
+    at_most(s, "held-out-false-alarms", 0);
+    at_most(s, "tune-false-alarms", 2);
+}
+
+/// 14 of 15 when pinned (the full run: 115 of 128, docs/evidence.md).
+const HELD_OUT_RECALL: (usize, usize) = (14, 15);
 
 #[test]
 fn public_prompts_route_at_least_as_well() {

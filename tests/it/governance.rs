@@ -77,7 +77,7 @@ const GATE: [(&str, &str); 3] = [
 const LOOSE: &str = "[gate]
 per_tool_alpha = 1e-12
 cosine_floor = 0.0
-cosine = \"review\"
+meaning = \"review\"
 tolerance = 1.0
 fail_on = \"breaking\"
 [scan]
@@ -103,7 +103,7 @@ fn a_pr_that_loosens_its_own_thresholds_is_judged_by_the_base_policy() {
     for key in [
         "gate.per_tool_alpha",
         "gate.cosine_floor",
-        "gate.cosine",
+        "gate.meaning",
         "gate.tolerance",
         "gate.fail_on",
         "scan.fail_on",

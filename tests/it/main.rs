@@ -33,6 +33,7 @@ mod lint_formats;
 mod lint_llm;
 mod lint_rules;
 mod llm_draft;
+mod meaning_shifts;
 mod prompt_cache;
 mod renderers;
 mod report_formats;

@@ -39,7 +39,9 @@ fn commits(ctx: &Ctx) -> Result<Vec<Commit>> {
     Ok(out)
 }
 
-/// What decided one run's verdict.
+/// What decided one run's verdict: `schema` (a law change at or above high, meaning shifts
+/// aside), `meaning` (a description whose words show its meaning moved), `cosine` (a description
+/// below the floor, when the cosine policy lets it fail), `injection`.
 fn signals(report: &Value) -> Vec<&'static str> {
     let mut s = Vec::new();
     let gated = |sev: &str| matches!(sev, "high" | "breaking");
@@ -48,13 +50,25 @@ fn signals(report: &Value) -> Vec<&'static str> {
         .into_iter()
         .flatten()
         .flat_map(|t| t["changes"].as_array().into_iter().flatten());
+    let shifted = |c: &Value| c["shifts"].as_array().is_some_and(|a| !a.is_empty());
     if changes
         .clone()
-        .any(|c| gated(c["severity"].as_str().unwrap_or("")))
+        .any(|c| gated(c["severity"].as_str().unwrap_or("")) && !shifted(c))
     {
         s.push("schema");
     }
-    if below_floor(report).next().is_some() {
+    if changes
+        .clone()
+        .any(|c| gated(c["severity"].as_str().unwrap_or("")) && shifted(c))
+    {
+        s.push("meaning");
+    }
+    let v = &report["verdict"];
+    let lines = std::iter::once(&v["reason"]).chain(v["also"].as_array().into_iter().flatten());
+    if lines
+        .filter_map(Value::as_str)
+        .any(|l| l.contains("< floor"))
+    {
         s.push("cosine");
     }
     if report["scan"]["introduced"]
@@ -64,6 +78,17 @@ fn signals(report: &Value) -> Vec<&'static str> {
         s.push("injection");
     }
     s
+}
+
+/// The meaning lines of a verdict (what moved in which description).
+fn meaning_lines(report: &Value) -> Vec<String> {
+    let v = &report["verdict"];
+    std::iter::once(&v["reason"])
+        .chain(v["also"].as_array().into_iter().flatten())
+        .filter_map(Value::as_str)
+        .filter(|l| l.contains("description changed meaning"))
+        .map(String::from)
+        .collect()
 }
 
 /// The texts below the applied floor: `(tool or tool.param, cosine)`.
@@ -106,14 +131,21 @@ fn names_with(report: &Value, status: &str) -> BTreeSet<String> {
 }
 
 /// A fail the severity law decided: the verdict's first gated change, judged by what it is.
-fn schema_judgement(reason: &str) -> super::Judgement {
-    let first = reason.split("first: ").nth(1).unwrap_or(reason);
+fn schema_judgement(report: &Value) -> super::Judgement {
+    let v = &report["verdict"];
+    let line = std::iter::once(&v["reason"])
+        .chain(v["also"].as_array().into_iter().flatten())
+        .filter_map(Value::as_str)
+        .find(|l| l.contains(" at or above "))
+        .unwrap_or("");
+    let first = line.split("first: ").nth(1).unwrap_or(line);
     super::Judgement {
         source: "github-mcp-server".into(),
         id: String::new(),
         theirs: None,
         ours: None,
         call: "right".into(),
+        blind: false,
         why: format!("{first}: a call valid at base fails or is misread at head (by rule)"),
     }
 }
@@ -139,7 +171,13 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
     let mut rows = Vec::new();
     let mut fails = String::new();
     let mut unjudged = 0;
-    let mut cosine_calls: BTreeMap<String, usize> = BTreeMap::new();
+    // Fails decided by description text alone (meaning shifts, or the cosine when asked), and
+    // what the hand judgements say of them.
+    let mut text_calls: BTreeMap<String, usize> = BTreeMap::new();
+    let mut text_only = 0;
+    // Blind judgements (written before the meaning rules existed, of the commits the cosine floor
+    // failed): does the rule flag the commits judged right, and pass the false alarms?
+    let mut blind: BTreeMap<(String, bool), usize> = BTreeMap::new();
     let mut found_renames: Vec<(String, String, usize)> = Vec::new();
     let mut removed_in: BTreeMap<String, usize> = BTreeMap::new();
     let mut added_in: BTreeMap<String, usize> = BTreeMap::new();
@@ -165,16 +203,30 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
             }
             None => (vec![], run.stderr.lines().last().unwrap_or("").to_string()),
         };
+        let text_alone = sig == ["meaning"] || sig == ["cosine"];
+        if let Some(j) = judged
+            .iter()
+            .find(|j| j.source == "github-mcp-server" && j.id == c.commit[..12] && j.blind)
+        {
+            *blind
+                .entry((j.call.clone(), sig.contains(&"meaning")))
+                .or_default() += 1;
+        }
         if status == "fail" {
             let key = sig.join("+");
             *by_signal.entry(key.clone()).or_default() += 1;
-            let j = super::judged(&judged, "github-mcp-server", &c.commit[..12], "", "")
-                .or_else(|| sig.contains(&"schema").then(|| schema_judgement(&reason)));
+            let j = super::judged(&judged, "github-mcp-server", &c.commit[..12], "", "").or_else(
+                || {
+                    let r = run.report.as_ref()?;
+                    sig.contains(&"schema").then(|| schema_judgement(r))
+                },
+            );
+            if text_alone {
+                text_only += 1;
+            }
             match &j {
                 None => unjudged += 1,
-                Some(j) if sig == ["cosine"] => {
-                    *cosine_calls.entry(j.call.clone()).or_default() += 1
-                }
+                Some(j) if text_alone => *text_calls.entry(j.call.clone()).or_default() += 1,
                 Some(_) => {}
             }
             let evidence = match &run.report {
@@ -182,6 +234,7 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
                     .map(|(field, cos)| format!("`{field}` {cos:.3}"))
                     .collect::<Vec<_>>()
                     .join(", "),
+                Some(r) if sig == ["meaning"] => meaning_lines(r).join(" / "),
                 _ => reason.clone(),
             };
             fails.push_str(&format!(
@@ -252,8 +305,9 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
     let fail_n = by_status.get("fail").copied().unwrap_or(0);
     let mut md = format!(
         "## Real PR history: github/github-mcp-server, {n} consecutive commits\n\n\
-         `driftgate diff BASE HEAD` at default settings (no suite: the cosine floor, the severity \
-         law and the injection scan decide). The commit subject is the author's intent.\n\n\
+         `driftgate diff BASE HEAD` at default settings (no suite: the meaning shifts of the \
+         descriptions, the severity law and the injection scan decide; the cosine is reported, \
+         not gated). The commit subject is the author's intent.\n\n\
          | verdict | commits |\n|---|---|\n"
     );
     for (s, k) in &by_status {
@@ -263,14 +317,35 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
     for (s, k) in &by_signal {
         md.push_str(&format!("| {s} | {} |\n", Rate::new(*k, fail_n).cell()));
     }
-    let cosine_only = by_signal.get("cosine").copied().unwrap_or(0);
+    let calls = |call: &str| text_calls.get(call).copied().unwrap_or(0);
     md.push_str(&format!(
-        "\nOf the {cosine_only} fails decided by the cosine floor alone, judged by hand from the texts: \
-         {} right to flag (the meaning an agent acts on changed), {} false alarms (paraphrase or \
-         elaboration). Fails with a schema signal are judged by rule: the change is a fact of the \
-         definitions, and a call valid at base fails or is misread at head whatever the intent.\n",
-        Rate::new(cosine_calls.get("right").copied().unwrap_or(0), cosine_only).cell(),
-        Rate::new(cosine_calls.get("false-alarm").copied().unwrap_or(0), cosine_only).cell(),
+        "\nOf the {text_only} fails decided by description text alone (meaning shifts), judged by \
+         hand from the texts: {} right to flag (the meaning an agent acts on changed), {} false \
+         alarms (paraphrase or elaboration). Fails with a schema signal are judged by rule: the \
+         change is a fact of the definitions, and a call valid at base fails or is misread at head \
+         whatever the intent.\n",
+        Rate::new(calls("right"), text_only).cell(),
+        Rate::new(calls("false-alarm"), text_only).cell(),
+    ));
+    let b = |call: &str, flagged: bool| {
+        blind
+            .get(&(call.to_string(), flagged))
+            .copied()
+            .unwrap_or(0)
+    };
+    md.push_str(&format!(
+        "\n**A blind check of the meaning rules.** Before the rules existed, the commits the cosine \
+         floor failed were judged by hand (`blind = true` in bench/evidence/judgements.toml): \
+         {} judged *right to flag*, {} *false alarms*. The rules flag {} of the first and {} of the \
+         second.\n",
+        b("right", true) + b("right", false),
+        b("false-alarm", true) + b("false-alarm", false),
+        Rate::new(b("right", true), b("right", true) + b("right", false)).cell(),
+        Rate::new(
+            b("false-alarm", true),
+            b("false-alarm", true) + b("false-alarm", false)
+        )
+        .cell(),
     ));
     md.push_str(&format!(
         "\nEvery fail, with a judgement ({unjudged} unjudged):\n\n\
@@ -296,7 +371,7 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
         rows,
         rates: vec![
             ("fail", Rate::new(fail_n, n)),
-            ("cosine-only", Rate::new(cosine_only, n)),
+            ("text-only", Rate::new(text_only, n)),
             (
                 "refused",
                 Rate::new(by_status.get("error").copied().unwrap_or(0), n),
@@ -304,10 +379,18 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
             ("unjudged", Rate::new(unjudged, n)),
             ("renames", Rate::new(as_rename + same_commit, aliases.len())),
             (
-                "cosine-false-alarm",
+                "text-false-alarm",
+                Rate::new(calls("false-alarm"), text_only),
+            ),
+            (
+                "blind-right-flagged",
+                Rate::new(b("right", true), b("right", true) + b("right", false)),
+            ),
+            (
+                "blind-false-alarm-flagged",
                 Rate::new(
-                    cosine_calls.get("false-alarm").copied().unwrap_or(0),
-                    cosine_only,
+                    b("false-alarm", true),
+                    b("false-alarm", true) + b("false-alarm", false),
                 ),
             ),
         ],

@@ -7,6 +7,7 @@
 
 pub mod azure;
 pub mod bfcl;
+pub mod edits;
 pub mod history;
 pub mod injection;
 pub mod mcptoolbench;
@@ -21,6 +22,7 @@ use anyhow::{Context as _, Result};
 use serde_json::Value;
 
 /// Where the data and the binary are, and where runs write their inputs.
+#[derive(Clone)]
 pub struct Ctx {
     /// The driftgate binary under test.
     pub driftgate: PathBuf,
@@ -241,6 +243,7 @@ pub const ALL: &[(&str, Source)] = &[
     ("MCPToolBench++", mcptoolbench::sections),
     ("Azure MCP", azure::sections),
     ("BFCL", bfcl::sections),
+    ("edit benchmark", edits::sections),
     ("injection scan", injection::sections),
 ];
 
@@ -258,6 +261,10 @@ pub struct Judgement {
     pub theirs: Option<String>,
     #[serde(default)]
     pub ours: Option<String>,
+    /// Written before the rule it now judges existed (the github-mcp-server commits the cosine
+    /// floor failed, judged before the meaning shifts were built): a blind label.
+    #[serde(default)]
+    pub blind: bool,
 }
 
 pub fn judgements() -> Vec<Judgement> {

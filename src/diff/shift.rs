@@ -1,0 +1,530 @@
+//! Meaning shifts: what a description edit changed about what the tool does, read from the words
+//! that changed. The cosine says how far a text moved; it cannot say which way, and at MiniLM's
+//! floor it catches fewer meaning changes than it flags harmless edits (docs/calibration.md).
+//! These rules name the change instead — a negation added, a verb swapped for its opposite or a
+//! sibling's, a scope or limit word changed, a restriction added or dropped, the purpose gone, a
+//! sibling's text — so a reviewer reads the reason, and the gate can act on rules whose hit rate
+//! on labelled edits beats their false-alarm rate (docs/calibration.md § "Meaning shifts").
+//!
+//! Words are compared as bags of stemmed tokens: a reordered sentence, a fixed typo (an edit of
+//! two letters or fewer), filler removed or a synonym swapped changes none of the counts these
+//! rules read.
+
+use serde::{Deserialize, Serialize};
+
+use crate::text::terms::{STOPWORDS, stem};
+use crate::text::tokens::{name_tokens, sentences};
+use crate::text::verbs::{VERB_PAIRS, same_action};
+use crate::tools::ToolSet;
+
+/// The rules, one id each (the report's `rule`).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, schemars::JsonSchema,
+)]
+#[serde(rename_all = "kebab-case")]
+pub enum ShiftRule {
+    /// More negations than before ("Do not read …", "never", "without").
+    NegationAdded,
+    /// Fewer negations than before: a "do not" or "never" is gone.
+    NegationRemoved,
+    /// A verb replaced by its opposite or near-miss (`verbs::VERB_PAIRS`), or by the verb a
+    /// sibling tool's name leads with.
+    VerbSwapped,
+    /// A scope word replaced by its counterpart (file → directory, one → all, local → remote).
+    ScopeChanged,
+    /// A number changed (a limit, a default, a size).
+    LimitChanged,
+    /// A restriction word added ("only", "must", "unless", "except", "at most", "requires").
+    RestrictionAdded,
+    /// A restriction word dropped.
+    RestrictionRemoved,
+    /// Most of the old text's words are gone and little replaced them: the purpose is no longer
+    /// said.
+    PurposeLost,
+    /// The new text shares more words with a sibling tool's description than with its own old
+    /// one.
+    SiblingText,
+}
+
+impl ShiftRule {
+    pub const ALL: &'static [ShiftRule] = &[
+        ShiftRule::NegationAdded,
+        ShiftRule::NegationRemoved,
+        ShiftRule::VerbSwapped,
+        ShiftRule::ScopeChanged,
+        ShiftRule::LimitChanged,
+        ShiftRule::RestrictionAdded,
+        ShiftRule::RestrictionRemoved,
+        ShiftRule::PurposeLost,
+        ShiftRule::SiblingText,
+    ];
+
+    pub fn id(self) -> &'static str {
+        match self {
+            ShiftRule::NegationAdded => "negation-added",
+            ShiftRule::NegationRemoved => "negation-removed",
+            ShiftRule::VerbSwapped => "verb-swapped",
+            ShiftRule::ScopeChanged => "scope-changed",
+            ShiftRule::LimitChanged => "limit-changed",
+            ShiftRule::RestrictionAdded => "restriction-added",
+            ShiftRule::RestrictionRemoved => "restriction-removed",
+            ShiftRule::PurposeLost => "purpose-lost",
+            ShiftRule::SiblingText => "sibling-text",
+        }
+    }
+}
+
+/// One shift found in a description edit.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Shift {
+    pub rule: ShiftRule,
+    /// The words that show it, e.g. `"schedule" → "cancel"` or `"not"`.
+    pub detail: String,
+}
+
+/// Words that negate what follows. Contractions are split first ("don't" → "do not").
+const NEGATIONS: &[&str] = &[
+    "not", "never", "no", "none", "nothing", "neither", "nor", "without",
+];
+
+/// Words that restrict when or how far the tool acts.
+const RESTRICTIONS: &[&str] = &[
+    "only",
+    "must",
+    "unless",
+    "except",
+    "limit",
+    "maximum",
+    "minimum",
+    "max",
+    "min",
+    "at_most",
+    "at_least",
+    "up_to",
+    "require",
+    "required",
+    "requires",
+    "exclusively",
+    "solely",
+];
+
+/// Scope counterparts: replacing one by the other changes what the tool acts on. Independent of
+/// the benchmark's generator table (`stress::edits::SCOPE`) where it can be; the overlap is said
+/// in docs/calibration.md.
+const SCOPES: &[(&str, &str)] = &[
+    ("file", "directory"),
+    ("file", "folder"),
+    ("one", "all"),
+    ("one", "every"),
+    ("one", "many"),
+    ("single", "multiple"),
+    ("single", "every"),
+    ("single", "all"),
+    ("first", "last"),
+    ("local", "remote"),
+    ("public", "private"),
+    ("internal", "external"),
+    ("input", "output"),
+    ("source", "destination"),
+    ("head", "tail"),
+    ("before", "after"),
+    ("ascending", "descending"),
+    ("upper", "lower"),
+    ("minimum", "maximum"),
+    ("repository", "organization"),
+    ("user", "organization"),
+    ("issue", "pull"),
+    ("page", "browser"),
+    ("tab", "window"),
+    ("current", "every"),
+    ("specific", "any"),
+    ("today", "tomorrow"),
+    ("past", "upcoming"),
+    ("new", "existing"),
+    ("sync", "async"),
+    ("read", "write"),
+];
+
+/// Lowercase words, contractions split ("doesn't" → "does", "not"; "cannot" → "can", "not").
+fn words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for raw in text
+        .to_lowercase()
+        .replace(['\u{2019}', '\u{2018}'], "'")
+        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
+    {
+        let w = raw.trim_matches('\'');
+        if w.is_empty() {
+            continue;
+        }
+        if w == "cannot" {
+            out.extend(["can".to_string(), "not".to_string()]);
+        } else if let Some(stem) = w.strip_suffix("n't") {
+            let stem = match stem {
+                "ca" => "can",
+                "wo" => "will",
+                "sha" => "shall",
+                s => s,
+            };
+            out.extend([stem.to_string(), "not".to_string()]);
+        } else {
+            out.push(w.to_string());
+        }
+    }
+    // "at most", "at least", "up to" are one restriction, not "most" (as in "most recent").
+    let mut i = 0;
+    while i + 1 < out.len() {
+        if matches!(
+            (out[i].as_str(), out[i + 1].as_str()),
+            ("at", "most") | ("at", "least") | ("up", "to")
+        ) {
+            let joined = format!("{}_{}", out[i], out[i + 1]);
+            out.splice(i..i + 2, [joined]);
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Content stems: stopwords, negations and numbers out.
+fn content(words: &[String]) -> Vec<String> {
+    words
+        .iter()
+        .filter(|w| {
+            !STOPWORDS.contains(&w.as_str())
+                && !NEGATIONS.contains(&w.as_str())
+                && !w.chars().all(|c| c.is_ascii_digit())
+        })
+        .map(|w| stem(w))
+        .collect()
+}
+
+fn count(words: &[String], of: &[&str]) -> usize {
+    words.iter().filter(|w| of.contains(&w.as_str())).count()
+}
+
+/// Two words one typo apart (two letters or fewer changed, or two swapped, after the same first
+/// letter): the same word. The first letter guards prefixes: "reschedule" is not a typo of
+/// "schedule", nor "unlock" of "lock".
+fn typo_apart(a: &str, b: &str) -> bool {
+    if a.len() < 5 || b.len() < 5 || a.chars().next() != b.chars().next() {
+        return false;
+    }
+    strsim::damerau_levenshtein(a, b) <= 2
+}
+
+/// Stems in `a` and not in `b` (as multisets), typo-level variants not counted.
+fn minus(a: &[String], b: &[String]) -> Vec<String> {
+    let mut left = b.to_vec();
+    let mut out = Vec::new();
+    for w in a {
+        if let Some(i) = left.iter().position(|x| x == w) {
+            left.swap_remove(i);
+        } else {
+            out.push(w.clone());
+        }
+    }
+    out.into_iter()
+        .filter(|w| !b.iter().any(|x| typo_apart(w, x)))
+        .collect()
+}
+
+/// The numbers a text states (limits, defaults, sizes), sorted; list markers ("1. ", "2) ") at
+/// the start of a line are numbering, not numbers, and tokens with letters ("base64", "v2") are
+/// names.
+fn numbers(text: &str) -> Vec<String> {
+    let mut n: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let t = line.trim_start();
+        let marker = t
+            .split_once(['.', ')'])
+            .filter(|(head, rest)| {
+                !head.is_empty()
+                    && head.chars().all(|c| c.is_ascii_digit())
+                    && rest.starts_with(char::is_whitespace)
+            })
+            .map_or(0, |(head, _)| head.len() + 1);
+        n.extend(
+            t[marker..]
+                .split(|c: char| !(c.is_alphanumeric() || c == '.' || c == ','))
+                .map(|w| w.trim_matches(['.', ',']))
+                .filter(|w| {
+                    !w.is_empty()
+                        && w.chars()
+                            .all(|c| c.is_ascii_digit() || c == '.' || c == ',')
+                })
+                .filter(|w| w.chars().any(|c| c.is_ascii_digit()))
+                .map(|w| w.replace(',', "")),
+        );
+    }
+    n.sort();
+    n
+}
+
+fn quoted(w: &str) -> String {
+    format!("\"{w}\"")
+}
+
+/// The base side's tools as the sibling rules read them, computed once per diff: each tool's
+/// leading name verb and its description's content stems, indexed by stem so a changed text is
+/// compared only with the tools it shares a word with (a 50,000-tool gateway stays linear).
+pub struct Siblings {
+    names: Vec<String>,
+    verbs: Vec<Option<String>>,
+    stems: Vec<Vec<String>>,
+    index: std::collections::HashMap<String, Vec<usize>>,
+}
+
+impl Siblings {
+    pub fn new(set: &ToolSet) -> Siblings {
+        let mut index: std::collections::HashMap<String, Vec<usize>> = Default::default();
+        let mut stems = Vec::with_capacity(set.tools.len());
+        for (i, t) in set.tools.iter().enumerate() {
+            let mut own = content(&words(t.description_text()));
+            own.sort();
+            own.dedup();
+            for w in &own {
+                index.entry(w.clone()).or_default().push(i);
+            }
+            stems.push(own);
+        }
+        Siblings {
+            names: set.tools.iter().map(|t| t.name.clone()).collect(),
+            verbs: set.tools.iter().map(|t| leading_stem(&t.name)).collect(),
+            stems,
+            index,
+        }
+    }
+
+    /// No siblings (a parameter's description, or a lone tool).
+    pub fn none() -> Siblings {
+        Siblings::new(&ToolSet::default())
+    }
+}
+
+fn leading_stem(name: &str) -> Option<String> {
+    name_tokens(name).first().map(|t| stem(t))
+}
+
+/// The shifts from `old` to `new` for `tool` (its name, and its siblings on the base side for the
+/// sibling rules). Empty when the edit reads as meaning-preserving.
+pub fn shifts(old: &str, new: &str, tool: &str, set: &Siblings) -> Vec<Shift> {
+    let (ow, nw) = (words(old), words(new));
+    let mut out = Vec::new();
+    let mut push = |rule, detail: String| out.push(Shift { rule, detail });
+    let (neg_old, neg_new) = (count(&ow, NEGATIONS), count(&nw, NEGATIONS));
+    if neg_new > neg_old {
+        push(ShiftRule::NegationAdded, negation_detail(new, old));
+    } else if neg_new < neg_old {
+        push(ShiftRule::NegationRemoved, negation_detail(old, new));
+    }
+    let (oc, nc) = (content(&ow), content(&nw));
+    let removed = minus(&oc, &nc);
+    let added = minus(&nc, &oc);
+    let pair_of = |table: &mut dyn Iterator<Item = (&'static str, &'static str)>| {
+        let pairs: Vec<(&str, &str)> = table.collect();
+        removed.iter().find_map(|r| {
+            added.iter().find_map(|a| {
+                pairs
+                    .iter()
+                    .any(|(p, q)| (r == p && a == q) || (r == q && a == p))
+                    .then(|| format!("{} → {}", quoted(r), quoted(a)))
+            })
+        })
+    };
+    let verb = pair_of(&mut VERB_PAIRS.iter().map(|p| (p.a, p.b))).or_else(|| {
+        sibling_verb(tool, set, &removed, &added, &oc)
+            .map(|(r, a)| format!("{} → {} (`{}`'s verb)", quoted(&r), quoted(&a.0), a.1))
+    });
+    if let Some(d) = verb {
+        push(ShiftRule::VerbSwapped, d);
+    }
+    if let Some(d) = pair_of(&mut SCOPES.iter().copied()) {
+        push(ShiftRule::ScopeChanged, d);
+    }
+    let (on, nn) = (numbers(old), numbers(new));
+    if on != nn {
+        push(
+            ShiftRule::LimitChanged,
+            format!("[{}] → [{}]", on.join(", "), nn.join(", ")),
+        );
+    }
+    let (res_old, res_new) = (count(&ow, RESTRICTIONS), count(&nw, RESTRICTIONS));
+    if res_new > res_old {
+        push(
+            ShiftRule::RestrictionAdded,
+            first_of(&nw, &ow, RESTRICTIONS),
+        );
+    } else if res_new < res_old {
+        push(
+            ShiftRule::RestrictionRemoved,
+            first_of(&ow, &nw, RESTRICTIONS),
+        );
+    }
+    let kept = oc.len() - removed.len().min(oc.len());
+    if oc.len() >= 4 && (kept as f64) < 0.5 * oc.len() as f64 && nc.len() * 2 <= oc.len() {
+        push(
+            ShiftRule::PurposeLost,
+            format!("{kept} of {} words kept, {} now", oc.len(), nc.len()),
+        );
+    }
+    // The new text's overlap with its old self, typo-level variants counted as kept.
+    let own = kept as f64 / (oc.len() + added.len()).max(1) as f64;
+    if let Some(s) = closer_sibling(tool, set, own, &nc) {
+        push(ShiftRule::SiblingText, format!("reads like `{s}`"));
+    }
+    out
+}
+
+/// The first word of `of` that `more` has more of than `less`, quoted with its neighbour.
+fn first_of(more: &[String], less: &[String], of: &[&str]) -> String {
+    of.iter()
+        .find(|w| count(more, &[w]) > count(less, &[w]))
+        .map(|w| quoted(w))
+        .unwrap_or_default()
+}
+
+/// The negation with the word after it ("not read", "never returns"), taken from a sentence of
+/// `more` that `less` does not have when there is one: the one that moved, not the first.
+fn negation_detail(more: &str, less: &str) -> String {
+    let flat = |t: &str| words(t).join(" ");
+    let less_flat = flat(less);
+    let all = words(more);
+    let fresh = sentences(more)
+        .into_iter()
+        .map(words)
+        .find(|w| !less_flat.contains(&w.join(" ")) && count(w, NEGATIONS) > 0);
+    let from = fresh.unwrap_or(all);
+    for (i, w) in from.iter().enumerate() {
+        if NEGATIONS.contains(&w.as_str()) {
+            let next = from.get(i + 1).map(|n| format!(" {n}")).unwrap_or_default();
+            return quoted(&format!("{w}{next}"));
+        }
+    }
+    String::new()
+}
+
+/// A verb a sibling's name leads with, added where the tool's own leading verb was removed:
+/// "Schedule …" → "Reschedule …" beside `reschedule_appointment`. (removed, (added, sibling)).
+fn sibling_verb(
+    tool: &str,
+    set: &Siblings,
+    removed: &[String],
+    added: &[String],
+    old: &[String],
+) -> Option<(String, (String, String))> {
+    let own = leading_stem(tool)?;
+    if !removed.contains(&own) {
+        return None;
+    }
+    set.names
+        .iter()
+        .zip(&set.verbs)
+        .filter(|(n, _)| n.as_str() != tool)
+        .find_map(|(n, v)| {
+            let v = v.as_ref()?;
+            (!same_action(v, &own) && added.contains(v) && !old.contains(v))
+                .then(|| (own.clone(), (v.clone(), n.clone())))
+        })
+}
+
+/// The sibling whose description the new text shares clearly more words with (Jaccard of content
+/// stems) than `own`, its overlap with the old text, by 0.1 or more.
+fn closer_sibling(tool: &str, set: &Siblings, own: f64, new: &[String]) -> Option<String> {
+    let mut new: Vec<&String> = new.iter().collect();
+    new.sort();
+    new.dedup();
+    let mut shared: std::collections::HashMap<usize, usize> = Default::default();
+    for w in &new {
+        for &i in set.index.get(*w).into_iter().flatten() {
+            *shared.entry(i).or_default() += 1;
+        }
+    }
+    shared
+        .into_iter()
+        .filter(|(i, _)| set.names[*i] != tool)
+        .map(|(i, k)| (i, k as f64 / (new.len() + set.stems[i].len() - k) as f64))
+        .filter(|(_, j)| *j >= own + 0.1)
+        .max_by(|a, b| a.1.total_cmp(&b.1).then(b.0.cmp(&a.0)))
+        .map(|(i, _)| set.names[i].clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn calendar() -> ToolSet {
+        crate::tools::calendar_example()
+    }
+
+    fn rules(old: &str, new: &str) -> Vec<&'static str> {
+        shifts(
+            old,
+            new,
+            "schedule_appointment",
+            &Siblings::new(&calendar()),
+        )
+        .iter()
+        .map(|s| s.rule.id())
+        .collect()
+    }
+
+    const OLD: &str = "Schedule a new appointment for a patient with a provider at a chosen date and time. Use this when the patient wants a visit that does not exist yet.";
+
+    #[test]
+    fn meaning_changes_are_named() {
+        assert_eq!(
+            rules(OLD, &OLD.replacen("Schedule", "Do not schedule", 1)),
+            ["negation-added"]
+        );
+        assert!(
+            rules(
+                OLD,
+                "Reschedule a customer's appointment at a specific date and time. Use when the user wants to change a meeting."
+            )
+            .contains(&"verb-swapped")
+        );
+        assert!(rules(OLD, "Handles appointments.").contains(&"purpose-lost"));
+        assert!(rules(OLD, "Book a slot.").contains(&"purpose-lost"));
+        assert!(
+            rules(
+                OLD,
+                "Cancel an existing appointment and release its time slot."
+            )
+            .contains(&"sibling-text")
+        );
+        assert_eq!(
+            rules("Read at most 10 lines.", "Read at most 50 lines."),
+            ["limit-changed"]
+        );
+        assert_eq!(
+            rules("Read a file.", "Read a directory."),
+            ["scope-changed"]
+        );
+        // Numbering and names with digits are not limits; "1,000" is "1000".
+        assert!(
+            rules(
+                "Methods:\n1. get\n2. list",
+                "Methods:\n1. get\n2. list\n3. read"
+            )
+            .is_empty()
+        );
+        assert!(rules("Content as base64.", "Content as base64 text.").is_empty());
+        assert!(rules("At most 1,000 rows.", "At most 1000 rows.").is_empty());
+    }
+
+    #[test]
+    fn meaning_preserving_edits_shift_nothing() {
+        for new in [
+            OLD.replacen("chosen", "cohsen", 1),
+            OLD.replacen("Schedule a new", "Schedule a brand new", 1),
+            "Use this when the patient wants a visit that does not exist yet. Schedule a new appointment for a patient with a provider at a chosen date and time.".to_string(),
+            format!("{OLD} For example, call it when the user asks to schedule a new appointment."),
+            OLD.replace("doesn't", "does not"),
+        ] {
+            assert_eq!(rules(OLD, &new), Vec::<&str>::new(), "{new}");
+        }
+        // Contractions are negations too: "does not" → "doesn't" is no change.
+        assert!(rules("It does not exist.", "It doesn't exist.").is_empty());
+    }
+}
