@@ -176,7 +176,7 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
     }
     md.push_str(&format!(
         "\n{} of {} release PRs failed the gate. A release that gains tools the benchmark \
-         expects raises accuracy; a fail there is the gate's other signals (cosine floor, \
+         expects raises accuracy; a fail there is the gate's other signals (meaning shifts, \
          severity law) speaking, listed in the verdict column.\n\n",
         fails,
         runs.len()
