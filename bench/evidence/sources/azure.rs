@@ -62,7 +62,9 @@ pub fn cases(md: &str) -> Vec<Case> {
     out
 }
 
-pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
+/// Azure MCP's tools in MCP form and every prompt row of its team's list (some name tools the
+/// set does not have).
+pub fn load(ctx: &Ctx) -> Result<(Vec<Value>, Vec<Case>)> {
     let dir = ctx.external.join("azure-mcp");
     let raw = read_json(&dir.join("tools.json"))?;
     let tools: Vec<Value> = raw["results"]
@@ -72,6 +74,11 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
         .map(tool)
         .collect::<Result<_>>()?;
     let all = cases(&std::fs::read_to_string(dir.join("e2eTestPrompts.md"))?);
+    Ok((tools, all))
+}
+
+pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
+    let (tools, all) = load(ctx)?;
     let names: std::collections::BTreeSet<String> = tools
         .iter()
         .filter_map(|t| t["name"].as_str().map(String::from))

@@ -131,21 +131,13 @@ fn sets(ctx: &Ctx) -> Result<Vec<Set>> {
     if ctx.limit.is_some() {
         return Ok(out);
     }
-    let dir = ctx.external.join("azure-mcp");
-    let raw = read_json(&dir.join("tools.json"))?;
-    let tools: Vec<Value> = raw["results"]
-        .as_array()
-        .context("azure results")?
-        .iter()
-        .map(super::azure::tool)
-        .collect::<Result<_>>()?;
+    let (tools, all) = super::azure::load(ctx)?;
     let names: std::collections::BTreeSet<&str> =
         tools.iter().filter_map(|t| t["name"].as_str()).collect();
-    let cases: Vec<Case> =
-        super::azure::cases(&std::fs::read_to_string(dir.join("e2eTestPrompts.md"))?)
-            .into_iter()
-            .filter(|c| names.contains(c.expect[0].as_str()))
-            .collect();
+    let cases: Vec<Case> = all
+        .into_iter()
+        .filter(|c| names.contains(c.expect[0].as_str()))
+        .collect();
     out.push(Set {
         name: "azure",
         suite: write_suite(ctx, "azure", &cases)?,
