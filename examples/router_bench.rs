@@ -18,11 +18,11 @@ use std::time::Duration;
 
 use driftgate::cache::Cache;
 use driftgate::embed::{CachedEmbedder, Embedder, MiniLm};
-use driftgate::llm::{Answer, Message, Sampling, ToolChoice};
+use driftgate::llm::Answer;
 use driftgate::replay::judge::{Outcome, classify};
 use driftgate::route::provider::ProviderRouter;
 use driftgate::route::semantic::{NoneRule, Options, SemanticRouter};
-use driftgate::route::{RouteRequest, Router, SYSTEM_PROMPT};
+use driftgate::route::{RouteRequest, Router};
 use driftgate::suite::{Case, Expect, Suite};
 use driftgate::tools::ToolSet;
 
@@ -63,8 +63,9 @@ fn variants() -> Vec<(&'static str, Options)> {
         name_words: false,
         lexical: 0.0,
         none: NoneRule::Never,
+        ..Options::hybrid2()
     };
-    let shipped = Options::default();
+    let h2 = Options::hybrid2();
     vec![
         ("v0.1: whole text, cosine, none < 0.25", Options::first()),
         ("argmax: whole text, never none", bare),
@@ -87,17 +88,21 @@ fn variants() -> Vec<(&'static str, Options)> {
             "+ 0.15 × BM25",
             Options {
                 none: NoneRule::Never,
-                ..shipped
+                ..h2
             },
         ),
         (
-            "shipped, none by threshold 0.25",
+            "hybrid2, none by threshold 0.25",
             Options {
                 none: NoneRule::Threshold(0.25),
-                ..shipped
+                ..h2
             },
         ),
-        ("**shipped: + small-talk none (+0.05)**", shipped),
+        ("`hybrid2`: + small-talk none (+0.05)", h2),
+        (
+            "**shipped (`hybrid3`): + prohibitions repel (0.5), punctuation-free views, whole text 0.3 (sentences sorted) + best sentence 0.7**",
+            Options::default(),
+        ),
     ]
 }
 
@@ -120,26 +125,9 @@ fn load(label: &'static str, suite: &str, tools: &str) -> Set {
 }
 
 fn request(case: &Case, tools: &ToolSet) -> RouteRequest {
-    let mut messages: Vec<Message> = case.history.clone();
-    messages.push(Message {
-        role: "user".into(),
-        content: case.prompt.clone(),
-    });
     let mut offered = tools.tools.clone();
     offered.extend(case.distractors.iter().cloned());
-    RouteRequest {
-        system: SYSTEM_PROMPT.to_string(),
-        messages,
-        tools: offered,
-        shared_tools: 0,
-        tool_choice: ToolChoice::Auto,
-        sampling: Sampling {
-            temperature: 0.0,
-            seed: Some(0),
-            ..Sampling::default()
-        },
-        repeat: 0,
-    }
+    RouteRequest::single(&case.history, &case.prompt, offered)
 }
 
 /// The choice recorded for an unreadable answer: no tool has this name.

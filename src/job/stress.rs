@@ -94,7 +94,10 @@ pub async fn run(replayer: &Replayer<'_>, job: StressJob<'_>) -> StressOutcome {
         let mut results = Vec::new();
         for p in job.perturbations {
             let Some(perturbed) = p.apply(tool, &ctx) else {
-                results.push(PerturbationResult::not_applied(p.id()));
+                results.push(PerturbationResult {
+                    changes_meaning: p.changes_meaning(),
+                    ..PerturbationResult::not_applied(p.id())
+                });
                 continue;
             };
             let mut head_tools = job.tools.clone();
@@ -124,6 +127,7 @@ pub async fn run(replayer: &Replayer<'_>, job: StressJob<'_>) -> StressOutcome {
                 .map(|t| t.delta);
             results.push(PerturbationResult {
                 id: p.id().to_string(),
+                changes_meaning: p.changes_meaning(),
                 applied: true,
                 detail: Some(perturbed.detail),
                 description: perturbed.tool.description.clone(),
@@ -138,11 +142,13 @@ pub async fn run(replayer: &Replayer<'_>, job: StressJob<'_>) -> StressOutcome {
         }
         let worst = report::worst(&results).map(|r| (r.id.clone(), r.delta));
         let fragility = report::fragility(&results, own_right);
+        let sensitivity = report::sensitivity(&results, own_right);
         job.console.note(&format!(
-            "driftgate: stress: {}: {} edit(s) applied, fragility {}",
+            "driftgate: stress: {}: {} edit(s) applied, fragility {}, sensitivity {}",
             crate::report::escape::cell(&tool.name, 80),
             results.iter().filter(|r| r.applied).count(),
-            fragility.map_or("n/a".into(), |f| format!("{f:.2}"))
+            fragility.map_or("n/a".into(), |f| format!("{f:.2}")),
+            sensitivity.map_or("n/a".into(), |f| format!("{f:.2}"))
         ));
         tools_out.push(ToolStress {
             tool: tool.name.clone(),
@@ -152,6 +158,7 @@ pub async fn run(replayer: &Replayer<'_>, job: StressJob<'_>) -> StressOutcome {
             worst: worst.as_ref().map(|w| w.0.clone()),
             worst_delta: worst.and_then(|w| w.1),
             fragility,
+            sensitivity,
         });
     }
     StressOutcome {
@@ -185,9 +192,26 @@ pub struct StressInputs<'a> {
     pub paraphrase: Option<(ParaphraseInfo, LlmStats)>,
 }
 
+/// The note naming the tools whose meaning change moved none of their prompts: a router that
+/// feels no meaning change on a tool cannot vouch for that tool's edits.
+fn numb(tools: &[ToolStress]) -> Option<String> {
+    let names: Vec<&str> = tools
+        .iter()
+        .filter(|t| t.sensitivity == Some(0.0) && t.own_right_at_base > 0)
+        .map(|t| t.tool.as_str())
+        .collect();
+    (!names.is_empty()).then(|| {
+        format!(
+            "this router did not feel a meaning change on {} tool(s): {}; its silence on their edits is no evidence",
+            names.len(),
+            names.join(", ")
+        )
+    })
+}
+
 /// Run the stress job and build its report.
 pub async fn stress(i: StressInputs<'_>, console: &dyn Console) -> StressReport {
-    let notes = crate::suite::validate_against(i.suite, &i.loaded.tools)
+    let mut notes: Vec<String> = crate::suite::validate_against(i.suite, &i.loaded.tools)
         .into_iter()
         .map(|problem| format!("suite vs tools: {problem}"))
         .collect();
@@ -213,6 +237,7 @@ pub async fn stress(i: StressInputs<'_>, console: &dyn Console) -> StressReport 
     };
     let mut cost = outcome.cost;
     cost.drafting = drafting;
+    notes.extend(numb(&outcome.tools));
     let semantic = i.config.system_prompt.is_empty();
     StressReport {
         schema_version: report::STRESS_SCHEMA_VERSION,
@@ -244,6 +269,7 @@ pub async fn stress(i: StressInputs<'_>, console: &dyn Console) -> StressReport 
             .map(|p| PerturbationInfo {
                 id: p.id().to_string(),
                 summary: p.summary(),
+                changes_meaning: p.changes_meaning(),
             })
             .collect(),
         tools: outcome.tools,
@@ -357,6 +383,108 @@ mod tests {
         }
     }
 
+    fn config(concurrency: usize) -> ReplayConfig {
+        ReplayConfig {
+            system_prompt: String::new(),
+            tool_choice: ToolChoice::Auto,
+            sampling: Sampling::default(),
+            repeats: 1,
+            first_repeat: 0,
+            concurrency,
+            seed: 0,
+            order: Default::default(),
+            retry: RetryPolicy::default(),
+            batch: None,
+        }
+    }
+
+    /// A meaning change the test router (first word decides) cannot see, and one it can.
+    struct Forbid(&'static str);
+    impl Perturbation for Forbid {
+        fn id(&self) -> &str {
+            self.0
+        }
+        fn summary(&self) -> String {
+            "a meaning change".into()
+        }
+        fn changes_meaning(&self) -> bool {
+            true
+        }
+        fn apply(&self, tool: &Tool, _: &Context) -> Option<perturb::Perturbed> {
+            let mut t = tool.clone();
+            t.description = Some(match self.0 {
+                // The first word stays: the router is numb to it.
+                "tail" => format!("{} Never for notes.", tool.description_text()),
+                _ => format!("Never {}", tool.description_text()),
+            });
+            Some(perturb::Perturbed {
+                tool: t,
+                detail: self.0.into(),
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn a_meaning_change_is_sensitivity_and_a_numb_tool_is_named() {
+        let tools = ToolSet::from_array(
+            &[
+                json!({"name": "read_text_file", "description": "Read a file."}),
+                json!({"name": "write_file", "description": "Write a file."}),
+            ],
+            "t",
+            "",
+        )
+        .unwrap();
+        let suite = crate::suite::parse(
+            "- {id: r1, prompt: read notes, expect: read_text_file}\n\
+             - {id: w1, prompt: write notes, expect: write_file}\n",
+            "s.yaml",
+            std::path::Path::new("."),
+        )
+        .unwrap();
+        let cache = Cache::off();
+        let cfg = config(1);
+        let router = FirstWord;
+        let replayer = Replayer::new(&router, &cache, &cfg);
+        for (edit, sensitivity, fragility) in [("head", Some(1.0), None), ("tail", Some(0.0), None)]
+        {
+            let perturbations: Vec<Box<dyn Perturbation>> = vec![Box::new(Forbid(edit))];
+            let out = run(
+                &replayer,
+                StressJob {
+                    suite: &suite,
+                    tools: &tools,
+                    packs: &[],
+                    perturbations: &perturbations,
+                    only: &["read_text_file".into()],
+                    console: &Silent,
+                },
+            )
+            .await;
+            let read = &out.tools[0];
+            assert!(read.results[0].changes_meaning);
+            assert_eq!(
+                (read.sensitivity, read.fragility),
+                (sensitivity, fragility),
+                "{edit}"
+            );
+            assert_eq!(
+                read.worst, None,
+                "a meaning change is never the worst harmless edit"
+            );
+            let note = numb(&out.tools);
+            match edit {
+                "tail" => assert_eq!(
+                    note.as_deref(),
+                    Some(
+                        "this router did not feel a meaning change on 1 tool(s): read_text_file; its silence on their edits is no evidence"
+                    )
+                ),
+                _ => assert_eq!(note, None),
+            }
+        }
+    }
+
     #[tokio::test]
     async fn runner_replays_applicable_edits_and_judges_renames_by_implementation() {
         let tools = ToolSet::from_array(
@@ -380,18 +508,7 @@ mod tests {
         )
         .unwrap();
         let cache = Cache::off();
-        let cfg = ReplayConfig {
-            system_prompt: String::new(),
-            tool_choice: ToolChoice::Auto,
-            sampling: Sampling::default(),
-            repeats: 1,
-            first_repeat: 0,
-            concurrency: 2,
-            seed: 0,
-            order: Default::default(),
-            retry: RetryPolicy::default(),
-            batch: None,
-        };
+        let cfg = config(2);
         let router = FirstWord;
         let replayer = Replayer::new(&router, &cache, &cfg);
         let perturbations: Vec<Box<dyn Perturbation>> = vec![Box::new(Rename), Box::new(Blank)];

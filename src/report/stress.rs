@@ -92,6 +92,8 @@ pub struct BaseSummary {
 pub struct PerturbationInfo {
     pub id: String,
     pub summary: String,
+    /// Meant to change the tool's meaning: its column counts towards sensitivity.
+    pub changes_meaning: bool,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -129,16 +131,23 @@ pub struct ToolStress {
     pub worst: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub worst_delta: Option<f64>,
-    /// Mean, over the perturbations that applied, of min(1, regressed cases ÷ max(1, own cases
-    /// right at base)): 0 = every edit harmless, 1 = every edit breaks as many prompts as the
-    /// tool owns. Absent when nothing applied.
+    /// Mean, over the meaning-preserving perturbations that applied, of min(1, regressed cases
+    /// ÷ max(1, own cases right at base)): 0 = every harmless edit harmless, 1 = every one breaks
+    /// as many prompts as the tool owns. Absent when none applied.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fragility: Option<f64>,
+    /// The same mean over the meaning-changing perturbations (`inverted`): how much the router
+    /// feels the tool's meaning change. 0 = it did not: its silence on this tool is no evidence.
+    /// Absent when none applied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sensitivity: Option<f64>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct PerturbationResult {
     pub id: String,
+    /// Meant to change the tool's meaning (see [`PerturbationInfo::changes_meaning`]).
+    pub changes_meaning: bool,
     /// False when the edit does not apply to this tool (nothing to change); no replay was run.
     pub applied: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -167,6 +176,7 @@ impl PerturbationResult {
     pub fn not_applied(id: &str) -> PerturbationResult {
         PerturbationResult {
             id: id.to_string(),
+            changes_meaning: false,
             applied: false,
             detail: None,
             description: None,
@@ -183,7 +193,25 @@ impl PerturbationResult {
 
 /// Fragility as defined on `ToolStress::fragility`: `results` are the tool's columns.
 pub fn fragility(results: &[PerturbationResult], own_right_at_base: usize) -> Option<f64> {
-    let applied: Vec<&PerturbationResult> = results.iter().filter(|r| r.applied).collect();
+    mean_broken(results, own_right_at_base, false)
+}
+
+/// Sensitivity as defined on `ToolStress::sensitivity`.
+pub fn sensitivity(results: &[PerturbationResult], own_right_at_base: usize) -> Option<f64> {
+    mean_broken(results, own_right_at_base, true)
+}
+
+/// Mean of min(1, regressed ÷ own right) over the applied columns that do (or do not) change
+/// the tool's meaning.
+fn mean_broken(
+    results: &[PerturbationResult],
+    own_right_at_base: usize,
+    changes_meaning: bool,
+) -> Option<f64> {
+    let applied: Vec<&PerturbationResult> = results
+        .iter()
+        .filter(|r| r.applied && r.changes_meaning == changes_meaning)
+        .collect();
     if applied.is_empty() {
         return None;
     }
@@ -195,12 +223,14 @@ pub fn fragility(results: &[PerturbationResult], own_right_at_base: usize) -> Op
     Some(sum / applied.len() as f64)
 }
 
-/// The applied perturbation with the most negative overall delta (ties: more regressions, then
-/// column order); `None` when no edit lowered accuracy or broke a case.
+/// The applied meaning-preserving perturbation with the most negative overall delta (ties: more
+/// regressions, then column order); `None` when no such edit lowered accuracy or broke a case.
+/// A meaning change is meant to move routing, so it is never the "worst" harmless edit.
 pub fn worst(results: &[PerturbationResult]) -> Option<&PerturbationResult> {
     results
         .iter()
-        .filter(|r| r.applied && (r.delta.unwrap_or(0.0) < 0.0 || r.regressed > 0))
+        .filter(|r| r.applied && !r.changes_meaning)
+        .filter(|r| r.delta.unwrap_or(0.0) < 0.0 || r.regressed > 0)
         .fold(None, |best: Option<&PerturbationResult>, r| match best {
             Some(b)
                 if (b.delta.unwrap_or(0.0), std::cmp::Reverse(b.regressed))
@@ -238,6 +268,29 @@ mod tests {
         // A tool with no right case at base is scored against 1: (min(1, 2/1) + 0) / 2.
         assert_eq!(fragility(&rs[..2], 0), Some(0.5));
         assert_eq!(fragility(&rs[2..3], 4), None);
+    }
+
+    #[test]
+    fn a_meaning_change_counts_towards_sensitivity_never_fragility_or_worst() {
+        let inverted = PerturbationResult {
+            changes_meaning: true,
+            ..r("inverted", true, -0.5, 4)
+        };
+        let rs = [r("terser", true, 0.0, 0), inverted.clone()];
+        assert_eq!(fragility(&rs, 4), Some(0.0));
+        assert_eq!(sensitivity(&rs, 4), Some(1.0));
+        assert!(
+            worst(&rs).is_none(),
+            "the meaning change is not a harmless edit"
+        );
+        // An insensitive router: the inversion applied and nothing moved.
+        let felt_nothing = PerturbationResult {
+            regressed: 0,
+            delta: Some(0.0),
+            ..inverted
+        };
+        assert_eq!(sensitivity(&[felt_nothing], 4), Some(0.0));
+        assert_eq!(sensitivity(&rs[..1], 4), None, "no meaning change applied");
     }
 
     #[test]

@@ -36,6 +36,31 @@ pub struct RouteRequest {
     pub repeat: u32,
 }
 
+impl RouteRequest {
+    /// The request the benches ask a router: `history`, then `prompt` as the user's turn,
+    /// `tools` as given, [`SYSTEM_PROMPT`], `tool_choice: auto`, temperature 0, seed 0.
+    pub fn single(history: &[Message], prompt: &str, tools: Vec<Tool>) -> RouteRequest {
+        let mut messages = history.to_vec();
+        messages.push(Message {
+            role: "user".into(),
+            content: prompt.to_string(),
+        });
+        RouteRequest {
+            system: SYSTEM_PROMPT.to_string(),
+            messages,
+            tools,
+            shared_tools: 0,
+            tool_choice: ToolChoice::Auto,
+            sampling: Sampling {
+                temperature: 0.0,
+                seed: Some(0),
+                ..Sampling::default()
+            },
+            repeat: 0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct RouteResponse {
     pub answer: Answer,

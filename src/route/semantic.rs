@@ -66,16 +66,29 @@ pub struct Options {
     /// Weight of BM25 over the offered tools (scaled to the best tool's 1.0), added to the cosine.
     pub lexical: f32,
     pub none: NoneRule,
+    /// Sentence views start with the tool's name words. Off, a sentence is the description's
+    /// own words: a rewritten purpose is not rescued by the name (docs/router.md § Sensitivity).
+    pub named_sentences: bool,
+    /// `0`: a tool scores its best view, the whole text being one of them. Above `0`: this
+    /// weight of the whole text plus the rest of its best sentence, so an added restriction or
+    /// a weakened sentence lowers the score instead of being outvoted by the best one.
+    pub whole_weight: f32,
+    /// A sentence that opens with a prohibition ("Do not …", "Never …") is not a view: its
+    /// remainder's cosine, times this, is taken off the tool's score (MiniLM embeds "Do not
+    /// schedule" beside "schedule", so as a view it would attract the prompts it turns away).
+    pub repel: f32,
+    /// Views without commas, semicolons (a sentence break) and final periods: meaning does not
+    /// live in punctuation, and a router that moves on it reports noise as drift.
+    pub plain: bool,
+    /// The whole-text view lists the description's sentences in a fixed (sorted) order: moving
+    /// a sentence does not change what a tool does, and with `whole_weight` the whole view
+    /// counts on its own.
+    pub sorted: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options {
-            sentences: true,
-            name_words: true,
-            lexical: 0.15,
-            none: NoneRule::SmallTalk { margin: 0.05 },
-        }
+        Options::hybrid3()
     }
 }
 
@@ -87,6 +100,35 @@ impl Options {
             name_words: false,
             lexical: 0.0,
             none: NoneRule::Threshold(DEFAULT_NONE_THRESHOLD),
+            ..Options::hybrid2()
+        }
+    }
+
+    /// The router fitted for accuracy on the five shipped suites (docs/router.md § Measured).
+    pub fn hybrid2() -> Self {
+        Options {
+            sentences: true,
+            name_words: true,
+            lexical: 0.15,
+            none: NoneRule::SmallTalk { margin: 0.05 },
+            named_sentences: true,
+            whole_weight: 0.0,
+            repel: 0.0,
+            plain: false,
+            sorted: false,
+        }
+    }
+
+    /// The shipped router: hybrid2 with prohibitions that repel, punctuation-free views, and
+    /// the whole text (sentences in a fixed order) weighed 0.3 beside the best sentence; chosen
+    /// on the tune half of the edit benchmark for what it feels (docs/router.md).
+    pub fn hybrid3() -> Self {
+        Options {
+            repel: 0.5,
+            plain: true,
+            whole_weight: 0.3,
+            sorted: true,
+            ..Options::hybrid2()
         }
     }
 
@@ -102,15 +144,36 @@ impl Options {
         }
         // The shipped router's short name, so the model id fits a terminal line; a test pins
         // it to these exact options (change them, rename it, or old cache entries would answer).
-        if *self == Options::default() {
+        if *self == Options::hybrid2() {
             return "hybrid2".into();
         }
-        format!(
+        if *self == Options::hybrid3() {
+            return "hybrid3".into();
+        }
+        let mut label = format!(
             "{}{}bm25={}:none={none}",
             if self.name_words { "words:" } else { "" },
             if self.sentences { "sentences:" } else { "" },
             self.lexical
-        )
+        );
+        // Options hybrid2 did not have are named only when they differ from what it did.
+        if self.sentences && !self.named_sentences {
+            label.push_str(":bare");
+        }
+        if self.whole_weight > 0.0 {
+            label.push_str(&format!(":whole={}", self.whole_weight));
+        }
+        if self.repel > 0.0 {
+            label.push_str(&format!(":repel={}", self.repel));
+        }
+        if self.plain {
+            label.push_str(":plain");
+        }
+        if self.sorted {
+            label.push_str(":sorted");
+        }
+
+        label
     }
 }
 
@@ -256,19 +319,33 @@ impl Router for SemanticRouter {
         let started = Instant::now();
         let plan = self.plan(req);
         let cos = self.cosines(&plan.texts).await?;
-        // Each tool's best view; the small-talk lines come after the tools' views.
-        let mut tool_cos = vec![f32::NEG_INFINITY; req.tools.len()];
-        for (c, &k) in cos.iter().zip(&plan.owner) {
-            if let Some(k) = k {
-                tool_cos[k] = tool_cos[k].max(*c);
+        let n = req.tools.len();
+        let (mut whole, mut best_sentence, mut repelled) = (
+            vec![f32::NEG_INFINITY; n],
+            vec![f32::NEG_INFINITY; n],
+            vec![0.0f32; n],
+        );
+        let mut talk = f32::NEG_INFINITY;
+        for (&c, view) in cos.iter().zip(&plan.views) {
+            match *view {
+                View::Whole(k) => whole[k] = whole[k].max(c),
+                View::Sentence(k) => best_sentence[k] = best_sentence[k].max(c),
+                View::Repel(k) => repelled[k] = repelled[k].max(c.max(0.0)),
+                View::Talk => talk = talk.max(c),
             }
         }
-        let talk = cos
-            .iter()
-            .zip(&plan.owner)
-            .filter(|(_, k)| k.is_none())
-            .map(|(c, _)| *c)
-            .fold(f32::NEG_INFINITY, f32::max);
+        let w = self.options.whole_weight;
+        // Each tool's cosine: its best view, or the whole text blended with its best sentence.
+        let tool_cos: Vec<f32> = (0..n)
+            .map(|k| {
+                let pooled = match best_sentence[k] {
+                    s if s == f32::NEG_INFINITY => whole[k],
+                    s if w > 0.0 => w * whole[k] + (1.0 - w) * s,
+                    s => whole[k].max(s),
+                };
+                pooled - self.options.repel * repelled[k]
+            })
+            .collect();
         let mut score = tool_cos.clone();
         if self.options.lexical > 0.0 {
             let lex = bm25(&plan.query, &plan.lexical_docs);
@@ -332,13 +409,24 @@ impl Router for SemanticRouter {
     }
 }
 
+/// What a text of a [`Plan`] is to the offered tool `.0`.
+#[derive(Clone, Copy)]
+enum View {
+    Whole(usize),
+    Sentence(usize),
+    /// A prohibition's remainder: pushes prompts away.
+    Repel(usize),
+    /// A [`SMALL_TALK`] line.
+    Talk,
+}
+
 /// What one request embeds and scores.
 struct Plan {
     query: String,
     /// The query, then each tool's views, then the small-talk lines.
     texts: Vec<String>,
-    /// For `texts[1..]`: the offered tool a view belongs to, `None` for a small-talk line.
-    owner: Vec<Option<usize>>,
+    /// What each of `texts[1..]` is.
+    views: Vec<View>,
     /// Per offered tool, the text BM25 scores.
     lexical_docs: Vec<String>,
 }
@@ -354,23 +442,45 @@ impl SemanticRouter {
             .unwrap_or_default();
         let o = &self.options;
         let mut texts = vec![query.clone()];
-        let mut owner = Vec::new();
+        let mut views = Vec::new();
         let mut lexical_docs = Vec::new();
         for (k, t) in req.tools.iter().enumerate() {
-            let whole = if o.name_words {
-                word_text(t)
-            } else {
-                t.routing_text()
+            let whole = match (o.name_words, o.sorted) {
+                (true, true) => {
+                    let mut parts = sentences(t.description_text());
+                    parts.sort_unstable();
+                    word_text_with(t, &parts.join(" "))
+                }
+                (true, false) => word_text(t),
+                (false, _) => t.routing_text(),
             };
+            let whole = if o.plain { plain(&whole) } else { whole };
             if o.sentences {
                 let name = words(&t.name);
-                for s in sentences(t.description_text()) {
-                    texts.push(format!("{name}: {s}"));
-                    owner.push(Some(k));
+                let mut parts: Vec<&str> = sentences(t.description_text());
+                if o.plain {
+                    parts = parts.into_iter().flat_map(|s| s.split("; ")).collect();
+                }
+                for s in parts {
+                    let s = if o.plain { plain(s) } else { s.to_string() };
+                    match prohibition(&s).filter(|_| o.repel > 0.0) {
+                        Some(rest) => {
+                            texts.push(rest.to_string());
+                            views.push(View::Repel(k));
+                        }
+                        None if o.named_sentences => {
+                            texts.push(format!("{name}: {s}"));
+                            views.push(View::Sentence(k));
+                        }
+                        None => {
+                            texts.push(s);
+                            views.push(View::Sentence(k));
+                        }
+                    }
                 }
             }
             texts.push(whole);
-            owner.push(Some(k));
+            views.push(View::Whole(k));
             if o.lexical > 0.0 {
                 lexical_docs.push(word_text(t));
             }
@@ -378,16 +488,55 @@ impl SemanticRouter {
         if matches!(o.none, NoneRule::SmallTalk { .. }) && req.tool_choice != ToolChoice::Required {
             for line in SMALL_TALK {
                 texts.push(line.to_string());
-                owner.push(None);
+                views.push(View::Talk);
             }
         }
         Plan {
             query,
             texts,
-            owner,
+            views,
             lexical_docs,
         }
     }
+}
+
+/// `text` without the punctuation meaning does not live in: commas and semicolons, and a period
+/// that ends a sentence (one inside a word, `v1.2` or `README.md`, stays).
+fn plain(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let ends = chars.peek().is_none_or(|n| n.is_whitespace());
+        match c {
+            ',' | ';' if ends => {}
+            '.' if ends => {}
+            _ => out.push(c),
+        }
+    }
+    out.trim_end().to_string()
+}
+
+/// Openings that turn a sentence into a prohibition.
+const PROHIBITIONS: [&str; 7] = [
+    "do not ",
+    "don't ",
+    "never ",
+    "must not ",
+    "should not ",
+    "not for ",
+    "avoid ",
+];
+
+/// What a sentence that opens with a prohibition forbids ("Do not use this to delete files." →
+/// "use this to delete files."); `None` for any other sentence.
+fn prohibition(sentence: &str) -> Option<&str> {
+    let t = sentence.trim_start();
+    PROHIBITIONS.iter().find_map(|p| {
+        let head = t.get(..p.len())?;
+        head.eq_ignore_ascii_case(p)
+            .then(|| t[p.len()..].trim_start())
+            .filter(|rest| !rest.is_empty())
+    })
 }
 
 /// A name's words: `read_text_file`, `readTextFile`, `read-text-file` → "read text file" (the
@@ -398,12 +547,17 @@ fn words(name: &str) -> String {
 
 /// The tool as words: name words (title): description, then its parameters' name words.
 fn word_text(t: &Tool) -> String {
+    word_text_with(t, t.description_text())
+}
+
+/// [`word_text`] with `description` in place of the tool's.
+fn word_text_with(t: &Tool, description: &str) -> String {
     let mut s = words(&t.name);
     if let Some(title) = &t.title {
         s.push_str(&format!(" ({title})"));
     }
     s.push_str(": ");
-    s.push_str(t.description_text());
+    s.push_str(description);
     let params: Vec<String> = t.params().into_iter().map(|(p, _)| words(&p)).collect();
     if !params.is_empty() {
         s.push_str("\nparameters: ");
@@ -497,6 +651,46 @@ mod tests {
     }
 
     #[test]
+    fn a_prohibition_is_what_it_forbids_and_nothing_else_is_one() {
+        assert_eq!(
+            prohibition("Do not use this to delete files."),
+            Some("use this to delete files.")
+        );
+        assert_eq!(
+            prohibition("  NEVER returns secrets"),
+            Some("returns secrets")
+        );
+        assert_eq!(prohibition("Don't guess paths"), Some("guess paths"));
+        assert_eq!(
+            prohibition("Not for archived notes"),
+            Some("archived notes")
+        );
+        // A negation inside the sentence is a fact about the tool, not a prohibition.
+        assert_eq!(
+            prohibition("Use this when the visit does not exist yet."),
+            None
+        );
+        assert_eq!(prohibition("Nothing is deleted."), None);
+        assert_eq!(prohibition("Do not "), None, "nothing left to forbid");
+        assert_eq!(prohibition("Dö not x"), None);
+    }
+
+    #[test]
+    fn plain_views_drop_only_the_punctuation_meaning_does_not_live_in() {
+        assert_eq!(
+            plain("Read a file, then stop; see README.md for v1.2."),
+            "Read a file then stop see README.md for v1.2"
+        );
+        assert_eq!(plain("a.b,c;d"), "a.b,c;d", "inside a word it stays");
+        assert_eq!(plain(""), "");
+        // A period toggled and a comma dropped (the edit benchmark's punctuation edit) read the same.
+        assert_eq!(
+            plain("Schedule a visit, at a time. Use it once"),
+            plain("Schedule a visit at a time. Use it once.")
+        );
+    }
+
+    #[test]
     fn terms_drop_stop_words_and_cut_one_ending() {
         assert_eq!(
             terms("Please list the files in my Directories, I'm searching"),
@@ -534,20 +728,34 @@ mod tests {
     #[test]
     fn labels_name_each_option_and_keep_the_first_routers_id() {
         assert_eq!(Options::first().label(), "none<0.25");
-        // The short name stands for exactly these options.
+        // The short names stand for exactly these options.
+        let hybrid2 = Options {
+            sentences: true,
+            name_words: true,
+            lexical: 0.15,
+            none: NoneRule::SmallTalk { margin: 0.05 },
+            named_sentences: true,
+            whole_weight: 0.0,
+            repel: 0.0,
+            plain: false,
+            sorted: false,
+        };
+        assert_eq!(Options::hybrid2(), hybrid2);
+        assert_eq!(Options::hybrid2().label(), "hybrid2");
         assert_eq!(
             Options::default(),
             Options {
-                sentences: true,
-                name_words: true,
-                lexical: 0.15,
-                none: NoneRule::SmallTalk { margin: 0.05 },
+                repel: 0.5,
+                plain: true,
+                whole_weight: 0.3,
+                sorted: true,
+                ..hybrid2
             }
         );
-        assert_eq!(Options::default().label(), "hybrid2");
+        assert_eq!(Options::default().label(), "hybrid3");
         let talk_wider = Options {
             none: NoneRule::SmallTalk { margin: 0.1 },
-            ..Options::default()
+            ..Options::hybrid2()
         };
         assert_eq!(
             talk_wider.label(),
@@ -557,12 +765,25 @@ mod tests {
             none: NoneRule::Threshold(0.3),
             ..Options::default()
         };
-        assert_eq!(threshold.label(), "words:sentences:bm25=0.15:none=<0.3");
+        assert_eq!(
+            threshold.label(),
+            "words:sentences:bm25=0.15:none=<0.3:whole=0.3:repel=0.5:plain:sorted"
+        );
+        let grid = Options {
+            named_sentences: false,
+            whole_weight: 0.3,
+            ..Options::hybrid2()
+        };
+        assert_eq!(
+            grid.label(),
+            "words:sentences:bm25=0.15:none=talk+0.05:bare:whole=0.3"
+        );
         let never = Options {
             none: NoneRule::Never,
             lexical: 0.0,
             sentences: false,
             name_words: false,
+            ..Options::hybrid2()
         };
         assert_eq!(never.label(), "bm25=0:none=never");
     }

@@ -30,6 +30,11 @@ pub trait Perturbation: Send + Sync {
     fn summary(&self) -> String;
     /// The edited tool, or `None` when the edit does not apply to this tool.
     fn apply(&self, tool: &Tool, ctx: &Context) -> Option<Perturbed>;
+    /// The edit changes what the tool does: a router *should* move, so its column measures
+    /// sensitivity, not fragility.
+    fn changes_meaning(&self) -> bool {
+        false
+    }
 }
 
 /// The built-in perturbations, in report order. `jargon` replaces the default jargon table.
@@ -300,6 +305,9 @@ pub fn polarity_swap(tool: &Tool, tools: &ToolSet) -> Option<(&'static str, &'st
 impl Perturbation for InvertedPolarity {
     fn id(&self) -> &str {
         "inverted"
+    }
+    fn changes_meaning(&self) -> bool {
+        true
     }
     fn summary(&self) -> String {
         "swap a verb for its near-opposite (read → write, schedule → reschedule; a sibling's verb first) in description and name".into()

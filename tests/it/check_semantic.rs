@@ -115,7 +115,7 @@ fn calendar_rewrite_regresses_routing_and_fails() {
     assert_eq!(run.code, 1, "{}", run.dump());
     assert_eq!(r["command"], "check");
     assert_eq!(r["verdict"]["status"], "fail");
-    // The overall drop (6 regressed, 3 fixed, p = 0.254) is not evidence on its own; the edited
+    // The overall drop (5 regressed, 2 fixed, p = 0.227) is not evidence on its own; the edited
     // tool's drop is (5 of 8 cases lost, none won: p = 0.031). Its meaning shift fails too (the
     // next line); its low cosine is a review note (the cosine does not gate by default).
     assert_eq!(
@@ -139,11 +139,11 @@ fn calendar_rewrite_regresses_routing_and_fails() {
     assert_eq!(s["n_cases"], 36);
     assert!(close(f(&s["base_accuracy"]), 30.0 / 36.0), "{s}");
     assert!(close(f(&s["head_accuracy"]), 27.0 / 36.0), "{s}");
-    assert_eq!(s["discordant_right_to_wrong"], 6);
-    assert_eq!(s["discordant_wrong_to_right"], 3);
-    // Exact sign test on the 9 discordant cases: P(X >= 6 | n = 9, p = 1/2) = 130/512.
-    assert!(close(f(&s["p_value_worse"]), 130.0 / 512.0), "{s}");
-    assert!(close(f(&s["p_value_two_sided"]), 260.0 / 512.0), "{s}");
+    assert_eq!(s["discordant_right_to_wrong"], 5);
+    assert_eq!(s["discordant_wrong_to_right"], 2);
+    // Exact sign test on the 7 discordant cases: P(X >= 5 | n = 7, p = 1/2) = 29/128.
+    assert!(close(f(&s["p_value_worse"]), 29.0 / 128.0), "{s}");
+    assert!(close(f(&s["p_value_two_sided"]), 58.0 / 128.0), "{s}");
 
     // The flips: regressions first, each with what was chosen at base and at head.
     let flips = r["routing"]["flips"].as_array().unwrap();
@@ -154,14 +154,12 @@ fn calendar_rewrite_regresses_routing_and_fails() {
     assert_eq!(
         ids,
         [
-            ("cancel-02", "regressed"),
             ("sched-01", "regressed"),
             ("sched-04", "regressed"),
             ("sched-06", "regressed"),
             ("sched-07", "regressed"),
             ("sched-08", "regressed"),
             ("cancel-03", "fixed"),
-            ("list-01", "fixed"),
             ("resch-03", "fixed"),
         ]
     );
@@ -170,10 +168,6 @@ fn calendar_rewrite_regresses_routing_and_fails() {
     assert_eq!(s01["base"], "schedule_appointment");
     assert_eq!(s01["head"], "reschedule_appointment");
     assert_eq!(flip(&r, "sched-06").unwrap()["head"], "send_reminder");
-    assert_eq!(
-        flip(&r, "cancel-02").unwrap()["head"],
-        "schedule_appointment"
-    );
     assert_eq!(
         flip(&r, "resch-03").unwrap()["base"],
         "schedule_appointment"
@@ -289,7 +283,7 @@ fn a_second_run_with_the_same_cache_sends_nothing_and_reports_the_same() {
         run.dump()
     );
     assert!(
-        run.stdout.contains("Regressed cases (6):"),
+        run.stdout.contains("Regressed cases (5):"),
         "{}",
         run.dump()
     );
@@ -307,11 +301,9 @@ fn a_second_run_with_the_same_cache_sends_nothing_and_reports_the_same() {
 /// of a file as text. DEPRECATED: Use read_text_file instead."), and `list_allowed_directories`
 /// gained the word "root".
 ///
-/// What the semantic router measures on the 40-case suite: routing got *better*, 75.0% → 85.0%,
-/// 4 fixed and 0 regressed. fs-06, fs-07 and fs-08 ask for media files, which base could not serve
-/// at all (`read_media_file` is new). fs-39 (a typo fix) was a no call at base and is edit_file at
-/// head: the no-call rule compares the prompt's nearest tool with small talk, and head offers two
-/// more tools. The read
+/// What the semantic router measures on the 40-case suite: routing got *better*, 75.0% → 80.0%,
+/// 2 fixed and 0 regressed. fs-06 and fs-07 ask for media files, which base could not serve
+/// at all (`read_media_file` is new). The read
 /// cases accept read_file or read_text_file, so the deprecation moves them to read_text_file
 /// without loss (7/9 at both sides).
 ///
@@ -360,9 +352,9 @@ fn real_corpus_deprecation_fails_on_its_meaning_though_the_proxy_held() {
     let s = &r["routing"]["summary"];
     assert_eq!(s["n_cases"], 40);
     assert!(close(f(&s["base_accuracy"]), 30.0 / 40.0), "{s}");
-    assert!(close(f(&s["head_accuracy"]), 34.0 / 40.0), "{s}");
+    assert!(close(f(&s["head_accuracy"]), 32.0 / 40.0), "{s}");
     assert_eq!(s["discordant_right_to_wrong"], 0);
-    assert_eq!(s["discordant_wrong_to_right"], 4);
+    assert_eq!(s["discordant_wrong_to_right"], 2);
     assert_eq!(f(&s["p_value_worse"]), 1.0);
     let fixed: Vec<(&str, &str, &str)> = r["routing"]["flips"]
         .as_array()
@@ -382,8 +374,6 @@ fn real_corpus_deprecation_fails_on_its_meaning_though_the_proxy_held() {
         [
             ("fs-06", "get_file_info", "read_media_file"),
             ("fs-07", "read_file", "read_media_file"),
-            ("fs-08", "get_file_info", "read_media_file"),
-            ("fs-39", "(none)", "edit_file"),
         ]
     );
     assert_eq!(
@@ -392,7 +382,7 @@ fn real_corpus_deprecation_fails_on_its_meaning_though_the_proxy_held() {
     );
     assert_eq!(
         r["routing"]["head_outcomes"],
-        json!({"correct": 34, "wrong tool": 6})
+        json!({"correct": 32, "no call": 1, "wrong tool": 7})
     );
     let drift: Vec<(&str, bool)> = r["drift"]["tools"]
         .as_array()
@@ -437,7 +427,7 @@ fn real_corpus_deprecation_fails_on_its_meaning_though_the_proxy_held() {
     let reason = r["verdict"]["reason"].as_str().unwrap();
     assert!(
         reason.starts_with(
-            "routing 75.0% → 85.0% (+10.0 pts, p=1.0000); call accuracy not measured (semantic router); min description cosine 0.546 ≥ 0.50"
+            "routing 75.0% → 80.0% (+5.0 pts, p=1.0000); call accuracy not measured (semantic router); min description cosine 0.546 ≥ 0.50"
         ),
         "{reason}"
     );
@@ -812,6 +802,29 @@ fn threshold_and_config_errors_are_usage_errors() {
     );
     assert!(
         run.stderr.contains("unknown field `cosine_flor`"),
+        "{}",
+        run.dump()
+    );
+    // The meaning policy is one of two words, in the config file and on the command line.
+    let run = input_error(
+        &[("driftgate.toml", "[gate]\nmeaning = \"sometimes\"\n")],
+        "/dev/null",
+        &[],
+    );
+    assert!(
+        run.stderr
+            .contains("driftgate.toml: invalid TOML at line 2")
+            && run.stderr.contains("sometimes")
+            && run.stderr.contains("fail")
+            && run.stderr.contains("review"),
+        "{}",
+        run.dump()
+    );
+    let run = input_error(&[], "/dev/null", &["--meaning-policy", "sometimes"]);
+    assert!(
+        run.stderr.contains("--meaning-policy")
+            && run.stderr.contains("sometimes")
+            && run.stderr.contains("fail, review"),
         "{}",
         run.dump()
     );

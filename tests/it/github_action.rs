@@ -827,7 +827,7 @@ fn the_action_gates_a_pull_request_end_to_end() {
     assert_eq!(outputs["base-accuracy"], "0.8333");
     assert_eq!(outputs["head-accuracy"], "0.7500");
     assert_eq!(outputs["delta"], "-0.0833");
-    assert_eq!(outputs["p-value"], "0.2539");
+    assert_eq!(outputs["p-value"], "0.2266");
     assert_eq!(outputs["changed-tools"], r#"["schedule_appointment"]"#);
     assert_eq!(outputs["report-path"], "driftgate-report.json");
     let report: serde_json::Value = serde_json::from_str(&r.read("driftgate-report.json")).unwrap();

@@ -494,3 +494,36 @@ fn hostile_names_in_a_watch_report_stay_inert() {
         assert_runner_inert(&md, "watch markdown", &case);
     }
 }
+
+/// A meaning line names the sibling whose words a description took: that name is the PR's text
+/// too, and reaches every format through the verdict's lines.
+#[test]
+fn a_hostile_sibling_name_in_a_meaning_line_stays_inert() {
+    let sarif = sarif_validator();
+    for (i, text) in hostile_texts().into_iter().enumerate() {
+        let sibling: String = format!("cancel{}", text.chars().take(80).collect::<String>());
+        let tools = |description: &str| {
+            json!([
+                {"name": "schedule_appointment", "description": description,
+                 "inputSchema": {"type": "object"}},
+                {"name": sibling, "description": "Cancel an existing appointment and free its slot in the calendar.",
+                 "inputSchema": {"type": "object"}}
+            ])
+        };
+        let base = loaded(
+            tools("Schedule a new appointment for a patient at a chosen date and time."),
+            "base.json",
+        );
+        let head = loaded(
+            tools("Cancel an existing appointment and free its slot in the calendar."),
+            "head.json",
+        );
+        let r = driftgate::job::check::diff_report(&base, &head, Severity::High);
+        let reason = r.verdict.reason.clone();
+        assert!(
+            reason.contains("changed meaning") && reason.contains("cancel"),
+            "case {i}: the sibling's words are a meaning shift: {reason}"
+        );
+        check_all(&r, &format!("meaning case {i}"), &sarif);
+    }
+}

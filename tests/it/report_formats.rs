@@ -127,7 +127,7 @@ fn markdown_leads_with_the_verdict_in_plain_words_then_what_changed_then_the_evi
     assert_eq!(
         lines.next(),
         Some(
-            "### ❌ driftgate check: **fail** — `schedule_appointment`: 7 of 8 prompts reached it before, 2 of 8 now; 3 went to `reschedule_appointment`, 2 to `send_reminder`"
+            "### ❌ driftgate check: **fail** — `schedule_appointment`: 7 of 8 prompts reached it before, 2 of 8 now; 3 went to `reschedule_appointment`, 1 to `list_appointments`, 1 to `send_reminder`"
         )
     );
     let test = md
@@ -142,7 +142,7 @@ fn markdown_leads_with_the_verdict_in_plain_words_then_what_changed_then_the_evi
     let schema = md.find("#### Schema changes (1)").unwrap();
     assert!(md.contains("| `schedule_appointment` | `property-added-optional` | `/inputSchema/properties/location` | — → `{\"type\":\"string\",\"description\":\"Clinic location\"}` | info |"), "{md}");
     let flips = md
-        .find("#### Flipped cases: 6 regressed, 3 fixed")
+        .find("#### Flipped cases: 5 regressed, 2 fixed")
         .expect(&md);
     let table = md
         .find("#### Tools: 1 changed, 2 moved by routing only, most severe first")
@@ -150,7 +150,7 @@ fn markdown_leads_with_the_verdict_in_plain_words_then_what_changed_then_the_evi
     assert!(test < numbers && numbers < diffs && diffs < schema && schema < flips && flips < table);
     // The statistics are folded: the accuracy line with its interval and p-value sits inside.
     let stats = md
-        .find("<details><summary>Statistics: routing 83.3% → 75.0% over 36 cases, exact one-sided p = 0.2539</summary>")
+        .find("<details><summary>Statistics: routing 83.3% → 75.0% over 36 cases, exact one-sided p = 0.2266</summary>")
         .expect(&md);
     let accuracy = md.find("**Routing accuracy** 83.3% → 75.0%").unwrap();
     let closed = stats + md[stats..].find("</details>").unwrap();
@@ -159,12 +159,12 @@ fn markdown_leads_with_the_verdict_in_plain_words_then_what_changed_then_the_evi
         .lines()
         .filter(|l| l.starts_with("| 🔴") || l.starts_with("| 🟢"))
         .collect();
-    assert_eq!(rows.len(), 9);
+    assert_eq!(rows.len(), 7);
     assert!(
-        rows[..6].iter().all(|l| l.starts_with("| 🔴 regressed")),
+        rows[..5].iter().all(|l| l.starts_with("| 🔴 regressed")),
         "regressions first"
     );
-    assert!(rows[1].contains("| `sched-01` | `I'd like to set up a new appointment with Dr. Patel next Tuesday at 10am` | `schedule_appointment` | `schedule_appointment` → `reschedule_appointment` |"), "{}", rows[1]);
+    assert!(rows[0].contains("| `sched-01` | `I'd like to set up a new appointment with Dr. Patel next Tuesday at 10am` | `schedule_appointment` | `schedule_appointment` → `reschedule_appointment` |"), "{}", rows[0]);
     let tools: Vec<&str> = md[table..]
         .lines()
         .filter(|l| l.starts_with("| `"))
@@ -629,7 +629,7 @@ fn html_shows_the_check_with_charts_and_flips() {
     assert!(chart.starts_with("xychart-beta\n"), "{chart}");
     assert!(
         chart.contains(
-            "x-axis [\"list_appointments\", \"reschedule_appointment\", \"schedule_appointment\"]"
+            "x-axis [\"cancel_appointment\", \"reschedule_appointment\", \"schedule_appointment\"]"
         ),
         "{chart}"
     );

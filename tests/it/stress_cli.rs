@@ -91,7 +91,7 @@ fn stress_server_filesystem_measures_each_edit_and_lists_the_flips() {
     assert_eq!(r["router"]["kind"], "semantic");
     assert_eq!(
         (r["base"]["correct"].as_u64(), r["base"]["cases"].as_u64()),
-        (Some(34), Some(40))
+        (Some(32), Some(40))
     );
     let ids: Vec<&str> = r["perturbations"]
         .as_array()
@@ -118,8 +118,8 @@ fn stress_server_filesystem_measures_each_edit_and_lists_the_flips() {
             .unwrap()
     );
 
-    // "create" → "provision", "file" → "blob" sends "Create a file hello.py …" to read_file and a
-    // whole-file replace to edit_file.
+    // "create" → "provision", "file" → "blob" sends "Create a file hello.py …" to
+    // create_directory and a whole-file replace to edit_file.
     let j = result(&r, "write_file", "jargonier");
     assert_eq!(
         j["detail"],
@@ -128,15 +128,22 @@ fn stress_server_filesystem_measures_each_edit_and_lists_the_flips() {
     assert_eq!(
         flips(j),
         [
-            ("fs-11".into(), "regressed".into(), "read_file".into()),
+            (
+                "fs-11".into(),
+                "regressed".into(),
+                "create_directory".into()
+            ),
             ("fs-35".into(), "regressed".into(), "edit_file".into())
         ]
     );
     assert_eq!(j["regressed"], 2);
 
-    // read → write renames read_text_file to write_text_file. Read prompts that reach it are
-    // judged by implementation (still right), and no write prompt is pulled to the renamed tool.
+    // read → write renames read_text_file to write_text_file. Read prompts that still reach it
+    // are judged by implementation (still right); one read prompt leaves it, so the router felt
+    // the inversion a little: sensitivity 1 of its 7 own cases right unperturbed. (hybrid2 felt
+    // nothing here: every read prompt stayed.)
     let inv = result(&r, "read_text_file", "inverted");
+    assert_eq!(inv["changes_meaning"], true);
     assert_eq!(inv["renamed_to"], "write_text_file");
     assert!(
         inv["description"]
@@ -144,7 +151,26 @@ fn stress_server_filesystem_measures_each_edit_and_lists_the_flips() {
             .unwrap()
             .starts_with("Write the complete contents")
     );
-    assert!(flips(inv).is_empty(), "{inv}");
+    assert_eq!(
+        flips(inv),
+        [("fs-31".into(), "regressed".into(), "get_file_info".into())]
+    );
+    let read = r["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tool"] == "read_text_file")
+        .unwrap();
+    assert_eq!(read["own_right_at_base"], 7);
+    assert!(
+        (read["sensitivity"].as_f64().unwrap() - 1.0 / 7.0).abs() < 1e-12,
+        "{read}"
+    );
+    assert_eq!(
+        read["fragility"], 0.0,
+        "no harmless edit broke a read prompt"
+    );
+    assert!(r["notes"].as_array().unwrap().is_empty(), "{}", r["notes"]);
 
     let t = r["tools"]
         .as_array()
@@ -154,13 +180,14 @@ fn stress_server_filesystem_measures_each_edit_and_lists_the_flips() {
         .unwrap();
     assert_eq!(t["worst"], "jargonier");
     assert_eq!(t["own_cases"], 3);
-    // 4 applied edits, 2 + 1 + 1 regressions (one of them an edit_file case pulled to the
-    // perturbed write_file), 3 own cases right at base → (4/3) / 4.
+    // 4 applied harmless edits, 2 regressions under one, 3 own cases right at base → (2/3) / 4;
+    // the meaning change (inverted) did not apply, so there is no sensitivity.
     assert_eq!(t["own_right_at_base"], 3);
     assert!(
-        (t["fragility"].as_f64().unwrap() - 1.0 / 3.0).abs() < 1e-12,
+        (t["fragility"].as_f64().unwrap() - 1.0 / 6.0).abs() < 1e-12,
         "{t}"
     );
+    assert!(t.get("sensitivity").is_none(), "{t}");
     // --json-out writes the same document.
     let again: Value =
         serde_json::from_str(&std::fs::read_to_string(md.with_extension("json")).unwrap()).unwrap();
@@ -202,27 +229,35 @@ fn stress_renders_terminal_and_markdown_from_one_report() {
             "-8.3",
             "-5.6",
             "-2.8",
-            "-2.8",
+            "-8.3",
             "jargonier",
-            "0.25"
+            "0.38",
+            "0.14"
         ]
     );
     // schedule → reschedule in the description; the name stays (the sibling owns it).
     assert!(term.contains("schedule_appointment × inverted (-2.8 pts; 1 regressed, 0 fixed): \"schedule\" → \"reschedule\"; name kept (`reschedule_appointment` exists)"), "{term}");
     assert!(term.contains("✗ sched-06"), "{term}");
     assert!(
-        err.contains("driftgate: stress: schedule_appointment: 4 edit(s) applied, fragility 0.25")
+        err.contains(
+            "driftgate: stress: schedule_appointment: 4 edit(s) applied, fragility 0.38, sensitivity 0.14"
+        ),
+        "{err}"
     );
 
     let mut md_args = args.to_vec();
     md_args.extend(["--format", "markdown"]);
     let (code, md, _) = run(&md_args);
     assert_eq!(code, 0);
-    assert!(md.contains("| tool | cases | `terser` | `jargonier` | `reordered` | `inverted` | `optional-param` | worst | fragility |"), "{md}");
+    assert!(md.contains("| tool | cases | `terser` | `jargonier` | `reordered` | `inverted` | `optional-param` | worst | fragility | sensitivity |"), "{md}");
     assert!(
         md.contains(
-            "| `schedule_appointment` | 8 | · | -8.3 | -5.6 | -2.8 | -2.8 | `jargonier` | 0.25 |"
+            "| `schedule_appointment` | 8 | · | -8.3 | -5.6 | -2.8 | -8.3 | `jargonier` | 0.38 | 0.14 |"
         ),
+        "{md}"
+    );
+    assert!(
+        md.contains("- `inverted` (changes meaning: counts towards sensitivity): "),
         "{md}"
     );
     assert!(

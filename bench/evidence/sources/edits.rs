@@ -39,10 +39,17 @@ pub const SETS: &[&str] = &[
 ];
 
 /// One tool set with its suite.
-struct Set {
-    name: &'static str,
-    tools: Value,
-    suite: PathBuf,
+pub struct Set {
+    pub name: &'static str,
+    pub tools: Value,
+    pub suite: PathBuf,
+}
+
+/// One edit of one set's tool.
+pub struct Job<'s> {
+    pub set: &'s Set,
+    pub tool: String,
+    pub edit: Edit,
 }
 
 /// Which half a set is in: decided by its name alone.
@@ -75,7 +82,7 @@ fn tools_of(path: &Path) -> Result<Value> {
     })
 }
 
-fn sets(ctx: &Ctx) -> Result<Vec<Set>> {
+pub fn sets(ctx: &Ctx) -> Result<Vec<Set>> {
     let mut out = vec![
         Set {
             name: "calendar",
@@ -184,7 +191,7 @@ fn check(ctx: &Ctx, dir: &str, base: &Value, head: &Value, suite: &Path) -> Resu
     ])
 }
 
-fn with_description(tools: &Value, name: &str, text: &str) -> Value {
+pub fn with_description(tools: &Value, name: &str, text: &str) -> Value {
     let mut t = tools.clone();
     for tool in t.as_array_mut().into_iter().flatten() {
         if tool["name"] == name {
@@ -255,18 +262,16 @@ fn flipped(row: &Value) -> bool {
     row["flips"].as_u64().unwrap_or(0) > 0
 }
 
-/// Every edit of every set, judged; rows in set, tool, kind order.
-pub fn rows(ctx: &Ctx) -> Result<Vec<Value>> {
-    use rayon::prelude::*;
-    let sets = sets(ctx)?;
-    let halves = split(SETS);
+/// Every edit of every set: each set's suite-measured tools (by the unedited `check`), every
+/// generator that applies to each.
+pub fn jobs<'s>(ctx: &Ctx, sets: &'s [Set]) -> Result<Vec<Job<'s>>> {
     assert!(
         sets.iter().all(|s| SETS.contains(&s.name)),
         "every set is named in SETS"
     );
     let paraphrases = paraphrases()?;
     let mut jobs = Vec::new();
-    for set in &sets {
+    for set in sets {
         let base = check(
             ctx,
             &format!("edits/{}/base", set.name),
@@ -290,26 +295,39 @@ pub fn rows(ctx: &Ctx) -> Result<Vec<Value>> {
                 .get(tool.description_text().trim())
                 .cloned()
                 .unwrap_or_default();
-            for e in edits::edits(tool, &parsed, &para) {
-                jobs.push((set, name.clone(), e));
+            for edit in edits::edits(tool, &parsed, &para) {
+                jobs.push(Job {
+                    set,
+                    tool: name.clone(),
+                    edit,
+                });
             }
         }
     }
+    Ok(jobs)
+}
+
+/// Every edit of every set, judged; rows in set, tool, kind order.
+pub fn rows(ctx: &Ctx) -> Result<Vec<Value>> {
+    use rayon::prelude::*;
+    let sets = sets(ctx)?;
+    let halves = split(SETS);
+    let jobs = jobs(ctx, &sets)?;
     eprintln!("evidence:   {} edits on {} sets", jobs.len(), sets.len());
     let rows: Vec<Value> = jobs
         .par_iter()
         .enumerate()
-        .map(|(i, (set, tool, e))| {
-            let base = with_description(&set.tools, tool, &e.old);
-            let head = with_description(&set.tools, tool, &e.new);
+        .map(|(i, j)| {
+            let base = with_description(&j.set.tools, &j.tool, &j.edit.old);
+            let head = with_description(&j.set.tools, &j.tool, &j.edit.new);
             let run = check(
                 ctx,
-                &format!("edits/{}/{i}", set.name),
+                &format!("edits/{}/{i}", j.set.name),
                 &base,
                 &head,
-                &set.suite,
+                &j.set.suite,
             )?;
-            Ok(row(set.name, halves[set.name], tool, e, &run))
+            Ok(row(j.set.name, halves[j.set.name], &j.tool, &j.edit, &run))
         })
         .collect::<Result<_>>()?;
     Ok(rows)

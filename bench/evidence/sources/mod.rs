@@ -14,6 +14,7 @@ pub mod mcptoolbench;
 pub mod probe;
 pub mod replay;
 pub mod schema_pairs;
+pub mod sensitivity;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -244,6 +245,7 @@ pub const ALL: &[(&str, Source)] = &[
     ("Azure MCP", azure::sections),
     ("BFCL", bfcl::sections),
     ("edit benchmark", edits::sections),
+    ("router sensitivity", sensitivity::sections),
     ("injection scan", injection::sections),
 ];
 

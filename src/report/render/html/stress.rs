@@ -77,7 +77,7 @@ pub fn render(report: &StressReport) -> String {
     b.push_str(&figure(chart::heatmap(&grid)));
     let mut head = vec!["tool".to_string(), "cases".to_string()];
     head.extend(report.perturbations.iter().map(|p| code(&p.id)));
-    head.extend(["worst".into(), "fragility".into()]);
+    head.extend(["worst".into(), "fragility".into(), "sensitivity".into()]);
     let head: Vec<&str> = head.iter().map(String::as_str).collect();
     let rows: Vec<Vec<String>> = ranked
         .iter()
@@ -89,6 +89,9 @@ pub fn render(report: &StressReport) -> String {
             }));
             row.push(t.worst.as_deref().map(code).unwrap_or_default());
             row.push(num(t.fragility.map_or("n/a".into(), |f| format!("{f:.2}"))));
+            row.push(num(t
+                .sensitivity
+                .map_or("n/a".into(), |f| format!("{f:.2}"))));
             row
         })
         .collect();

@@ -60,13 +60,13 @@ pub fn render(report: &StressReport) -> String {
             .iter()
             .map(|p| md_code(&p.id, 40, true)),
     );
-    header.extend(["worst".into(), "fragility".into()]);
+    header.extend(["worst".into(), "fragility".into(), "sensitivity".into()]);
     let _ = writeln!(out, "| {} |", header.join(" | "));
     let aligns: Vec<&str> = header
         .iter()
         .enumerate()
         .map(|(i, _)| {
-            if i == 0 || i == header.len() - 2 {
+            if i == 0 || i == header.len() - 3 {
                 "---"
             } else {
                 "---:"
@@ -82,14 +82,20 @@ pub fn render(report: &StressReport) -> String {
             None => "–".into(),
         });
         row.push(t.fragility.map_or("n/a".into(), |f| format!("{f:.2}")));
+        row.push(t.sensitivity.map_or("n/a".into(), |f| format!("{f:.2}")));
         let _ = writeln!(out, "| {} |", row.join(" | "));
     }
     let _ = writeln!(out);
     for p in &report.perturbations {
         let _ = writeln!(
             out,
-            "- {}: {}",
+            "- {}{}: {}",
             md_code(&p.id, 40, false),
+            if p.changes_meaning {
+                " (changes meaning: counts towards sensitivity)"
+            } else {
+                ""
+            },
             md_code(&p.summary, 200, false)
         );
     }

@@ -77,7 +77,7 @@ pub fn render(report: &StressReport, color: bool) -> String {
     );
     let mut header: Vec<String> = vec!["TOOL".into(), "CASES".into()];
     header.extend(report.perturbations.iter().map(|p| p.id.clone()));
-    header.extend(["WORST".into(), "FRAGILITY".into()]);
+    header.extend(["WORST".into(), "FRAGILITY".into(), "SENSITIVITY".into()]);
     let rows: Vec<Vec<String>> = report
         .ranked()
         .into_iter()
@@ -86,6 +86,7 @@ pub fn render(report: &StressReport, color: bool) -> String {
             row.extend(t.results.iter().map(delta_cell));
             row.push(t.worst.clone().unwrap_or_else(|| "-".into()));
             row.push(t.fragility.map_or("n/a".into(), |f| format!("{f:.2}")));
+            row.push(t.sensitivity.map_or("n/a".into(), |f| format!("{f:.2}")));
             row
         })
         .collect();
@@ -100,7 +101,7 @@ pub fn render(report: &StressReport, color: bool) -> String {
         for (i, (c, w)) in cells.iter().zip(&widths).enumerate() {
             let pad = " ".repeat(w - c.chars().count());
             // Names left-aligned, numbers right-aligned.
-            if i == 0 || i == cells.len() - 2 {
+            if i == 0 || i == cells.len() - 3 {
                 let _ = write!(s, "{c}{pad}  ");
             } else {
                 let _ = write!(s, "{pad}{c}  ");
@@ -114,10 +115,11 @@ pub fn render(report: &StressReport, color: bool) -> String {
     }
     let _ = writeln!(
         out,
-        "\nfragility = mean over applied edits of min(1, regressed cases ÷ the tool's own cases right unperturbed)"
+        "\nfragility = mean over applied meaning-preserving edits of min(1, regressed cases ÷ the tool's own cases right unperturbed)\nsensitivity = the same over meaning-changing edits (marked *): 0 = the router did not feel the tool's meaning change"
     );
     for p in &report.perturbations {
-        let _ = writeln!(out, "  {:<16} {}", p.id, cell(&p.summary, 140));
+        let id = format!("{}{}", p.id, if p.changes_meaning { " *" } else { "" });
+        let _ = writeln!(out, "  {:<16} {}", id, cell(&p.summary, 140));
     }
 
     let flipped = report.flipped();
