@@ -49,7 +49,7 @@ pub enum Command {
     #[command(after_help = EXIT_CODES)]
     Lock(cmd::lock::LockArgs),
     /// Embed stdin, one text per line; prints one JSON array of vectors (one per line).
-    Embed(args::EmbedArgs),
+    Embed(cmd::embed::EmbedCmdArgs),
     /// Static analysis of one tool set: confusable pairs, definition quality, hard gates.
     #[command(after_help = cmd::lint::EXIT_CODES)]
     Lint(Box<cmd::lint::LintArgs>),

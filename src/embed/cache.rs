@@ -44,6 +44,8 @@ pub struct CachedEmbedder {
     inner: Box<dyn Embedder>,
     cache: Cache,
     memo: std::sync::Mutex<std::collections::HashMap<String, Vec<f32>>>,
+    /// The texts the model embedded (each once: the memo answers repeats).
+    embedded: std::sync::Mutex<Vec<String>>,
     asked: AtomicU64,
     memo_hits: AtomicU64,
     hits: AtomicU64,
@@ -59,6 +61,7 @@ impl CachedEmbedder {
             inner,
             cache: cache.section(SECTION),
             memo: Default::default(),
+            embedded: Default::default(),
             asked: AtomicU64::new(0),
             memo_hits: AtomicU64::new(0),
             hits: AtomicU64::new(0),
@@ -144,6 +147,12 @@ impl Embedder for CachedEmbedder {
         Some(CachedEmbedder::stats(self))
     }
 
+    fn embedded_texts(&self) -> Vec<String> {
+        let mut texts = self.embedded.lock().expect("embedded lock").clone();
+        texts.sort();
+        texts
+    }
+
     async fn embed(&self, texts: &[String]) -> Result<Array2<f32>> {
         if texts.is_empty() {
             // Only the engine knows its dimension for an empty result.
@@ -199,6 +208,10 @@ impl Embedder for CachedEmbedder {
             let rows = self.inner.embed(&miss_texts).await;
             self.model_us
                 .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);
+            if rows.is_ok() {
+                let mut embedded = self.embedded.lock().expect("embedded lock");
+                embedded.extend(miss_texts.iter().cloned());
+            }
             Some(rows?)
         };
 
@@ -414,6 +427,7 @@ mod tests {
         );
         // Five asked, three distinct; a repeat inside one call is embedded once too.
         assert_eq!((st.asked, st.distinct), (5, 3));
+        assert_eq!(Embedder::embedded_texts(&c), s(&["a", "b", "c"]));
         c.embed(&s(&["d", "d"])).await.unwrap();
         assert_eq!(calls.lock().unwrap().last().unwrap(), &s(&["d"]));
         let st = c.stats();

@@ -30,6 +30,11 @@ pub trait Embedder: Send + Sync {
     fn stats(&self) -> Option<CacheStats> {
         None
     }
+    /// The texts a memoising embedder had its model embed so far, each once, sorted (a bench
+    /// times embedding them in one call: `check --embedded-texts`); empty for a bare engine.
+    fn embedded_texts(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Cosine similarity, accumulated in f64 so values near 1 keep their last digits.

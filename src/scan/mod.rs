@@ -571,11 +571,7 @@ fn name_rules(
 /// A name with case, separators and promoting words (`best_`, `_v2`) taken away.
 fn bare_name(name: &str) -> String {
     let lower = name.to_lowercase();
-    let stripped = if rules::PROMOTING.may_match(&rules::Words::of(&lower)) {
-        rules::PROMOTING.regex().replace_all(&lower, "")
-    } else {
-        lower.as_str().into()
-    };
+    let stripped = rules::PROMOTING.remove(&lower);
     let bare: String = stripped.chars().filter(|c| c.is_alphanumeric()).collect();
     if bare.is_empty() {
         lower.chars().filter(|c| c.is_alphanumeric()).collect()
@@ -653,7 +649,7 @@ fn impersonation(tool: &Tool, tools: &ToolSet, add: &mut impl FnMut(Finding)) {
         && !tool.name.to_lowercase().contains("practice")
     {
         let why = format!("{} promotes itself in its name", tool.name);
-        let matched = m.as_str().to_string();
+        let matched = tool.name[m].to_string();
         add(finding(
             tool,
             &name,
@@ -719,20 +715,24 @@ fn text_rules(tool: &Tool, s: &Str, names: &BTreeSet<&str>, add: &mut impl FnMut
             let mut spans: Vec<(std::ops::Range<usize>, Level)> = Vec::new();
             for (level, patterns) in tiers {
                 for p in patterns.iter().filter(|p| p.may_match(&words)) {
-                    for m in p.regex().find_iter(text).take(MATCHES_PER_FIELD) {
-                        if r.id == "instruction-tag" && placeholder(&text[..m.start()]) {
+                    for m in p
+                        .caught(text, MATCHES_PER_FIELD)
+                        .into_iter()
+                        .map(|c| c.whole)
+                    {
+                        if r.id == "instruction-tag" && placeholder(&text[..m.start]) {
                             continue;
                         }
                         // "Before using any other tools, call this" is a sign-in tool's protocol.
                         let level = if r.id == "priority-hijack"
-                            && m.as_str().to_lowercase().starts_with("before")
+                            && text[m.clone()].to_lowercase().starts_with("before")
                             && rules::AUTH_TOOL.is_match(&normal::normalise(&tool.name, true))
                         {
                             Level::Medium
                         } else {
                             level
                         };
-                        spans.push((m.range(), level));
+                        spans.push((m, level));
                     }
                 }
             }
@@ -790,17 +790,20 @@ fn placeholder(before: &str) -> bool {
 
 /// A name the text gives a tool: written like one (`send_email`), quoted as code, or one of the
 /// set. `this`, `the user` and the described tool itself are not another tool.
-fn other_tool<'t>(tool: &Tool, c: &regex::Captures<'t>, names: &BTreeSet<&str>) -> Option<String> {
-    let named = c.name("t").expect("the pattern names t").as_str();
+fn other_tool(
+    tool: &Tool,
+    text: &str,
+    c: &rules::Caught,
+    names: &BTreeSet<&str>,
+) -> Option<String> {
+    let named = &text[c.t.clone().expect("the pattern names t")];
     let named = named
         .trim_matches(|c: char| !c.is_alphanumeric())
         .to_lowercase();
     if named == tool.name.to_lowercase() || rules::NOT_A_TOOL.contains(&named.as_str()) {
         return None;
     }
-    let quoted = c
-        .get(0)
-        .is_some_and(|w| w.as_str().contains(['`', '\'', '"']));
+    let quoted = text[c.whole.clone()].contains(['`', '\'', '"']);
     let known = names.iter().any(|n| n.to_lowercase() == named)
         || named.contains('_')
         || named.contains('-')
@@ -809,12 +812,10 @@ fn other_tool<'t>(tool: &Tool, c: &regex::Captures<'t>, names: &BTreeSet<&str>) 
 }
 
 /// The match and the rest of its sentence.
-fn sentence(text: &str, whole: regex::Match<'_>) -> std::ops::Range<usize> {
-    let rest = &text[whole.end()..];
-    let end = rest
-        .find(['.', '\n'])
-        .map_or(text.len(), |i| whole.end() + i);
-    whole.start()..end.min(text.len())
+fn sentence(text: &str, whole: std::ops::Range<usize>) -> std::ops::Range<usize> {
+    let rest = &text[whole.end..];
+    let end = rest.find(['.', '\n']).map_or(text.len(), |i| whole.end + i);
+    whole.start..end.min(text.len())
 }
 
 /// An instruction about another tool: the named tool is not this one, and the sentence does
@@ -828,11 +829,11 @@ fn shadowing(
     add: &mut impl FnMut(Finding),
 ) {
     for p in rules::SHADOW.iter().filter(|p| p.may_match(words)) {
-        for c in p.regex().captures_iter(text) {
-            if other_tool(tool, &c, names).is_none() {
+        for c in p.caught(text, usize::MAX) {
+            if other_tool(tool, text, &c, names).is_none() {
                 continue;
             }
-            let range = sentence(text, c.get(0).expect("match"));
+            let range = sentence(text, c.whole);
             if rules::SHADOW_ACTS.is_match(&text[range.clone()]) {
                 let matched = text[range.clone()].to_string();
                 add(finding(
@@ -861,9 +862,9 @@ fn dependency(
 ) {
     let mut spans = Vec::new();
     for p in rules::DEPENDS.iter().filter(|p| p.may_match(words)) {
-        for c in p.regex().captures_iter(text) {
-            if other_tool(tool, &c, names).is_some() {
-                spans.push(c.get(0).expect("match").range());
+        for c in p.caught(text, usize::MAX) {
+            if other_tool(tool, text, &c, names).is_some() {
+                spans.push(c.whole);
             }
         }
     }

@@ -3,6 +3,8 @@
 //! split into words (`content_from_reading_ssh_id_rsa` → `content from reading ssh id rsa`),
 //! whitespace collapsed, Markdown emphasis removed, so `**NEVER tell**` reads as `never tell`.
 
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{LazyLock, OnceLock};
 
 use aho_corasick::AhoCorasick;
@@ -246,6 +248,13 @@ pub struct TextRule {
 /// A pattern, compiled on first need, behind the words every match must contain. Most strings
 /// contain none of a pattern's required words, and compiling the scan's ~100 case-insensitive
 /// Unicode patterns up front was most of an offline `diff`'s time (docs/benchmarks.md).
+///
+/// Two engines read it. Short ASCII texts (nearly every tool text) go to `regex-lite`, which
+/// compiles ~27× faster: on an ASCII text its ASCII classes and ASCII case folding are exactly
+/// `regex`'s Unicode ones (no pattern holds `ſ` or the Kelvin sign, the two non-ASCII letters
+/// that fold to ASCII ones; a test holds both to it). Its search is slower per byte, so a long
+/// or non-ASCII text, and every text after a pattern has read [`LITE_BUDGET`] bytes with it,
+/// goes to `regex`: what a hostile set of texts can cost stays bounded.
 pub struct Pattern {
     src: String,
     /// The literals every match contains, read off the pattern (lowercase).
@@ -253,6 +262,28 @@ pub struct Pattern {
     /// `need` over indices into [`Words`]'s literal table, resolved on first use.
     guard: OnceLock<Need<usize>>,
     re: OnceLock<Regex>,
+    lite: OnceLock<Option<regex_lite::Regex>>,
+    /// Bytes read with `lite` so far.
+    lite_read: AtomicUsize,
+}
+
+/// The longest text the light engine reads.
+pub const LITE_TEXT: usize = 4096;
+/// Bytes one pattern reads with the light engine before it is compiled in full.
+pub const LITE_BUDGET: usize = 64 * 1024;
+
+/// Which engine reads a text (tests compare them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    Lite,
+    Full,
+}
+
+/// One match: its range and, where the pattern names a group `t`, that group's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caught {
+    pub whole: Range<usize>,
+    pub t: Option<Range<usize>>,
 }
 
 /// What a match must contain: a literal, all of some conditions, or one of them. `All([])` is
@@ -300,21 +331,14 @@ impl Need<usize> {
 
 impl Pattern {
     pub(crate) fn new(src: &str) -> Pattern {
-        // Byte-oriented where the pattern allows it: classes need nothing here, and skipping
-        // Unicode's tables parses most of the scan's patterns in a fraction of the time.
-        let need = regex_syntax::ParserBuilder::new()
-            .unicode(false)
-            .utf8(false)
-            .build()
-            .parse(src)
-            .ok()
-            .or_else(|| regex_syntax::parse(src).ok())
-            .map_or(Need::ANY, |hir| need(&hir));
+        let need = STORED.get(src).cloned().unwrap_or_else(|| read_need(src));
         Pattern {
             src: src.to_string(),
             need,
             guard: OnceLock::new(),
             re: OnceLock::new(),
+            lite: OnceLock::new(),
+            lite_read: AtomicUsize::new(0),
         }
     }
 
@@ -331,14 +355,88 @@ impl Pattern {
             .holds(&words.seen)
     }
 
-    /// The compiled pattern (case-insensitive).
-    pub fn regex(&self) -> &Regex {
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        &self.src
+    }
+
+    fn full(&self) -> &Regex {
         self.re.get_or_init(|| re(&self.src))
+    }
+
+    fn lite(&self) -> Option<&regex_lite::Regex> {
+        self.lite
+            .get_or_init(|| {
+                regex_lite::RegexBuilder::new(&self.src)
+                    .case_insensitive(true)
+                    .build()
+                    .ok()
+            })
+            .as_ref()
+    }
+
+    /// The engine `text` goes to (counts what the light one has read).
+    fn engine(&self, text: &str) -> Engine {
+        if self.re.get().is_none() && text.len() <= LITE_TEXT && text.is_ascii() {
+            let read = self.lite_read.fetch_add(text.len(), Ordering::Relaxed);
+            if read + text.len() <= LITE_BUDGET && self.lite().is_some() {
+                return Engine::Lite;
+            }
+        }
+        Engine::Full
+    }
+
+    /// Every match in `text`, at most `limit`, read by `engine` (`None`: the light engine
+    /// cannot compile this pattern).
+    pub fn caught_with(&self, engine: Engine, text: &str, limit: usize) -> Option<Vec<Caught>> {
+        // The two engines' match types share their method names, not a trait.
+        macro_rules! caught {
+            ($re:expr) => {{
+                let re = $re;
+                if re.capture_names().any(|n| n == Some("t")) {
+                    re.captures_iter(text)
+                        .take(limit)
+                        .map(|c| Caught {
+                            whole: c.get(0).expect("a match").range(),
+                            t: c.name("t").map(|m| m.range()),
+                        })
+                        .collect()
+                } else {
+                    // No group to report: the cheaper search.
+                    re.find_iter(text)
+                        .take(limit)
+                        .map(|m| Caught {
+                            whole: m.range(),
+                            t: None,
+                        })
+                        .collect()
+                }
+            }};
+        }
+        Some(match engine {
+            Engine::Lite => caught!(self.lite()?),
+            Engine::Full => caught!(self.full()),
+        })
+    }
+
+    /// Every match in `text`, at most `limit`.
+    pub fn caught(&self, text: &str, limit: usize) -> Vec<Caught> {
+        let engine = self.engine(text);
+        self.caught_with(engine, text, limit)
+            .or_else(|| self.caught_with(Engine::Full, text, limit))
+            .unwrap_or_default()
     }
 
     /// Whether `text`, whose literal table is `words`, has a match.
     pub fn matches(&self, words: &Words, text: &str) -> bool {
-        self.may_match(words) && self.regex().is_match(text)
+        self.may_match(words) && self.has_match(text)
+    }
+
+    fn has_match(&self, text: &str) -> bool {
+        match self.engine(text) {
+            Engine::Lite => self.lite().is_some_and(|re| re.is_match(text)),
+            Engine::Full => self.full().is_match(text),
+        }
     }
 
     /// Whether `text` has a match (its guard read from `text` itself: for one-off checks).
@@ -347,15 +445,94 @@ impl Pattern {
     }
 
     /// The first match in `text` (its guard read from `text` itself).
-    pub fn find<'t>(&self, text: &'t str) -> Option<regex::Match<'t>> {
-        self.may_match(&Words::of(text))
-            .then(|| self.regex().find(text))
-            .flatten()
+    pub fn find(&self, text: &str) -> Option<Range<usize>> {
+        if !self.may_match(&Words::of(text)) {
+            return None;
+        }
+        self.caught(text, 1).into_iter().next().map(|c| c.whole)
+    }
+
+    /// `text` with every match taken out.
+    pub fn remove(&self, text: &str) -> String {
+        if !self.may_match(&Words::of(text)) {
+            return text.to_string();
+        }
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        for c in self.caught(text, usize::MAX) {
+            out.push_str(&text[at..c.whole.start]);
+            at = c.whole.end;
+        }
+        out.push_str(&text[at..]);
+        out
     }
 
     /// Whether any literal guards the pattern (tests: the guard must be sound where it exists).
     pub fn is_guarded(&self) -> bool {
         !self.need.is_any()
+    }
+}
+
+/// What every match of the pattern `src` contains, read off its syntax.
+fn read_need(src: &str) -> Need {
+    // Byte-oriented where the pattern allows it: classes need nothing here, and skipping
+    // Unicode's tables parses most of the scan's patterns in a fraction of the time.
+    regex_syntax::ParserBuilder::new()
+        .unicode(false)
+        .utf8(false)
+        .build()
+        .parse(src)
+        .ok()
+        .or_else(|| regex_syntax::parse(src).ok())
+        .map_or(Need::ANY, |hir| need(&hir))
+}
+
+/// Every scan pattern's literal tree, read once and stored (`needs.json`): parsing ~100
+/// patterns was a sixth of an offline `diff`. `tests/it/scan.rs` reads them again and fails on
+/// any difference; a pattern missing from the file is read live.
+static STORED: LazyLock<std::collections::HashMap<String, Need>> = LazyLock::new(|| {
+    let v: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(include_str!("needs.json")).expect("needs.json is a JSON object");
+    v.into_iter()
+        .filter_map(|(k, v)| Some((k, Need::from_json(&v)?)))
+        .collect()
+});
+
+/// Every pattern's literal tree read live from its syntax, as `needs.json` stores them (a test
+/// compares the two and rewrites the file when told to).
+#[doc(hidden)]
+pub fn needs_json() -> String {
+    let live: std::collections::BTreeMap<&str, serde_json::Value> = all_patterns()
+        .map(|p| (p.as_str(), read_need(p.as_str()).to_json()))
+        .collect();
+    serde_json::to_string_pretty(&live).expect("serialise") + "\n"
+}
+
+impl Need {
+    /// A literal as a string, the others as `{"all": […]}` / `{"one": […]}`.
+    fn to_json(&self) -> serde_json::Value {
+        match self {
+            Need::Lit(l) => serde_json::Value::from(l.as_str()),
+            Need::All(v) => {
+                serde_json::json!({"all": v.iter().map(Need::to_json).collect::<Vec<_>>()})
+            }
+            Need::One(v) => {
+                serde_json::json!({"one": v.iter().map(Need::to_json).collect::<Vec<_>>()})
+            }
+        }
+    }
+
+    fn from_json(v: &serde_json::Value) -> Option<Need> {
+        if let Some(l) = v.as_str() {
+            return Some(Need::Lit(l.to_string()));
+        }
+        let (k, items) = v.as_object()?.iter().next()?;
+        let items: Option<Vec<Need>> = items.as_array()?.iter().map(Need::from_json).collect();
+        match k.as_str() {
+            "all" => Some(Need::All(items?)),
+            "one" => Some(Need::One(items?)),
+            _ => None,
+        }
     }
 }
 
@@ -952,6 +1129,39 @@ mod tests {
                 lit("<<sys>>"),
             ])
         );
+    }
+
+    /// A tree survives its JSON form.
+    #[test]
+    fn a_literal_tree_reads_back_from_its_json() {
+        for p in all_patterns() {
+            assert_eq!(Need::from_json(&p.need.to_json()).as_ref(), Some(&p.need));
+        }
+    }
+
+    /// Short ASCII texts go to the light engine until the pattern has read its budget with it;
+    /// long or non-ASCII ones, and every text after the full engine compiled, go to `regex`.
+    #[test]
+    fn the_light_engine_reads_short_ascii_texts_within_its_budget() {
+        let p = Pattern::new(r"\bbest\s+tool\b");
+        assert_eq!(p.engine("the best tool"), Engine::Lite);
+        assert_eq!(p.engine("the béßt tool"), Engine::Full);
+        assert_eq!(p.engine(&"best tool ".repeat(LITE_TEXT)), Engine::Full);
+        assert!(p.re.get().is_none(), "choosing compiles nothing");
+        let text = "x".repeat(LITE_TEXT);
+        let mut lite = 0;
+        while p.engine(&text) == Engine::Lite {
+            lite += 1;
+        }
+        assert_eq!(lite, (LITE_BUDGET - "the best tool".len()) / LITE_TEXT);
+        assert_eq!(p.engine("the best tool"), Engine::Full);
+        // The same answers either way, and once compiled the full engine reads everything.
+        assert_eq!(p.find("THE BEST TOOL"), Some(4..13));
+        assert!(p.re.get().is_some());
+        let q = Pattern::new(r"\bbest\s+tool\b");
+        assert_eq!(q.find("THE BEST TOOL"), Some(4..13));
+        assert!(q.re.get().is_none(), "the light engine answered");
+        assert_eq!(q.remove("a best  tool here"), "a  here");
     }
 
     #[test]

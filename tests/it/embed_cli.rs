@@ -82,3 +82,81 @@ fn a_closed_stdout_is_not_a_panic() {
     assert!(!err.contains("panicked"), "{err}");
     assert_eq!(out.status.code(), Some(0), "{err}");
 }
+
+/// `--json-lines` reads a text with line breaks as one text (the same vector as the text embedded
+/// with its breaks as spaces would not be), and a line that is not a JSON string is exit 2 with
+/// its line number, nothing printed.
+#[test]
+fn json_lines_keep_a_text_with_line_breaks_whole() {
+    let input = "\"one\\ntext\"\n\"two\"\n";
+    let out = cli::driftgate(["embed", "--json-lines"]).stdin(input).run();
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let rows: Vec<Vec<f32>> = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(rows.len(), 2);
+    let plain = cli::driftgate(["embed"]).stdin("one\ntext\ntwo\n").run();
+    let split: Vec<Vec<f32>> = serde_json::from_str(&plain.stdout).unwrap();
+    assert_eq!(
+        split.len(),
+        3,
+        "without the flag a line break splits the text"
+    );
+    assert_eq!(rows[1], split[2]);
+
+    let bad = cli::driftgate(["embed", "--json-lines"])
+        .stdin("\"fine\"\nnot json\n")
+        .run();
+    assert_eq!(bad.code, 2);
+    assert!(
+        bad.stderr
+            .contains("<stdin>: line 2: expected one JSON string (--json-lines)"),
+        "{}",
+        bad.stderr
+    );
+    assert_eq!(bad.stdout, "");
+}
+
+/// `check --embedded-texts FILE` writes the texts the run had the model embed, each once, one
+/// JSON string a line, sorted: what bench/check_embed.sh times alone as the floor. With no disk
+/// cache they are the run's distinct texts.
+#[test]
+fn check_writes_the_distinct_texts_it_embedded() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("texts.jsonl");
+    let cal = |f: &str| format!("{}/examples/calendar/{f}", env!("CARGO_MANIFEST_DIR"));
+    let out = cli::driftgate([
+        "check",
+        "--base",
+        &cal("tools.base.json"),
+        "--head",
+        &cal("tools.head.json"),
+        "--suite",
+        &cal("suite.yaml"),
+        "--no-cache",
+        "--verbose",
+        "--embedded-texts",
+        file.to_str().unwrap(),
+    ])
+    .run();
+    assert_eq!(out.code, 1, "{}", out.stderr);
+    let texts: Vec<String> = std::fs::read_to_string(&file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let distinct: usize = out
+        .stderr
+        .split("text(s) asked, ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("--verbose counts the distinct texts");
+    assert_eq!(texts.len(), distinct);
+    let mut sorted = texts.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted, texts);
+    assert!(
+        texts.iter().any(|t| t.starts_with("Schedule")),
+        "the tools' descriptions are among them"
+    );
+}

@@ -230,6 +230,113 @@ fn the_corpus_table_in_docs_is_true_and_no_real_server_is_high() {
     );
 }
 
+/// `src/scan/needs.json` holds exactly the literal trees the patterns have today, for every
+/// pattern and no other (`DRIFTGATE_BLESS=1` rewrites it): a stale tree could let a guard skip a
+/// match.
+#[test]
+fn the_stored_literal_trees_are_the_patterns_own() {
+    let path = repo("src/scan/needs.json");
+    let live = scan::rules::needs_json();
+    if std::env::var_os("DRIFTGATE_BLESS").is_some() {
+        std::fs::write(&path, &live).unwrap();
+    }
+    assert!(
+        std::fs::read_to_string(&path).unwrap() == live,
+        "src/scan/needs.json is stale; rewrite it with `DRIFTGATE_BLESS=1 cargo test --test it stored_literal` and review the diff"
+    );
+}
+
+/// Every string of every JSON or JSON-lines file under `dir`.
+fn strings_under(dir: &Path, out: &mut Vec<String>) {
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::String(s) => out.push(s.clone()),
+            Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            Value::Object(o) => o.iter().for_each(|(k, x)| {
+                out.push(k.clone());
+                walk(x, out);
+            }),
+            _ => {}
+        }
+    }
+    let mut dirs = vec![dir.to_path_buf()];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let ext = p.extension().and_then(|x| x.to_str());
+            if p.is_dir() {
+                dirs.push(p);
+            } else if ext == Some("json") {
+                if let Ok(v) = serde_json::from_str(&std::fs::read_to_string(&p).unwrap()) {
+                    walk(&v, out);
+                }
+            } else if ext == Some("jsonl") {
+                for line in std::fs::read_to_string(&p).unwrap().lines() {
+                    if let Ok(v) = serde_json::from_str(line) {
+                        walk(&v, out);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The light engine (`regex-lite`, for short ASCII texts) reads every text exactly as `regex`
+/// does: the same matches, the same spans, the same named group, for every pattern, on every
+/// string (and its normalised views) of the scan fixtures, the corpus and the external evidence
+/// sets a pattern's guard lets through. And no pattern holds a non-ASCII letter that folds to
+/// an ASCII one (`ſ`, the Kelvin sign), the one place their case folding differs on ASCII text.
+#[test]
+fn the_light_engine_reads_every_short_ascii_text_as_regex_does() {
+    use scan::rules::{Engine, LITE_TEXT};
+    let mut raw = Vec::new();
+    strings_under(&repo("tests/fixtures"), &mut raw);
+    for d in ["corpus", "external"] {
+        let dir = repo("..").join("shared").join(d);
+        assert!(dir.is_dir(), "{} is missing", dir.display());
+        strings_under(&dir, &mut raw);
+    }
+    let mut texts: BTreeSet<String> = BTreeSet::new();
+    for t in raw {
+        if t.len() > 4 * LITE_TEXT {
+            continue;
+        }
+        texts.extend(scan::normal::views(&t, false).into_iter().map(|v| v.text));
+        texts.insert(t.to_lowercase());
+        texts.insert(t);
+    }
+    let texts: Vec<(String, scan::rules::Words)> = texts
+        .into_iter()
+        .filter(|t| t.is_ascii() && t.len() <= LITE_TEXT)
+        .map(|t| {
+            let w = scan::rules::Words::of(&t);
+            (t, w)
+        })
+        .collect();
+    assert!(texts.len() > 15_000, "{} texts", texts.len());
+    let (mut read, mut matched) = (0, 0);
+    for p in scan::rules::all_patterns() {
+        let folds_to_ascii = p.as_str().chars().find(|c| {
+            !c.is_ascii()
+                && c.to_lowercase()
+                    .chain(c.to_uppercase())
+                    .any(|f| f.is_ascii_alphabetic())
+        });
+        assert_eq!(folds_to_ascii, None, "{}", p.as_str());
+        for (t, _) in texts.iter().filter(|(_, w)| p.may_match(w)) {
+            let full = p.caught_with(Engine::Full, t, usize::MAX).expect("regex");
+            let lite = p.caught_with(Engine::Lite, t, usize::MAX);
+            assert_eq!(lite.as_ref(), Some(&full), "{}\non {t:?}", p.as_str());
+            read += 1;
+            matched += usize::from(!full.is_empty());
+        }
+    }
+    assert!(
+        read > 10_000 && matched > 500,
+        "read {read}, matched {matched}"
+    );
+}
+
 /// The scan's patterns compile lazily behind the literals every match must contain: every pattern
 /// compiles, every one is guarded, and no guard ever skips a text its pattern matches (every string
 /// and view of every scan fixture, and of the real corpus; and the raw strings, which the name
@@ -268,12 +375,13 @@ fn lazily_compiled_patterns_compile_and_their_guards_never_skip_a_match() {
         all += 1;
         guarded += usize::from(p.is_guarded());
         for (t, w) in texts.iter().zip(&words) {
-            if p.regex().is_match(t) {
+            let full = scan::rules::Engine::Full;
+            if !p.caught_with(full, t, 1).expect("regex").is_empty() {
                 matched += 1;
                 assert!(
                     p.may_match(w),
                     "{}: the guard skips a text its pattern matches: {t:?}",
-                    p.regex().as_str()
+                    p.as_str()
                 );
             }
         }

@@ -95,6 +95,10 @@ pub struct CheckArgs {
     /// embedded by the model, from the disk cache.
     #[arg(long)]
     pub verbose: bool,
+    /// Write the texts the run had the model embed (each once), one JSON string per line, so a
+    /// bench can time embedding them in one call (`driftgate embed --json-lines`; bench/check_embed.sh).
+    #[arg(long, value_name = "FILE", hide = true)]
+    pub embedded_texts: Option<std::path::PathBuf>,
     #[command(flatten)]
     pub router: RouterArgs,
     #[command(flatten)]
@@ -303,6 +307,17 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
         super::canary::write_aliases(path, &map, &console)?;
     }
     let code = super::deliver(report, &a.out, &a.github, &console).await;
+    if let Some(path) = &k.embedded_texts {
+        let texts = stats
+            .as_deref()
+            .map(|e| e.embedded_texts())
+            .unwrap_or_default();
+        let lines: String = texts
+            .iter()
+            .map(|t| serde_json::to_string(t).expect("a string serialises") + "\n")
+            .collect();
+        crate::app::output::write(path, &lines)?;
+    }
     if k.verbose {
         use crate::console::Console as _;
         match stats.as_deref().and_then(|e| e.stats()) {
