@@ -169,12 +169,7 @@ fn score(set: &Set, chosen: &[Option<String>]) -> String {
             Some(name) if name == MALFORMED => Answer::Malformed {
                 detail: String::new(),
             },
-            Some(name) => Answer::Call {
-                name: name.clone(),
-                arguments: Some(serde_json::json!({})),
-                raw_arguments: "{}".into(),
-                others: Vec::new(),
-            },
+            Some(name) => Answer::bare_call(name),
             None => Answer::NoCall {
                 text: String::new(),
             },

@@ -326,12 +326,7 @@ mod tests {
                     .is_some_and(|w| w.to_lowercase() == word)
             });
             let answer = match hit {
-                Some(t) => Answer::Call {
-                    name: t.name.clone(),
-                    arguments: Some(json!({})),
-                    raw_arguments: "{}".into(),
-                    others: Vec::new(),
-                },
+                Some(t) => Answer::bare_call(&t.name),
                 None => Answer::NoCall { text: "no".into() },
             };
             Ok(RouteResponse {

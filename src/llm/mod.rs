@@ -96,6 +96,18 @@ pub enum Answer {
     Malformed { detail: String },
 }
 
+impl Answer {
+    /// A call to `name` with empty arguments: what a router that only picks a tool answers.
+    pub fn bare_call(name: impl Into<String>) -> Answer {
+        Answer::Call {
+            name: name.into(),
+            arguments: Some(Value::Object(Default::default())),
+            raw_arguments: "{}".into(),
+            others: Vec::new(),
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     /// Every input token, cached or not.

@@ -392,12 +392,7 @@ impl Router for SemanticRouter {
                         },
                     }
                 } else {
-                    Answer::Call {
-                        name: t.name.clone(),
-                        arguments: Some(serde_json::json!({})),
-                        raw_arguments: "{}".into(),
-                        others: Vec::new(),
-                    }
+                    Answer::bare_call(&t.name)
                 }
             }
         };

@@ -91,12 +91,7 @@ fn correct(suite: &Suite, tools: &ToolSet, got: &[Option<String>]) -> Vec<bool> 
         .zip(got)
         .map(|(case, g)| {
             let answer = match g {
-                Some(name) => Answer::Call {
-                    name: name.clone(),
-                    arguments: Some(json!({})),
-                    raw_arguments: "{}".into(),
-                    others: Vec::new(),
-                },
+                Some(name) => Answer::bare_call(name),
                 None => Answer::NoCall {
                     text: String::new(),
                 },
