@@ -423,8 +423,7 @@ impl Pattern {
     pub fn caught(&self, text: &str, limit: usize) -> Vec<Caught> {
         let engine = self.engine(text);
         self.caught_with(engine, text, limit)
-            .or_else(|| self.caught_with(Engine::Full, text, limit))
-            .unwrap_or_default()
+            .expect("the light engine is chosen only once it compiled")
     }
 
     /// Whether `text`, whose literal table is `words`, has a match.
