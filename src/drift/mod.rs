@@ -289,18 +289,25 @@ fn changed_params(b: &crate::tools::Tool, h: &crate::tools::Tool) -> Vec<(String
         .collect()
 }
 
-/// Measure every paired tool (changed or renamed) whose routing text changed. `floor`: a number
-/// (given by the user), or `None`/`FloorSetting::ModelDefault` for the embedder's calibrated floor.
-pub async fn measure(
-    diff: &Diff,
-    base: &ToolSet,
-    head: &ToolSet,
-    embedder: &dyn Embedder,
-    floor: impl Into<FloorSetting>,
-) -> Result<Drift> {
-    let (floor, floor_source) = floor.into().resolve(embedder.id());
-    let calibration = floors::lookup(embedder.id());
-    let percentile = |c: f64| calibration.map(|f| f.percentile(c));
+/// A paired tool whose routing text changed: (head name, base name, base tool, head tool).
+type Pair<'a> = (
+    String,
+    String,
+    &'a crate::tools::Tool,
+    &'a crate::tools::Tool,
+);
+
+/// What `measure` embeds, row by row, and where each pair's rows are.
+struct Planned<'a> {
+    pairs: Vec<Pair<'a>>,
+    batch: Batch,
+    /// Per pair: base and head description, base and head routing text.
+    whole: Vec<[usize; 4]>,
+    plans: Vec<Plan>,
+    param_plans: Vec<Vec<(String, Plan)>>,
+}
+
+fn planned<'a>(diff: &Diff, base: &'a ToolSet, head: &'a ToolSet) -> Planned<'a> {
     let mut pairs = Vec::new();
     for t in &diff.tools {
         let base_name = match t.status {
@@ -345,6 +352,40 @@ pub async fn measure(
         }
         param_plans.push(plans);
     }
+    Planned {
+        pairs,
+        batch,
+        whole,
+        plans,
+        param_plans,
+    }
+}
+
+/// The texts [`measure`] would embed for this diff (a caller embeds a run's texts in one call
+/// up front; a memoising embedder then answers `measure` from memory).
+pub fn texts(diff: &Diff, base: &ToolSet, head: &ToolSet) -> Vec<String> {
+    planned(diff, base, head).batch.0
+}
+
+/// Measure every paired tool (changed or renamed) whose routing text changed. `floor`: a number
+/// (given by the user), or `None`/`FloorSetting::ModelDefault` for the embedder's calibrated floor.
+pub async fn measure(
+    diff: &Diff,
+    base: &ToolSet,
+    head: &ToolSet,
+    embedder: &dyn Embedder,
+    floor: impl Into<FloorSetting>,
+) -> Result<Drift> {
+    let (floor, floor_source) = floor.into().resolve(embedder.id());
+    let calibration = floors::lookup(embedder.id());
+    let percentile = |c: f64| calibration.map(|f| f.percentile(c));
+    let Planned {
+        pairs,
+        batch,
+        whole,
+        plans,
+        param_plans,
+    } = planned(diff, base, head);
     let v = if batch.0.is_empty() {
         None
     } else {

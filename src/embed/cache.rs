@@ -37,6 +37,8 @@ pub struct CacheStats {
     pub write_errors: u64,
     /// Wall time spent in the model (its load included), summed over calls.
     pub model_ms: u64,
+    /// Calls that reached the model: a run that knows its texts up front makes one.
+    pub model_calls: u64,
 }
 
 /// Wraps an embedder with a persistent cache keyed by sha256(model id, text).
@@ -52,6 +54,7 @@ pub struct CachedEmbedder {
     misses: AtomicU64,
     write_errors: AtomicU64,
     model_us: AtomicU64,
+    model_calls: AtomicU64,
 }
 
 impl CachedEmbedder {
@@ -68,6 +71,7 @@ impl CachedEmbedder {
             misses: AtomicU64::new(0),
             write_errors: AtomicU64::new(0),
             model_us: AtomicU64::new(0),
+            model_calls: AtomicU64::new(0),
         }
     }
 
@@ -80,6 +84,7 @@ impl CachedEmbedder {
             misses: self.misses.load(Ordering::Relaxed),
             write_errors: self.write_errors.load(Ordering::Relaxed),
             model_ms: self.model_us.load(Ordering::Relaxed) / 1000,
+            model_calls: self.model_calls.load(Ordering::Relaxed),
         }
     }
 
@@ -205,6 +210,7 @@ impl Embedder for CachedEmbedder {
             None
         } else {
             let started = std::time::Instant::now();
+            self.model_calls.fetch_add(1, Ordering::Relaxed);
             let rows = self.inner.embed(&miss_texts).await;
             self.model_us
                 .fetch_add(started.elapsed().as_micros() as u64, Ordering::Relaxed);

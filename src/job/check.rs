@@ -73,6 +73,9 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
     } = inputs;
     let d = diff::diff(&base.tools, &head.tools);
     let scan = ScanSection::delta(&base.tools, &head.tools, &scan_allow);
+    if let Some(e) = &embedder {
+        embed_up_front(command, e.as_ref(), &d, &base, &head, replay.as_ref()).await?;
+    }
     let drift: Option<Drift> = match &embedder {
         Some(e) => Some(
             drift::measure(
@@ -131,20 +134,7 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
                 ));
             }
             notes.extend(carried);
-            // The cases this process replays: the whole suite, or its shard's.
-            // A shard is chosen by case id, which a rename leaves alone, so head's part is the
-            // same selection of the renamed suite.
-            let (run_suite, positions, head_suite) = match r.shard {
-                Some(s) => {
-                    let (run, positions) = s.select(&r.suite.suite);
-                    (run, positions, s.select(&full_head_suite).0)
-                }
-                None => (
-                    r.suite.suite.clone(),
-                    (0..r.suite.suite.cases.len()).collect(),
-                    full_head_suite,
-                ),
-            };
+            let (run_suite, positions, head_suite) = replayed_suites(&r, full_head_suite);
             let replayer = Replayer::new(r.router.as_ref(), &r.cache, &r.config)
                 .with_circle(&base.tools, &r.packs)
                 .with_console(console);
@@ -545,6 +535,59 @@ fn tools_sha256(tools: &[Tool]) -> String {
     crate::canon::hash(&serde_json::Value::Array(
         tools.iter().map(Tool::to_value).collect(),
     ))
+}
+/// The cases this process replays at base and at head (the whole suite, or its shard's), and
+/// their positions in the suite. A shard is chosen by case id, which a rename leaves alone, so
+/// head's part is the same selection of the renamed suite.
+fn replayed_suites(
+    r: &ReplayInputs,
+    full_head_suite: suite::Suite,
+) -> (suite::Suite, Vec<usize>, suite::Suite) {
+    match r.shard {
+        Some(s) => {
+            let (run, positions) = s.select(&r.suite.suite);
+            (run, positions, s.select(&full_head_suite).0)
+        }
+        None => (
+            r.suite.suite.clone(),
+            (0..r.suite.suite.cases.len()).collect(),
+            full_head_suite,
+        ),
+    }
+}
+
+/// Every text the run can know before it measures — drift's, lint's, and the router's for
+/// both sides when it embeds (targeted replay knows head's cases only later) — embedded in one
+/// call, so the model runs once over them (sorted by length, padded less) instead of once per
+/// stage; the stages then read them from the embedder's memo. Only for a memoising embedder:
+/// a bare one would embed them all again.
+async fn embed_up_front(
+    command: Command,
+    e: &dyn Embedder,
+    d: &diff::Diff,
+    base: &Loaded,
+    head: &Loaded,
+    replay: Option<&ReplayInputs>,
+) -> Result<()> {
+    if e.stats().is_none() {
+        return Ok(());
+    }
+    let mut texts = drift::texts(d, &base.tools, &head.tools);
+    if command == Command::Check {
+        texts.extend(crate::lint::texts(&base.tools, &head.tools));
+    }
+    if let Some(r) = replay.filter(|r| !r.targeted) {
+        let (run, _, head_suite) = replayed_suites(r, renamed_suite(&r.suite.suite, d).0);
+        let replayer = Replayer::new(r.router.as_ref(), &r.cache, &r.config)
+            .with_circle(&base.tools, &r.packs);
+        texts.extend(replayer.texts(&[(&run, &base.tools), (&head_suite, &head.tools)], &r.packs));
+    }
+    texts.sort();
+    texts.dedup();
+    if !texts.is_empty() {
+        e.embed(&texts).await?;
+    }
+    Ok(())
 }
 
 /// The suite as head reads it: every expected and forbidden name of a renamed tool replaced by

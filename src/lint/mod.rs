@@ -201,6 +201,33 @@ pub async fn analyse(
     ))
 }
 
+/// The texts [`check_delta`] embeds for `base` and `head`: each side's descriptions (a side of two
+/// tools or more) and the purposes its shadowing confirmation compares. A caller embeds a run's
+/// texts in one call up front; a memoising embedder then answers lint from memory.
+pub fn texts(base: &ToolSet, head: &ToolSet) -> Vec<String> {
+    // A side too large to pair skips lint, and embeds nothing for it.
+    if pairs::Candidates::find(base).is_err() || pairs::Candidates::find(head).is_err() {
+        return Vec::new();
+    }
+    let mut out = Vec::new();
+    for side in [base, head] {
+        if side.len() >= 2 {
+            out.extend(description_texts(side));
+        }
+        out.extend(purpose_texts(side));
+    }
+    out
+}
+
+/// The first sentences of the tools a shadowing candidate needs compared.
+fn purpose_texts(tools: &ToolSet) -> Vec<String> {
+    let (_, shadows) = quality::assess_all(tools);
+    shadowing::needs_purpose(tools, &shadows)
+        .iter()
+        .map(|t| shadowing::purpose(t))
+        .collect()
+}
+
 /// The purposes (first sentences) the shadowing confirmation compares, embedded: only the tools
 /// of a cost candidate, so a set without candidates embeds nothing more.
 async fn purpose_embeddings(

@@ -607,6 +607,29 @@ impl<'a> Replayer<'a> {
         self.batch_ids.lock().expect("batch ids").clone()
     }
 
+    /// The texts the router would embed to answer `sides`' requests that neither this run nor
+    /// the disk cache answers (empty for a router that embeds nothing), so a caller can embed a
+    /// run's texts in one call.
+    pub fn texts(&self, sides: &[(&Suite, &ToolSet)], packs: &[Tool]) -> Vec<String> {
+        let mut out = Vec::new();
+        for (suite, tools) in sides {
+            let offered = self.offered(tools, packs);
+            for case in &suite.cases {
+                for repeat in self.cfg.first_repeat..self.cfg.first_repeat + self.cfg.repeats {
+                    let a = self.build(case, repeat, &offered);
+                    if a.known {
+                        continue;
+                    }
+                    match self.router.texts(&a.req) {
+                        Some(t) => out.extend(t),
+                        None => return Vec::new(),
+                    }
+                }
+            }
+        }
+        out
+    }
+
     /// `--batch`: every request of `sides` that neither this run nor the disk cache answers goes
     /// to the provider's batch API at once (one wait for both sides, not one each), and its
     /// answer or failure is kept for [`Self::ask`]. A no-op without `--batch` or a batch API.

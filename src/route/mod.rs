@@ -135,6 +135,12 @@ pub trait Router: Send + Sync {
     /// common work at once does it now. Best effort: a failure here is met again, and reported,
     /// when the request is routed.
     async fn prepare(&self, _requests: &[&RouteRequest]) {}
+    /// The texts routing `req` would have an embedder embed; `None` for a router that embeds
+    /// nothing. A run embeds all its texts in one call up front, the router then reads them from
+    /// the embedder's memo.
+    fn texts(&self, _req: &RouteRequest) -> Option<Vec<String>> {
+        None
+    }
     /// The chat whose provider batch API can answer this router's requests (`--batch`); `None`
     /// for a router that runs locally.
     fn batch_chat(&self) -> Option<&crate::llm::Chat> {

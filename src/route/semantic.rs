@@ -315,6 +315,10 @@ impl Router for SemanticRouter {
         let _ = self.ensure(&texts).await;
     }
 
+    fn texts(&self, req: &RouteRequest) -> Option<Vec<String>> {
+        Some(self.plan(req).texts)
+    }
+
     async fn route(&self, req: &RouteRequest) -> Result<RouteResponse, Failure> {
         let started = Instant::now();
         let plan = self.plan(req);

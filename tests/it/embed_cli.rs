@@ -160,3 +160,49 @@ fn check_writes_the_distinct_texts_it_embedded() {
         "the tools' descriptions are among them"
     );
 }
+
+/// A check knows every text it will embed before it measures (drift's, lint's, the semantic
+/// router's at both sides): the model is called once over all of them, not once per stage
+/// (four calls on playwright-mcp before; issue 41's distinct-text floor). A stage that embeds a
+/// text the up-front call missed shows here as a second call.
+#[test]
+fn check_calls_the_model_once_for_every_text_it_embeds() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let cal = |f: &str| format!("{root}/examples/calendar/{f}");
+    let pw = |v: &str| format!("{root}/tests/fixtures/corpus/playwright-mcp/{v}.json");
+    for (base, head, suite) in [
+        (
+            cal("tools.base.json"),
+            cal("tools.head.json"),
+            cal("suite.yaml"),
+        ),
+        (
+            pw("0.0.76"),
+            pw("0.0.83"),
+            format!("{root}/bench/suites/playwright-mcp.suite.jsonl"),
+        ),
+    ] {
+        let out = cli::driftgate([
+            "check",
+            "--base",
+            &base,
+            "--head",
+            &head,
+            "--suite",
+            &suite,
+            "--no-cache",
+            "--verbose",
+        ])
+        .run();
+        assert_eq!(out.code, 1, "{}", out.stderr);
+        let line = out
+            .stderr
+            .lines()
+            .find(|l| l.starts_with("embeddings:"))
+            .expect("--verbose counts the embeddings");
+        assert!(
+            line.contains("(its load included; 1 call(s))"),
+            "{base}: {line}"
+        );
+    }
+}

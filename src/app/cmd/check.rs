@@ -322,8 +322,8 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
         use crate::console::Console as _;
         match stats.as_deref().and_then(|e| e.stats()) {
             Some(s) => console.note(&format!(
-                "embeddings: {} text(s) asked, {} distinct; {} embedded by the model in {:.2} s (its load included), {} read from the disk cache, {} repeat(s) answered in the process",
-                s.asked, s.distinct, s.misses, s.model_ms as f64 / 1000.0, s.hits, s.memo_hits
+                "embeddings: {} text(s) asked, {} distinct; {} embedded by the model in {:.2} s (its load included; {} call(s)), {} read from the disk cache, {} repeat(s) answered in the process",
+                s.asked, s.distinct, s.misses, s.model_ms as f64 / 1000.0, s.model_calls, s.hits, s.memo_hits
             )),
             None => console.note("embeddings: meaning drift was off (--no-embed), nothing counted"),
         }
