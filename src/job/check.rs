@@ -59,7 +59,8 @@ pub struct ReplayInputs {
     pub targeted: bool,
 }
 
-/// Run `diff` (no replay) or `check`; progress goes to `console`.
+/// Run `diff` (no replay) or `check`; progress goes to `console`. The stages, in order: pair
+/// (the diff), scan, embed what can be known up front, drift, replay, lint, then the verdict.
 pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -> Result<Report> {
     let CheckInputs {
         base,
@@ -73,272 +74,28 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
     } = inputs;
     let d = diff::diff(&base.tools, &head.tools);
     let scan = ScanSection::delta(&base.tools, &head.tools, &scan_allow);
-    if let Some(e) = &embedder {
-        embed_up_front(command, e.as_ref(), &d, &base, &head, replay.as_ref()).await?;
+    let embedder = embedder.as_deref();
+    if let Some(e) = embedder {
+        embed_up_front(command, e, &d, &base, &head, replay.as_ref()).await?;
     }
-    let drift: Option<Drift> = match &embedder {
-        Some(e) => Some(
-            drift::measure(
-                &d,
-                &base.tools,
-                &head.tools,
-                e.as_ref(),
-                thresholds.cosine_floor,
-            )
-            .await?,
-        ),
+    let drift: Option<Drift> = match embedder {
+        Some(e) => {
+            Some(drift::measure(&d, &base.tools, &head.tools, e, thresholds.cosine_floor).await?)
+        }
         None => None,
     };
-    // Notes that depend on the answers, after the ones that do not (a shard part carries those).
-    let mut data_notes = Vec::new();
-    let mut part: Option<ShardPart> = None;
-    let (routing, suite_info, router_info) = match replay {
-        None => (None, None, None),
-        Some(r) => {
-            if let Some(n) = &r.suite.note {
-                notes.push(n.clone());
-            }
-            // A rename the diff found carries the suite's expectations to the new name at head
-            // (it is still a breaking change under the law): the frozen suite names base's tools.
-            let (full_head_suite, carried) = renamed_suite(&r.suite.suite, &d);
-            let at_base = suite::validate_against(&r.suite.suite, &base.tools);
-            // What head's tools make impossible that base's did not (a parameter the suite's
-            // args expect removed or narrowed): it explains a call drop before anyone reads one.
-            let at_head: Vec<String> = suite::validate_against(&full_head_suite, &head.tools)
-                .into_iter()
-                .filter(|p| !at_base.contains(p))
-                .collect();
-            for problem in at_base {
-                notes.push(format!("suite vs base tools: {problem}"));
-            }
-            for problem in at_head {
-                notes.push(format!("suite vs head tools: {problem}"));
-            }
-            // One note per clash when both sides have it, else one per side.
-            let clash_b = replay::clashes(&r.suite.suite, &base.tools, &r.packs, "server");
-            let clash_h = replay::clashes(&r.suite.suite, &head.tools, &r.packs, "server");
-            if clash_b == clash_h {
-                notes.extend(clash_h);
-            } else {
-                notes.extend(replay::clashes(
-                    &r.suite.suite,
-                    &base.tools,
-                    &r.packs,
-                    "base",
-                ));
-                notes.extend(replay::clashes(
-                    &r.suite.suite,
-                    &head.tools,
-                    &r.packs,
-                    "head",
-                ));
-            }
-            notes.extend(carried);
-            let (run_suite, positions, head_suite) = replayed_suites(&r, full_head_suite);
-            let replayer = Replayer::new(r.router.as_ref(), &r.cache, &r.config)
-                .with_circle(&base.tools, &r.packs)
-                .with_console(console);
-            // One batch for both sides, one wait; targeted replay knows head's cases only after
-            // base answered, so it batches each side on its own.
-            if !r.targeted {
-                replayer
-                    .prefetch(
-                        &[(&run_suite, &base.tools), (&head_suite, &head.tools)],
-                        &r.packs,
-                    )
-                    .await;
-            }
-            let mut base_run = replayer
-                .run_side("base", &run_suite, &base.tools, &r.packs)
-                .await;
-            let mut carried = None;
-            let mut head_run = if r.targeted {
-                let emb = embedder.as_deref().ok_or_else(|| {
-                    Error::Usage("--replay targeted ranks each prompt's nearest tools with the embedder, so it cannot run with --no-embed".into())
-                })?;
-                let changed = replay::target::changed_tools(&base.tools, &head.tools);
-                let risky = replay::target::at_risk(
-                    &run_suite,
-                    &head_suite,
-                    &base_run,
-                    &changed,
-                    [&base.tools, &head.tools],
-                    &r.packs,
-                    emb,
-                )
-                .await?;
-                let asked_suite = suite::Suite {
-                    cases: head_suite
-                        .cases
-                        .iter()
-                        .zip(&risky)
-                        .filter(|(_, r)| **r)
-                        .map(|(c, _)| c.clone())
-                        .collect(),
-                    ..head_suite.clone()
-                };
-                let asked = replayer
-                    .run_side("head", &asked_suite, &head.tools, &r.packs)
-                    .await;
-                let n = risky.iter().filter(|r| !**r).count();
-                carried = Some(replay::target::Carried {
-                    asked: risky.len() - n,
-                    carried: n,
-                    top_k: replay::target::TOP_K,
-                    requests_saved: n as u64 * u64::from(r.config.repeats.max(1)),
-                });
-                replay::target::assemble(&risky, &base_run, asked)
-            } else {
-                replayer
-                    .run_side("head", &head_suite, &head.tools, &r.packs)
-                    .await
-            };
-            data_notes.extend(carried.as_ref().map(carried_note));
-            data_notes.extend(repeats_note(
-                &base_run,
-                &head_run,
-                r.config.repeats,
-                r.config.sampling.temperature,
-            ));
-            let mut routing = replay::compare_sides(
-                &run_suite,
-                &head_suite,
-                &base_run,
-                &head_run,
-                r.config.seed,
-                crate::stats::DEFAULT_RESAMPLES,
-                &Default::default(),
-            );
-            let mut batch_ids = replayer.batch_ids();
-            if r.confirm > 0 && replay::confirm::has_flips(&routing) {
-                let cfg = ReplayConfig {
-                    repeats: r.confirm,
-                    first_repeat: r.config.repeats,
-                    ..r.config.clone()
-                };
-                let again = Replayer::new(r.router.as_ref(), &r.cache, &cfg)
-                    .with_circle(&base.tools, &r.packs)
-                    .with_console(console);
-                let base_extra = again
-                    .run_side(
-                        "base (confirm)",
-                        &replay::confirm::flipped_cases(&run_suite, &routing),
-                        &base.tools,
-                        &r.packs,
-                    )
-                    .await;
-                let head_extra = again
-                    .run_side(
-                        "head (confirm)",
-                        &replay::confirm::flipped_cases(&head_suite, &routing),
-                        &head.tools,
-                        &r.packs,
-                    )
-                    .await;
-                let before = replay::confirm::Before::of(&routing);
-                let excused = replay::confirm::unreproduced(&before, &base_extra, &head_extra);
-                base_run = replay::confirm::merge(&base_run, &base_extra);
-                head_run = replay::confirm::merge(&head_run, &head_extra);
-                routing = replay::compare_sides(
-                    &run_suite,
-                    &head_suite,
-                    &base_run,
-                    &head_run,
-                    r.config.seed,
-                    crate::stats::DEFAULT_RESAMPLES,
-                    &excused,
-                );
-                replay::confirm::annotate(&mut routing, &before, &base_extra, &head_extra);
-                batch_ids.extend(again.batch_ids());
-            }
-            let not_measured =
-                (!r.router.fills_arguments()).then(|| format!("{} router", r.router.kind()));
-            routing.carried = carried;
-            routing.proxy = r.router.kind() == "semantic";
-            // Of the whole suite, even in a shard: the best constant answer is not a sum of parts.
-            routing.chance_accuracy = Some(replay::runner::chance_accuracy(
-                &r.suite.suite,
-                &base.tools,
-                &r.packs,
-            ));
-            finish_routing(&mut routing, not_measured, &thresholds);
-            let info = RouterInfo {
-                kind: r.router.kind().to_string(),
-                model: r.router.model().to_string(),
-                host: r.router.endpoint_host(),
-                system_prompt: if r.config.system_prompt.is_empty() {
-                    "(none)".into()
-                } else {
-                    SYSTEM_PROMPT_FILE.into()
-                },
-                system_prompt_sha256: crate::canon::hash_str(&r.config.system_prompt),
-                tool_choice: r.config.tool_choice,
-                repeats: r.config.repeats,
-                temperature: r.config.sampling.temperature,
-                seed: r.config.sampling.seed,
-                order: r.config.order,
-                distractor_tools: r.packs.len(),
-                price_per_mtok: r.price_per_mtok,
-                price_cached_input_per_mtok: r.price_cached_input,
-                estimated_cost_usd: None,
-                batch: r.config.batch.as_ref().map(|_| BatchInfo {
-                    api: if r.router.kind() == "anthropic" {
-                        "Anthropic Message Batches".into()
-                    } else {
-                        "OpenAI Batch API".into()
-                    },
-                    batches: batch_ids,
-                    requests: routing.base_stats.batched + routing.head_stats.batched,
-                    discount: crate::llm::batch::DISCOUNT,
-                }),
-            };
-            let info = priced(info, &routing);
-            if let Some(s) = r.shard {
-                part = Some(ShardPart {
-                    shard: s,
-                    suite_cases: r.suite.suite.cases.len(),
-                    tools_sha256: [
-                        tools_sha256(&base.tools.tools),
-                        tools_sha256(&head.tools.tools),
-                        tools_sha256(&r.packs),
-                    ],
-                    confirm: r.confirm,
-                    seed: r.config.seed,
-                    notes: Vec::new(),
-                    cases: ShardPart::cases_of(&run_suite, &head_suite, &positions),
-                    base_run,
-                    head_run,
-                    mac: None,
-                });
-            }
-            (Some(routing), Some(r.suite.info.clone()), Some(info))
-        }
+    let sides = Sides {
+        d: &d,
+        base: &base,
+        head: &head,
+    };
+    let replayed = match &replay {
+        Some(r) => Some(replay_sides(r, sides, embedder, &thresholds, console, &mut notes).await?),
+        None => None,
     };
     // Lint is a heuristic: reported (what the PR introduced or fixed), never part of the verdict.
     let lint = match command {
-        Command::Check => {
-            let grader = lint_model.as_ref().map(|m| crate::lint::Grader {
-                router: m.router.as_ref(),
-                cache: &m.cache,
-                concurrency: m.concurrency,
-                retry: &m.retry,
-            });
-            match crate::lint::check_delta(
-                &d,
-                &base.tools,
-                &head.tools,
-                embedder.as_deref(),
-                grader.as_ref(),
-            )
-            .await?
-            {
-                Ok(section) => Some(section),
-                Err(too_many) => {
-                    notes.push(format!("lint skipped: {too_many}"));
-                    None
-                }
-            }
-        }
+        Command::Check => lint_delta(sides, embedder, lint_model.as_ref(), &mut notes).await?,
         Command::Diff | Command::Lint => None,
     };
     if let Some(d) = &drift
@@ -349,6 +106,13 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
             d.floor, d.model
         ));
     }
+    let Replayed {
+        routing,
+        suite: suite_info,
+        router: router_info,
+        mut part,
+        mut data_notes,
+    } = replayed.unwrap_or_default();
     if let Some(p) = part.as_mut() {
         p.notes = notes.clone();
         data_notes.push(format!(
@@ -404,6 +168,346 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
         shard: part,
         policy: None,
     })
+}
+
+/// The two loaded sides and their pairing, as every stage after the diff reads them.
+#[derive(Clone, Copy)]
+struct Sides<'a> {
+    d: &'a diff::Diff,
+    base: &'a Loaded,
+    head: &'a Loaded,
+}
+
+/// What the replay stage adds to the report (all empty for a plain `diff`).
+#[derive(Default)]
+struct Replayed {
+    routing: Option<Routing>,
+    suite: Option<crate::suite::SuiteInfo>,
+    router: Option<RouterInfo>,
+    /// `--shard`: the runs this process made, for `merge`.
+    part: Option<ShardPart>,
+    /// Notes that depend on the answers, after the ones that do not (a shard part carries those).
+    data_notes: Vec<String>,
+}
+
+/// Replay the suite at base and head (targeted, confirmed, sharded as asked), compare them case
+/// by case, and describe the router. Notes about the suite itself go to `notes`.
+async fn replay_sides(
+    r: &ReplayInputs,
+    sides: Sides<'_>,
+    embedder: Option<&dyn Embedder>,
+    thresholds: &CheckThresholds,
+    console: &dyn Console,
+    notes: &mut Vec<String>,
+) -> Result<Replayed> {
+    let Sides { base, head, .. } = sides;
+    let full_head_suite = suite_notes(r, sides, notes);
+    let (run_suite, positions, head_suite) = replayed_suites(r, full_head_suite);
+    let replayer = Replayer::new(r.router.as_ref(), &r.cache, &r.config)
+        .with_circle(&base.tools, &r.packs)
+        .with_console(console);
+    // One batch for both sides, one wait; targeted replay knows head's cases only after
+    // base answered, so it batches each side on its own.
+    if !r.targeted {
+        replayer
+            .prefetch(
+                &[(&run_suite, &base.tools), (&head_suite, &head.tools)],
+                &r.packs,
+            )
+            .await;
+    }
+    let base_run = replayer
+        .run_side("base", &run_suite, &base.tools, &r.packs)
+        .await;
+    let (head_run, carried) = if r.targeted {
+        let emb = embedder.ok_or_else(|| {
+            Error::Usage("--replay targeted ranks each prompt's nearest tools with the embedder, so it cannot run with --no-embed".into())
+        })?;
+        let (run, carried) = ask_head_targeted(
+            r,
+            &replayer,
+            [&run_suite, &head_suite],
+            &base_run,
+            sides,
+            emb,
+        )
+        .await?;
+        (run, Some(carried))
+    } else {
+        let run = replayer
+            .run_side("head", &head_suite, &head.tools, &r.packs)
+            .await;
+        (run, None)
+    };
+    let mut data_notes: Vec<String> = carried.as_ref().map(carried_note).into_iter().collect();
+    data_notes.extend(repeats_note(
+        &base_run,
+        &head_run,
+        r.config.repeats,
+        r.config.sampling.temperature,
+    ));
+    let mut batch_ids = replayer.batch_ids();
+    let (mut routing, base_run, head_run) = compare_confirmed(
+        r,
+        [&run_suite, &head_suite],
+        base_run,
+        head_run,
+        sides,
+        console,
+        &mut batch_ids,
+    )
+    .await;
+    let not_measured = (!r.router.fills_arguments()).then(|| format!("{} router", r.router.kind()));
+    routing.carried = carried;
+    routing.proxy = r.router.kind() == "semantic";
+    // Of the whole suite, even in a shard: the best constant answer is not a sum of parts.
+    routing.chance_accuracy = Some(replay::runner::chance_accuracy(
+        &r.suite.suite,
+        &base.tools,
+        &r.packs,
+    ));
+    finish_routing(&mut routing, not_measured, thresholds);
+    let info = priced(router_info(r, &routing, batch_ids), &routing);
+    let part = r.shard.map(|s| ShardPart {
+        shard: s,
+        suite_cases: r.suite.suite.cases.len(),
+        tools_sha256: [
+            tools_sha256(&base.tools.tools),
+            tools_sha256(&head.tools.tools),
+            tools_sha256(&r.packs),
+        ],
+        confirm: r.confirm,
+        seed: r.config.seed,
+        notes: Vec::new(),
+        cases: ShardPart::cases_of(&run_suite, &head_suite, &positions),
+        base_run,
+        head_run,
+        mac: None,
+    });
+    Ok(Replayed {
+        routing: Some(routing),
+        suite: Some(r.suite.info.clone()),
+        router: Some(info),
+        part,
+        data_notes,
+    })
+}
+
+/// The suite's notes against both sides (its own note, what each side's tools make impossible,
+/// name clashes with distractors, expectations a rename carried), and the suite head is asked:
+/// a rename the diff found carries the suite's expectations to the new name at head (it is
+/// still a breaking change under the law), as the frozen suite names base's tools.
+fn suite_notes(r: &ReplayInputs, sides: Sides<'_>, notes: &mut Vec<String>) -> suite::Suite {
+    let Sides { d, base, head } = sides;
+    if let Some(n) = &r.suite.note {
+        notes.push(n.clone());
+    }
+    let (full_head_suite, carried) = renamed_suite(&r.suite.suite, d);
+    let at_base = suite::validate_against(&r.suite.suite, &base.tools);
+    // What head's tools make impossible that base's did not (a parameter the suite's
+    // args expect removed or narrowed): it explains a call drop before anyone reads one.
+    let at_head: Vec<String> = suite::validate_against(&full_head_suite, &head.tools)
+        .into_iter()
+        .filter(|p| !at_base.contains(p))
+        .collect();
+    for problem in at_base {
+        notes.push(format!("suite vs base tools: {problem}"));
+    }
+    for problem in at_head {
+        notes.push(format!("suite vs head tools: {problem}"));
+    }
+    // One note per clash when both sides have it, else one per side.
+    let clash_b = replay::clashes(&r.suite.suite, &base.tools, &r.packs, "server");
+    let clash_h = replay::clashes(&r.suite.suite, &head.tools, &r.packs, "server");
+    if clash_b == clash_h {
+        notes.extend(clash_h);
+    } else {
+        notes.extend(replay::clashes(
+            &r.suite.suite,
+            &base.tools,
+            &r.packs,
+            "base",
+        ));
+        notes.extend(replay::clashes(
+            &r.suite.suite,
+            &head.tools,
+            &r.packs,
+            "head",
+        ));
+    }
+    notes.extend(carried);
+    full_head_suite
+}
+
+/// `--replay targeted`: ask head only the cases a change can reach; the others carry base's
+/// answers over.
+async fn ask_head_targeted(
+    r: &ReplayInputs,
+    replayer: &Replayer<'_>,
+    [run_suite, head_suite]: [&suite::Suite; 2],
+    base_run: &SideRun,
+    sides: Sides<'_>,
+    emb: &dyn Embedder,
+) -> Result<(SideRun, replay::target::Carried)> {
+    let Sides { base, head, .. } = sides;
+    let changed = replay::target::changed_tools(&base.tools, &head.tools);
+    let risky = replay::target::at_risk(
+        run_suite,
+        head_suite,
+        base_run,
+        &changed,
+        [&base.tools, &head.tools],
+        &r.packs,
+        emb,
+    )
+    .await?;
+    let asked_suite = suite::Suite {
+        cases: head_suite
+            .cases
+            .iter()
+            .zip(&risky)
+            .filter(|(_, r)| **r)
+            .map(|(c, _)| c.clone())
+            .collect(),
+        ..head_suite.clone()
+    };
+    let asked = replayer
+        .run_side("head", &asked_suite, &head.tools, &r.packs)
+        .await;
+    let n = risky.iter().filter(|r| !**r).count();
+    let carried = replay::target::Carried {
+        asked: risky.len() - n,
+        carried: n,
+        top_k: replay::target::TOP_K,
+        requests_saved: n as u64 * u64::from(r.config.repeats.max(1)),
+    };
+    Ok((replay::target::assemble(&risky, base_run, asked), carried))
+}
+
+/// Compare the sides case by case; with `--confirm K`, re-ask the flipped cases K more times at
+/// both sides, merge those answers in and compare again (a flip the re-asks do not reproduce is
+/// excused). Returns the comparison and the runs as merged.
+async fn compare_confirmed(
+    r: &ReplayInputs,
+    [run_suite, head_suite]: [&suite::Suite; 2],
+    base_run: SideRun,
+    head_run: SideRun,
+    sides: Sides<'_>,
+    console: &dyn Console,
+    batch_ids: &mut Vec<String>,
+) -> (Routing, SideRun, SideRun) {
+    let compare = |b: &SideRun, h: &SideRun, excused: &std::collections::BTreeSet<String>| {
+        replay::compare_sides(
+            run_suite,
+            head_suite,
+            b,
+            h,
+            r.config.seed,
+            crate::stats::DEFAULT_RESAMPLES,
+            excused,
+        )
+    };
+    let routing = compare(&base_run, &head_run, &Default::default());
+    if r.confirm == 0 || !replay::confirm::has_flips(&routing) {
+        return (routing, base_run, head_run);
+    }
+    let cfg = ReplayConfig {
+        repeats: r.confirm,
+        first_repeat: r.config.repeats,
+        ..r.config.clone()
+    };
+    let again = Replayer::new(r.router.as_ref(), &r.cache, &cfg)
+        .with_circle(&sides.base.tools, &r.packs)
+        .with_console(console);
+    let base_extra = again
+        .run_side(
+            "base (confirm)",
+            &replay::confirm::flipped_cases(run_suite, &routing),
+            &sides.base.tools,
+            &r.packs,
+        )
+        .await;
+    let head_extra = again
+        .run_side(
+            "head (confirm)",
+            &replay::confirm::flipped_cases(head_suite, &routing),
+            &sides.head.tools,
+            &r.packs,
+        )
+        .await;
+    let before = replay::confirm::Before::of(&routing);
+    let excused = replay::confirm::unreproduced(&before, &base_extra, &head_extra);
+    let base_run = replay::confirm::merge(&base_run, &base_extra);
+    let head_run = replay::confirm::merge(&head_run, &head_extra);
+    let mut routing = compare(&base_run, &head_run, &excused);
+    replay::confirm::annotate(&mut routing, &before, &base_extra, &head_extra);
+    batch_ids.extend(again.batch_ids());
+    (routing, base_run, head_run)
+}
+
+/// The router as the report describes it (its price filled in by [`priced`]).
+fn router_info(r: &ReplayInputs, routing: &Routing, batch_ids: Vec<String>) -> RouterInfo {
+    RouterInfo {
+        kind: r.router.kind().to_string(),
+        model: r.router.model().to_string(),
+        host: r.router.endpoint_host(),
+        system_prompt: if r.config.system_prompt.is_empty() {
+            "(none)".into()
+        } else {
+            SYSTEM_PROMPT_FILE.into()
+        },
+        system_prompt_sha256: crate::canon::hash_str(&r.config.system_prompt),
+        tool_choice: r.config.tool_choice,
+        repeats: r.config.repeats,
+        temperature: r.config.sampling.temperature,
+        seed: r.config.sampling.seed,
+        order: r.config.order,
+        distractor_tools: r.packs.len(),
+        price_per_mtok: r.price_per_mtok,
+        price_cached_input_per_mtok: r.price_cached_input,
+        estimated_cost_usd: None,
+        batch: r.config.batch.as_ref().map(|_| BatchInfo {
+            api: if r.router.kind() == "anthropic" {
+                "Anthropic Message Batches".into()
+            } else {
+                "OpenAI Batch API".into()
+            },
+            batches: batch_ids,
+            requests: routing.base_stats.batched + routing.head_stats.batched,
+            discount: crate::llm::batch::DISCOUNT,
+        }),
+    }
+}
+
+/// `check`'s lint delta (what the PR introduced or fixed), graded by `--lint-llm`'s model when
+/// given; a side too large to pair skips lint with a note.
+async fn lint_delta(
+    sides: Sides<'_>,
+    embedder: Option<&dyn Embedder>,
+    lint_model: Option<&LintModel>,
+    notes: &mut Vec<String>,
+) -> Result<Option<crate::lint::LintSection>> {
+    let grader = lint_model.map(|m| crate::lint::Grader {
+        router: m.router.as_ref(),
+        cache: &m.cache,
+        concurrency: m.concurrency,
+        retry: &m.retry,
+    });
+    match crate::lint::check_delta(
+        sides.d,
+        &sides.base.tools,
+        &sides.head.tools,
+        embedder,
+        grader.as_ref(),
+    )
+    .await?
+    {
+        Ok(section) => Ok(Some(section)),
+        Err(too_many) => {
+            notes.push(format!("lint skipped: {too_many}"));
+            Ok(None)
+        }
+    }
 }
 
 /// `check --plan`: the requests each side would send (after the cache, the in-run reuse of
@@ -536,6 +640,7 @@ fn tools_sha256(tools: &[Tool]) -> String {
         tools.iter().map(Tool::to_value).collect(),
     ))
 }
+
 /// The cases this process replays at base and at head (the whole suite, or its shard's), and
 /// their positions in the suite. A shard is chosen by case id, which a rename leaves alone, so
 /// head's part is the same selection of the renamed suite.
