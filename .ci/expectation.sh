@@ -4,7 +4,7 @@
 # sequential proportion test is the beta-binomial mixture boundary of Howard et al. (2021).
 #
 #   export DRIFTGATE_EXPECTATION_PYTHON=$(.ci/expectation.sh)   # install if needed, print python
-#   cargo test --test canary_reference -- --nocapture
+#   cargo test --test canary_reference -- --include-ignored --nocapture
 #
 # expectation 0.6.1 needs Python >= 3.12: the first python3.12/python3.13 found is used. The venv
 # is cached at $HOME/.cache/driftgate/expectation-<version>, so only the first run downloads.

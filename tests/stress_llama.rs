@@ -3,7 +3,7 @@
 //!
 //! ```sh
 //! export "$(DRIFTGATE_LLAMA_RUN_DIR=$PWD/target/llama-stress bash .ci/llama.sh start)"
-//! cargo test --test stress_llama -- --nocapture
+//! cargo test --test stress_llama -- --include-ignored --nocapture
 //! DRIFTGATE_LLAMA_RUN_DIR=$PWD/target/llama-stress bash .ci/llama.sh stop
 //! ```
 //!
@@ -41,14 +41,13 @@ fn driftgate(args: &[&str], cache: &Path) -> (i32, String, String) {
     common::cli::driftgate(args).cache(cache).run().parts()
 }
 
+#[ignore = "needs DRIFTGATE_LLAMA_URL (a real component; .ci/run starts it)"]
 #[tokio::test]
 async fn drafting_and_stress_against_llama_cpp() {
-    let Ok(url) = std::env::var("DRIFTGATE_LLAMA_URL") else {
-        eprintln!(
-            "skipped: DRIFTGATE_LLAMA_URL is not set (start a server with `bash .ci/llama.sh start`)"
-        );
-        return;
-    };
+    let url = common::need(
+        "DRIFTGATE_LLAMA_URL",
+        "start one with `bash .ci/llama.sh start`",
+    );
     let base_url = format!("{}/v1", url.trim_end_matches('/'));
     let dir = tempfile::tempdir().unwrap();
 

@@ -15,3 +15,17 @@ pub fn stat(report: &Value, side: &str, field: &str) -> u64 {
         .as_u64()
         .unwrap_or_else(|| panic!("routing.{side}_stats.{field} missing in the report"))
 }
+
+/// What a gated test needs from its environment: a real server's URL, an installed package.
+/// Gated tests are `#[ignore]`d, so plain `cargo test` lists them as ignored instead of passing
+/// them unrun; CI asks for them (`-- --include-ignored`) once their component runs. Asked for
+/// without it, the test fails here: a missing server never reads as a pass.
+#[allow(dead_code)]
+pub fn need(var: &str, how: &str) -> String {
+    match std::env::var(var) {
+        Ok(v) if !v.is_empty() => v,
+        _ => panic!(
+            "{var} is not set ({how}): this real-component test was asked for and cannot run without it"
+        ),
+    }
+}
