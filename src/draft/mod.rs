@@ -25,6 +25,7 @@ use crate::route::{RouteRequest, Router};
 use crate::text::terms::{Idf, text_terms};
 use crate::text::tokens::{ellipsis, name_tokens, split_first_sentence};
 use crate::text::verbs::NOT_VERBS;
+use crate::text::words::{capitalise, singular};
 use crate::tools::{Tool, ToolSet};
 
 pub const PROMPT: &str = include_str!("../../prompts/suite-init.v3.md");
@@ -276,14 +277,6 @@ fn need_clause(desc: &str) -> Option<String> {
     None
 }
 
-fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
-    }
-}
-
 /// Candidate prompts for `tool`, most natural first, each with its kind. `sibling` is the tool
 /// whose vocabulary one prompt borrows (its nearest neighbour in meaning).
 pub fn templates(tool: &Tool, sibling: Option<&Tool>) -> Vec<(String, &'static str)> {
@@ -378,16 +371,6 @@ pub fn none_templates(tools: &ToolSet, n: usize) -> Vec<String> {
     out.extend(GENERIC_NONE.iter().map(|s| s.to_string()));
     out.truncate(n);
     out
-}
-
-fn singular(w: &str) -> String {
-    if let Some(stem) = w.strip_suffix("ies") {
-        return format!("{stem}y");
-    }
-    if w.ends_with('s') && !w.ends_with("ss") {
-        return w[..w.len() - 1].to_string();
-    }
-    w.to_string()
 }
 
 // ---- routing check ------------------------------------------------------------------------------

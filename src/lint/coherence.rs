@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::score;
 use crate::text::tokens::name_tokens;
+use crate::text::words::singular;
 use crate::tools::ToolSet;
 
 /// One dimension: the grade and why.
@@ -208,17 +209,6 @@ fn class(verb: &str) -> Option<usize> {
         ],
     ];
     CLASSES.iter().position(|c| c.contains(&verb))
-}
-
-/// A resource noun, singular: `directories` → `directory`, `files` → `file`.
-fn singular(noun: &str) -> String {
-    if let Some(s) = noun.strip_suffix("ies") {
-        format!("{s}y")
-    } else if noun.len() > 3 && noun.ends_with('s') && !noun.ends_with("ss") {
-        noun[..noun.len() - 1].to_string()
-    } else {
-        noun.to_string()
-    }
 }
 
 fn completeness(tools: &ToolSet) -> Dimension {

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use crate::text::tokens::{ellipsis, name_tokens, split_first_sentence};
 use crate::text::verbs::{self, NOT_VERBS};
+use crate::text::words::capitalise;
 use crate::tools::{Tool, ToolSet};
 
 /// What a perturbation sees besides the tool itself.
@@ -499,14 +500,6 @@ pub fn replace_phrase(text: &str, phrase: &str, with: &str, plural: bool) -> (St
     }
     push(&mut out, &text[last..], &mut cap_next);
     (out, found.len())
-}
-
-fn capitalise(s: &str) -> String {
-    let mut c = s.chars();
-    match c.next() {
-        Some(f) => f.to_uppercase().chain(c).collect(),
-        None => String::new(),
-    }
 }
 
 /// Collapse horizontal whitespace, trim lines, and fix spaces before punctuation left by removals.

@@ -4,3 +4,4 @@ pub mod terms;
 pub mod tokens;
 pub mod unicode;
 pub mod verbs;
+pub mod words;

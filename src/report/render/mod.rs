@@ -14,6 +14,11 @@ use crate::report::Report;
 use crate::report::stress::StressReport;
 use crate::suite::check::SuiteCheck;
 
+/// A share as every format prints it: `0.875` → `87.5%`.
+pub(crate) fn pct(x: f64) -> String {
+    format!("{:.1}%", x * 100.0)
+}
+
 /// What every renderer is told besides the document.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Options {

@@ -7,6 +7,7 @@
 pub mod chart;
 pub mod stress;
 
+use super::pct;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 
@@ -95,10 +96,6 @@ script-src {script}; img-src data:; base-uri 'none'; form-action 'none'\">\n\
         title = html(title, false),
     );
     crate::console::runner_safe(&doc).into_owned()
-}
-
-fn pct(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
 }
 
 fn pts(x: f64) -> String {

@@ -6,6 +6,7 @@
 
 pub mod stress;
 
+use super::pct;
 use std::fmt::Write;
 
 use similar::{ChangeTag, TextDiff};
@@ -281,10 +282,6 @@ fn context(report: &Report) -> String {
         report.diff.unchanged
     );
     s
-}
-
-fn pct(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
 }
 
 fn routing_summary(report: &Report) -> Option<String> {

@@ -4,6 +4,7 @@
 pub mod stress;
 pub mod suite;
 
+use super::pct;
 use std::fmt::Write;
 
 use serde_json::Value;
@@ -201,10 +202,6 @@ fn table(header: &[&str], rows: &[Vec<String>]) -> Vec<String> {
     )];
     out.extend(rows.iter().map(|r| line(r)));
     out
-}
-
-fn pct(x: f64) -> String {
-    format!("{:.1}%", x * 100.0)
 }
 
 fn routing(report: &Report, p: &Paint, out: &mut String) {
