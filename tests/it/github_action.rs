@@ -717,32 +717,55 @@ pub(crate) fn pr_repo_with(
     in_pr: impl FnOnce(&Path),
 ) -> (Runner, String, String) {
     let probe = Runner::new(gh, &serde_json::json!({}));
-    let dir = probe.dir.path().to_path_buf();
-    git(&dir, &["init", "-q", "-b", "main"]);
-    std::fs::create_dir_all(dir.join("mcp")).unwrap();
-    std::fs::copy(fixture(calendar::SUITE), dir.join("mcp/suite.yaml")).unwrap();
-    std::fs::copy(fixture(calendar::BASE), dir.join("mcp/tools.json")).unwrap();
-    at_base(&dir);
+    let (base, head) = pr_commits(
+        probe.dir.path(),
+        event_name,
+        |dir| {
+            std::fs::create_dir_all(dir.join("mcp")).unwrap();
+            std::fs::copy(fixture(calendar::SUITE), dir.join("mcp/suite.yaml")).unwrap();
+            std::fs::copy(fixture(calendar::BASE), dir.join("mcp/tools.json")).unwrap();
+            at_base(dir);
+        },
+        |dir| {
+            std::fs::copy(fixture(calendar::HEAD), dir.join("mcp/tools.json")).unwrap();
+            in_pr(dir);
+        },
+        "",
+    );
+    (probe, base, head)
+}
+
+/// A git repository in `dir`: a base commit of what `at_base` writes on `main`, a head commit of
+/// what `in_pr` changes on a branch, and the `event_name` event naming the two. The run's own
+/// files are ignored, and `more_ignored` (lines) too. Returns (base, head).
+fn pr_commits(
+    dir: &Path,
+    event_name: &str,
+    at_base: impl FnOnce(&Path),
+    in_pr: impl FnOnce(&Path),
+    more_ignored: &str,
+) -> (String, String) {
+    git(dir, &["init", "-q", "-b", "main"]);
+    at_base(dir);
     std::fs::write(
         dir.join(".gitignore"),
-        "event.json\nsummary.md\noutput\n.cache/\n.driftgate/\ndriftgate-report.json\ndriftgate-report.html\n",
+        format!("event.json\nsummary.md\noutput\n.cache/\n.driftgate/\ndriftgate-report.json\ndriftgate-report.html\n{more_ignored}"),
     )
     .unwrap();
-    git(&dir, &["add", "-A"]);
-    git(&dir, &["commit", "-q", "-m", "base"]);
-    let base = git(&dir, &["rev-parse", "HEAD"]);
-    git(&dir, &["checkout", "-q", "-b", "copy-edit"]);
-    std::fs::copy(fixture(calendar::HEAD), dir.join("mcp/tools.json")).unwrap();
-    in_pr(&dir);
-    git(&dir, &["add", "-A"]);
-    git(&dir, &["commit", "-q", "-m", "Shorter description"]);
-    let head = git(&dir, &["rev-parse", "HEAD"]);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "base"]);
+    let base = git(dir, &["rev-parse", "HEAD"]);
+    git(dir, &["checkout", "-q", "-b", "copy-edit"]);
+    in_pr(dir);
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", "Shorter description"]);
+    let head = git(dir, &["rev-parse", "HEAD"]);
     std::fs::write(
         dir.join("event.json"),
         event(event_name, &base, &head).to_string(),
     )
     .unwrap();
-    (probe, base, head)
+    (base, head)
 }
 
 fn entrypoint_in(r: &Runner, inputs: &[(&str, &str)], token_env: bool) -> (i32, String, String) {
@@ -948,44 +971,36 @@ fn the_readme_quick_start_runs_as_pasted() {
     let probe = Runner::new(&gh, &serde_json::json!({}));
     let dir = probe.dir.path().to_path_buf();
     let dg = |args: &[&str]| cli::driftgate(args).dir(&dir).run();
-    git(&dir, &["init", "-q", "-b", "main"]);
-    std::fs::copy(fixture(calendar::BASE), dir.join("tools.json")).unwrap();
-    // Step 2: the README's lock line names a server; the same command on the tools file.
-    let lock = readme_block("**2. Commit what your server exposes**", "sh");
-    assert!(
-        lock.starts_with("driftgate lock ") && lock.contains("-o driftgate.lock.json"),
-        "{lock}"
+    pr_commits(
+        &dir,
+        "pull_request.synchronize.json",
+        |dir| {
+            std::fs::copy(fixture(calendar::BASE), dir.join("tools.json")).unwrap();
+            // Step 2: the README's lock line names a server; the same command on the tools file.
+            let lock = readme_block("**2. Commit what your server exposes**", "sh");
+            assert!(
+                lock.starts_with("driftgate lock ") && lock.contains("-o driftgate.lock.json"),
+                "{lock}"
+            );
+            let run = dg(&["lock", "tools.json", "-o", "driftgate.lock.json"]);
+            assert_eq!(run.code, 0, "{}", run.dump());
+            // Step 3, as written.
+            for line in readme_block("**3. Draft a routing suite", "sh").lines() {
+                let cmd = line.split("   #").next().unwrap().trim();
+                let args: Vec<&str> = cmd.split_whitespace().skip(1).collect();
+                assert_eq!(cmd.split_whitespace().next(), Some("driftgate"), "{line}");
+                let run = dg(&args);
+                assert_eq!(run.code, 0, "README step 3: {cmd}: {}", run.dump());
+            }
+        },
+        |dir| {
+            std::fs::copy(fixture(calendar::HEAD), dir.join("tools.json")).unwrap();
+            let run = dg(&["lock", "tools.json", "-o", "driftgate.lock.json"]);
+            assert_eq!(run.code, 0, "{}", run.dump());
+        },
+        // The server's own file: what the PR commits is its lock.
+        "tools.json\n",
     );
-    let run = dg(&["lock", "tools.json", "-o", "driftgate.lock.json"]);
-    assert_eq!(run.code, 0, "{}", run.dump());
-    // Step 3, as written.
-    for line in readme_block("**3. Draft a routing suite", "sh").lines() {
-        let cmd = line.split("   #").next().unwrap().trim();
-        let args: Vec<&str> = cmd.split_whitespace().skip(1).collect();
-        assert_eq!(cmd.split_whitespace().next(), Some("driftgate"), "{line}");
-        let run = dg(&args);
-        assert_eq!(run.code, 0, "README step 3: {cmd}: {}", run.dump());
-    }
-    std::fs::write(
-        dir.join(".gitignore"),
-        "event.json\nsummary.md\noutput\n.cache/\n.driftgate/\ndriftgate-report.json\ndriftgate-report.html\ntools.json\n",
-    )
-    .unwrap();
-    git(&dir, &["add", "-A"]);
-    git(&dir, &["commit", "-q", "-m", "driftgate: lock and suite"]);
-    let base = git(&dir, &["rev-parse", "HEAD"]);
-    git(&dir, &["checkout", "-q", "-b", "copy-edit"]);
-    std::fs::copy(fixture(calendar::HEAD), dir.join("tools.json")).unwrap();
-    let run = dg(&["lock", "tools.json", "-o", "driftgate.lock.json"]);
-    assert_eq!(run.code, 0, "{}", run.dump());
-    git(&dir, &["commit", "-q", "-am", "Shorter description"]);
-    let head = git(&dir, &["rev-parse", "HEAD"]);
-    std::fs::write(
-        dir.join("event.json"),
-        event("pull_request.synchronize.json", &base, &head).to_string(),
-    )
-    .unwrap();
-
     // Step 4, as pasted.
     let workflow: Yaml =
         serde_yaml::from_str(&readme_block("**4. Gate every pull request**", "yaml")).unwrap();
