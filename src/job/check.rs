@@ -75,8 +75,19 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
     let d = diff::diff(&base.tools, &head.tools);
     let scan = ScanSection::delta(&base.tools, &head.tools, &scan_allow);
     let embedder = embedder.as_deref();
+    let sides = Sides {
+        d: &d,
+        base: &base,
+        head: &head,
+    };
+    // The suites replayed at each side, made once: the up-front embedding reads them too.
+    let replay = replay.map(|r| {
+        let full_head_suite = suite_notes(&r, sides, &mut notes);
+        let suites = replayed_suites(&r, full_head_suite);
+        (r, suites)
+    });
     if let Some(e) = embedder {
-        embed_up_front(command, e, &d, &base, &head, replay.as_ref()).await?;
+        embed_up_front(command, e, sides, replay.as_ref()).await?;
     }
     let drift: Option<Drift> = match embedder {
         Some(e) => {
@@ -84,13 +95,10 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
         }
         None => None,
     };
-    let sides = Sides {
-        d: &d,
-        base: &base,
-        head: &head,
-    };
-    let replayed = match &replay {
-        Some(r) => Some(replay_sides(r, sides, embedder, &thresholds, console, &mut notes).await?),
+    let replayed = match replay {
+        Some((r, suites)) => {
+            Some(replay_sides(&r, suites, sides, embedder, &thresholds, console).await?)
+        }
         None => None,
     };
     // Lint is a heuristic: reported (what the PR introduced or fixed), never part of the verdict.
@@ -190,19 +198,17 @@ struct Replayed {
     data_notes: Vec<String>,
 }
 
-/// Replay the suite at base and head (targeted, confirmed, sharded as asked), compare them case
-/// by case, and describe the router. Notes about the suite itself go to `notes`.
+/// Replay `suites` (from [`replayed_suites`]) at base and head (targeted and confirmed as
+/// asked), compare them case by case, and describe the router.
 async fn replay_sides(
     r: &ReplayInputs,
+    (run_suite, positions, head_suite): Suites,
     sides: Sides<'_>,
     embedder: Option<&dyn Embedder>,
     thresholds: &CheckThresholds,
     console: &dyn Console,
-    notes: &mut Vec<String>,
 ) -> Result<Replayed> {
     let Sides { base, head, .. } = sides;
-    let full_head_suite = suite_notes(r, sides, notes);
-    let (run_suite, positions, head_suite) = replayed_suites(r, full_head_suite);
     let replayer = Replayer::new(r.router.as_ref(), &r.cache, &r.config)
         .with_circle(&base.tools, &r.packs)
         .with_console(console);
@@ -641,13 +647,14 @@ fn tools_sha256(tools: &[Tool]) -> String {
     ))
 }
 
+/// The cases one process replays at base, their positions in the suite, and the same cases as
+/// head reads them (renamed tools followed).
+type Suites = (suite::Suite, Vec<usize>, suite::Suite);
+
 /// The cases this process replays at base and at head (the whole suite, or its shard's), and
 /// their positions in the suite. A shard is chosen by case id, which a rename leaves alone, so
 /// head's part is the same selection of the renamed suite.
-fn replayed_suites(
-    r: &ReplayInputs,
-    full_head_suite: suite::Suite,
-) -> (suite::Suite, Vec<usize>, suite::Suite) {
+fn replayed_suites(r: &ReplayInputs, full_head_suite: suite::Suite) -> Suites {
     match r.shard {
         Some(s) => {
             let (run, positions) = s.select(&r.suite.suite);
@@ -669,10 +676,8 @@ fn replayed_suites(
 async fn embed_up_front(
     command: Command,
     e: &dyn Embedder,
-    d: &diff::Diff,
-    base: &Loaded,
-    head: &Loaded,
-    replay: Option<&ReplayInputs>,
+    Sides { d, base, head }: Sides<'_>,
+    replay: Option<&(ReplayInputs, Suites)>,
 ) -> Result<()> {
     if e.stats().is_none() {
         return Ok(());
@@ -681,11 +686,10 @@ async fn embed_up_front(
     if command == Command::Check {
         texts.extend(crate::lint::texts(&base.tools, &head.tools));
     }
-    if let Some(r) = replay.filter(|r| !r.targeted) {
-        let (run, _, head_suite) = replayed_suites(r, renamed_suite(&r.suite.suite, d).0);
+    if let Some((r, (run, _, head_suite))) = replay.filter(|(r, _)| !r.targeted) {
         let replayer = Replayer::new(r.router.as_ref(), &r.cache, &r.config)
             .with_circle(&base.tools, &r.packs);
-        texts.extend(replayer.texts(&[(&run, &base.tools), (&head_suite, &head.tools)], &r.packs));
+        texts.extend(replayer.texts(&[(run, &base.tools), (head_suite, &head.tools)], &r.packs));
     }
     texts.sort();
     texts.dedup();
