@@ -274,3 +274,54 @@ async fn cli_exits_3_when_the_server_keeps_failing() {
     );
     assert_eq!(fake.requests().len(), 4, "default policy: 4 attempts");
 }
+
+/// A `check` whose embedding endpoint keeps failing is incomplete (exit 3), said on stderr, and
+/// writes no report that could read as a pass: the run's one up-front embedding call meets the
+/// fault first, retries it, then gives up.
+#[tokio::test]
+async fn a_check_whose_embedder_keeps_failing_is_incomplete_never_a_pass() {
+    let mut unavailable = err(503, SERVER_ERROR);
+    unavailable.headers = vec![("retry-after", "0".into())];
+    let (base, fake) = server(vec![unavailable]);
+    let out_dir = tempfile::tempdir().unwrap();
+    let report = out_dir.path().join("report.json");
+    let cal = |f: &str| format!("{}/examples/calendar/{f}", env!("CARGO_MANIFEST_DIR"));
+    let args = [
+        "check",
+        "--base",
+        &cal("tools.base.json"),
+        "--head",
+        &cal("tools.head.json"),
+        "--suite",
+        &cal("suite.yaml"),
+        "--no-cache",
+        "--embedder",
+        "openai",
+        "--embed-base-url",
+        &base,
+        "--embed-model",
+        "m",
+        "--format",
+        "json",
+        "--output",
+        report.to_str().unwrap(),
+    ];
+    let out = driftgate(&args, &[], "").await;
+    let stderr = &out.stderr;
+    assert_eq!(out.code, 3, "{stderr}");
+    assert!(
+        stderr.contains("incomplete") && stderr.contains("503"),
+        "{stderr}"
+    );
+    assert!(!report.exists(), "a failed measurement wrote a report");
+    assert!(
+        !out.stdout.to_lowercase().contains("pass"),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(
+        fake.requests().len(),
+        4,
+        "default policy: 4 attempts, then give up"
+    );
+}
