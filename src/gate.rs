@@ -37,6 +37,29 @@ pub struct Verdict {
     /// read this instead of parsing the reason.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_by: Option<Decider>,
+    /// What the gate ruled about each tool (a drop that fails, a low cosine that fails or is
+    /// left to review), whatever the status: renderers list these and never re-decide.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rulings: Vec<Ruling>,
+}
+
+/// The gate's ruling on one tool by one metric, with its sentence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Ruling {
+    pub tool: String,
+    pub metric: Metric,
+    pub outcome: Outcome,
+    pub message: String,
+}
+
+/// What a ruling does to the verdict.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    /// The tool fails the gate on this metric.
+    Fail,
+    /// Left to a reviewer: a low cosine on a tool routing measured and decided.
+    Review,
 }
 
 /// What one tool's line in a verdict measured.
@@ -56,6 +79,8 @@ pub enum Metric {
     Calls,
     /// What the description's words say the tool does (`diff::shift`).
     Meaning,
+    /// How far the description's embedding moved (the cosine floor).
+    Cosine,
 }
 
 /// One line of a verdict, with the tool and metric it is about where it is about one.
@@ -99,6 +124,7 @@ impl Verdict {
             also: Vec::new(),
             warnings: Vec::new(),
             decided_by: None,
+            rulings: Vec::new(),
         }
     }
 }
@@ -665,6 +691,81 @@ pub fn check_verdict(
     scan: Option<&ScanSection>,
     t: &CheckThresholds,
 ) -> Verdict {
+    let mut v = decide(diff, drift, routing, scan, t);
+    v.rulings = rulings(drift, routing, t);
+    // A meaning line fails only when it reached the verdict's failures.
+    if v.status == Status::Fail && matches!(t.meaning, MeaningPolicy::Fail) {
+        for l in meaning_calls(diff, routing, t).fail {
+            if let Some(about) = l.about {
+                v.rulings.push(Ruling {
+                    tool: about.tool,
+                    metric: Metric::Meaning,
+                    outcome: Outcome::Fail,
+                    message: l.text,
+                });
+            }
+        }
+    }
+    v
+}
+
+/// Each tool's ruling: a routing or call drop that fails its family, a low cosine that fails or
+/// is left to review. Kept whatever the status, as the tables show them.
+fn rulings(
+    drift: Option<&crate::drift::Drift>,
+    routing: Option<&crate::replay::Routing>,
+    t: &CheckThresholds,
+) -> Vec<Ruling> {
+    let mut out = Vec::new();
+    let drop = |what: &str, x: &crate::replay::ToolRouting| {
+        format!(
+            "{what} {:.1}% → {:.1}% ({:+.1} pts, p={:.4})",
+            x.base_accuracy * 100.0,
+            x.head_accuracy * 100.0,
+            x.delta * 100.0,
+            x.p_value_worse
+        )
+    };
+    if let Some(r) = routing {
+        for (metric, what, rows) in [
+            (Metric::Routing, "routing", failing_tools(r, t)),
+            (Metric::Calls, "call accuracy", failing_call_tools(r, t)),
+        ] {
+            out.extend(rows.into_iter().map(|x| Ruling {
+                tool: x.tool.clone(),
+                metric,
+                outcome: Outcome::Fail,
+                message: drop(what, x),
+            }));
+        }
+    }
+    for td in drift
+        .iter()
+        .flat_map(|d| d.tools.iter().map(move |td| (d, td)))
+    {
+        let (outcome, message) = match cosine_call(td.1, td.0.floor, routing, t) {
+            CosineCall::Pass => continue,
+            CosineCall::Fail(m) => (Outcome::Fail, m),
+            CosineCall::Review(m) => (Outcome::Review, m),
+        };
+        out.push(Ruling {
+            tool: td.1.tool.clone(),
+            metric: Metric::Cosine,
+            outcome,
+            message,
+        });
+    }
+    out
+}
+
+/// [`check_verdict`] before the rulings.
+fn decide(
+    diff: &Diff,
+    drift: Option<&crate::drift::Drift>,
+    routing: Option<&crate::replay::Routing>,
+    scan: Option<&ScanSection>,
+    t: &CheckThresholds,
+) -> Verdict {
     if let Some(r) = routing
         && r.incomplete()
     {
@@ -731,6 +832,7 @@ pub fn check_verdict(
             also: lines.map(|l| l.text).collect(),
             warnings,
             decided_by: first.about,
+            rulings: Vec::new(),
         }
     };
     if !failures.is_empty() {
@@ -742,6 +844,24 @@ pub fn check_verdict(
     if !unproven.is_empty() {
         return decided(Status::Inconclusive, unproven, warnings);
     }
+    Verdict {
+        status: Status::Pass,
+        reason: pass_reason(drift, routing, scan, schema.reason, t),
+        also: Vec::new(),
+        warnings,
+        decided_by: None,
+        rulings: Vec::new(),
+    }
+}
+
+/// A passing verdict's sentence: every measure's number, in the order they rank.
+fn pass_reason(
+    drift: Option<&crate::drift::Drift>,
+    routing: Option<&crate::replay::Routing>,
+    scan: Option<&ScanSection>,
+    schema: String,
+    t: &CheckThresholds,
+) -> String {
     let mut parts = Vec::new();
     if let Some(r) = routing {
         let s = &r.summary;
@@ -784,7 +904,7 @@ pub fn check_verdict(
             )
         });
     }
-    parts.push(schema.reason);
+    parts.push(schema);
     if let Some(s) = scan {
         parts.push(match s.introduced.len() {
             0 if !s.allowed.is_empty() => format!(
@@ -798,13 +918,7 @@ pub fn check_verdict(
             ),
         });
     }
-    Verdict {
-        status: Status::Pass,
-        reason: parts.join("; "),
-        also: Vec::new(),
-        warnings,
-        decided_by: None,
-    }
+    parts.join("; ")
 }
 
 /// Routing's findings, by weight: drops that fail (overall, then per tool, on the family metric),
@@ -902,38 +1016,43 @@ fn routing_findings(
         if decided || x.delta >= -tolerance || !changed.contains(x.tool.as_str()) {
             continue;
         }
-        let held = match family.held_to(x) {
-            Some(a) => format!("p={:.4}, not below {a:.4}", x.p_value_worse),
-            None => format!(
-                "{} discordant case(s) cannot reach p < {:.4}",
-                x.regressed + x.fixed,
-                family.threshold
-            ),
-        };
-        let needs = crate::stats::cases_to_detect(
-            -x.delta,
-            x.base_accuracy,
-            tolerance,
-            t.per_tool_alpha,
-            0.8,
-        )
-        .map(|n| format!("a drop this size needs ≥ {n} cases to be seen 80% of the time"))
-        .unwrap_or_else(|| "no suite size sees a drop this size reliably".into());
-        let line = format!(
-            "`{}` fell {:.1}% → {:.1}% on {} case(s) ({} regressed, {} fixed; {held}): too few to tell from noise; {needs}; add cases expecting it, or re-run with --confirm 3 (a sampling router)",
-            x.tool,
-            x.base_accuracy * 100.0,
-            x.head_accuracy * 100.0,
-            x.cases,
-            x.regressed,
-            x.fixed
-        );
+        let line = unproven_tool(x, family, tolerance, t);
         if -x.delta >= t.inconclusive_drop {
             unproven.push(Line::about(line, &x.tool, metric));
         } else {
             warnings.push(line);
         }
     }
+}
+
+/// A changed tool's drop beyond `tolerance` its cases cannot call, and how many would.
+fn unproven_tool(
+    x: &crate::replay::ToolRouting,
+    family: Family,
+    tolerance: f64,
+    t: &CheckThresholds,
+) -> String {
+    let held = match family.held_to(x) {
+        Some(a) => format!("p={:.4}, not below {a:.4}", x.p_value_worse),
+        None => format!(
+            "{} discordant case(s) cannot reach p < {:.4}",
+            x.regressed + x.fixed,
+            family.threshold
+        ),
+    };
+    let needs =
+        crate::stats::cases_to_detect(-x.delta, x.base_accuracy, tolerance, t.per_tool_alpha, 0.8)
+            .map(|n| format!("a drop this size needs ≥ {n} cases to be seen 80% of the time"))
+            .unwrap_or_else(|| "no suite size sees a drop this size reliably".into());
+    format!(
+        "`{}` fell {:.1}% → {:.1}% on {} case(s) ({} regressed, {} fixed; {held}): too few to tell from noise; {needs}; add cases expecting it, or re-run with --confirm 3 (a sampling router)",
+        x.tool,
+        x.base_accuracy * 100.0,
+        x.head_accuracy * 100.0,
+        x.cases,
+        x.regressed,
+        x.fixed
+    )
 }
 
 /// A tool's failing drop on `metric`, with the threshold its p-value was held to.
@@ -950,6 +1069,7 @@ fn tool_failure(
             Metric::Routing => "routing",
             Metric::Calls => "call accuracy",
             Metric::Meaning => "meaning",
+            Metric::Cosine => "description cosine",
         },
         tool.base_accuracy * 100.0,
         tool.head_accuracy * 100.0,
@@ -1075,8 +1195,8 @@ mod tests {
 
     #[async_trait::async_trait]
     impl crate::route::Router for Named {
-        fn kind(&self) -> &str {
-            "openai"
+        fn kind(&self) -> crate::route::Kind {
+            crate::route::Kind::Openai
         }
         fn model(&self) -> &str {
             "m"

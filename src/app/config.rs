@@ -66,12 +66,18 @@ pub enum OrderKind {
     Shuffle,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, clap::ValueEnum)]
-#[serde(rename_all = "lowercase")]
-pub enum RouterKind {
-    Semantic,
-    Openai,
-    Anthropic,
+/// `--router` / `[router] kind`: the router's own kind, given clap's names here (the only layer
+/// that knows clap).
+pub use crate::route::Kind as RouterKind;
+
+impl clap::ValueEnum for RouterKind {
+    fn value_variants<'a>() -> &'a [Self] {
+        &RouterKind::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.as_str()))
+    }
 }
 
 #[derive(Debug, Clone, Default, Deserialize, PartialEq)]

@@ -136,7 +136,7 @@ impl Policy {
         };
         self.changes.push(PolicyChange {
             item,
-            base: Some(suite.info.sha256.clone()).filter(|_| !self.trust_head),
+            base: Some(suite.info.identity.sha256.clone()).filter(|_| !self.trust_head),
             head: Some(head.into()),
             effect: PolicyEffect::Changes,
             applied: suite.info.measured_with == SuiteVersion::Head,

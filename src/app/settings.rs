@@ -445,8 +445,8 @@ pub struct RouterSettings {
     pub temperature: f32,
     pub seed: u64,
     pub order: Order,
-    /// `None`: the command's default.
-    pub concurrency: Option<usize>,
+    /// `None`: the command's default ([`RouterSettings::concurrency`]).
+    concurrency: Option<usize>,
     pub timeout: Duration,
     pub max_attempts: u32,
     /// `--none-threshold`: the semantic router's no-call rule as a cosine threshold instead of
@@ -601,10 +601,22 @@ impl RouterSettings {
         Ok(llm)
     }
 
-    /// Replay settings; `concurrency` is the command's default when no flag or config sets it.
-    pub fn replay(&self, semantic: bool, concurrency: usize) -> ReplayConfig {
+    /// Requests in flight for `by`: the flag, else `driftgate.toml`, else the command's default.
+    pub fn concurrency(&self, by: Use) -> usize {
+        let default = match by {
+            // The semantic router is local CPU work: parallel stress requests only embed the same
+            // new tool text several times over (measured 2.6× the CPU on the filesystem corpus).
+            // `check` embeds every text up front, so its requests share nothing to redo.
+            Use::Stress if self.kind().is_proxy() => 1,
+            Use::Check | Use::Lint | Use::Stress => 4,
+        };
+        self.concurrency.unwrap_or(default).max(1)
+    }
+
+    /// Replay settings for `by`.
+    pub fn replay(&self, by: Use) -> ReplayConfig {
         ReplayConfig {
-            system_prompt: if semantic {
+            system_prompt: if self.kind().is_proxy() {
                 String::new()
             } else {
                 SYSTEM_PROMPT.to_string()
@@ -617,13 +629,21 @@ impl RouterSettings {
             },
             repeats: self.repeats,
             first_repeat: 0,
-            concurrency: self.concurrency.unwrap_or(concurrency).max(1),
+            concurrency: self.concurrency(by),
             seed: self.seed,
             order: self.order,
             retry: self.retry(),
             batch: None,
         }
     }
+}
+
+/// The command a router's settings serve: each has its own default concurrency.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Use {
+    Check,
+    Lint,
+    Stress,
 }
 
 /// `check`'s batch flags, before `driftgate.toml` and the defaults.

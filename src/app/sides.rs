@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::app::args::{LiveArgs, SidesArgs};
+use crate::app::args::SidesArgs;
 use crate::app::settings;
 use crate::error::{Error, Result};
 use crate::source::live::LiveOptions;
@@ -103,10 +103,9 @@ pub fn starts_server(specs: &[&Spec]) -> bool {
 pub async fn load_sides(
     base: &Spec,
     head: &Spec,
-    live: &LiveArgs,
+    opts: &LiveOptions,
 ) -> Result<(Loaded, Loaded, Vec<String>)> {
-    let opts = settings::live(live)?;
-    let (b, h) = tokio::join!(load(base, &opts), load(head, &opts));
+    let (b, h) = tokio::join!(load(base, opts), load(head, opts));
     let ((b, bn), (h, hn)) = (b?, h?);
     Ok((b, h, bn.into_iter().chain(hn).collect()))
 }

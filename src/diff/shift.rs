@@ -12,6 +12,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::text::cues::NEGATIONS;
 use crate::text::terms::{STOPWORDS, stem};
 use crate::text::tokens::{name_tokens, sentences};
 use crate::text::verbs::{VERB_PAIRS, same_action};
@@ -81,11 +82,6 @@ pub struct Shift {
     /// The words that show it, e.g. `"schedule" → "cancel"` or `"not"`.
     pub detail: String,
 }
-
-/// Words that negate what follows. Contractions are split first ("don't" → "do not").
-const NEGATIONS: &[&str] = &[
-    "not", "never", "no", "none", "nothing", "neither", "nor", "without",
-];
 
 /// Words that restrict when or how far the tool acts.
 const RESTRICTIONS: &[&str] = &[

@@ -258,29 +258,36 @@ impl Embedder for CachedEmbedder {
         }
 
         if let Some(f) = fresh.filter(|_| self.cache.is_on()) {
-            let entries: Vec<(String, Vec<u8>)> = miss_slot
-                .iter()
-                .map(|(k, &j)| {
-                    let row = f.row(j);
-                    (
-                        k.to_string(),
-                        encode(k, row.as_slice().expect("standard layout")),
-                    )
-                })
-                .collect();
-            let cache = self.cache.clone();
-            let failed = tokio::task::spawn_blocking(move || {
-                entries
-                    .iter()
-                    .filter(|(k, b)| cache.write(k, b).is_err())
-                    .count()
-            })
-            .await
-            .unwrap_or(0);
-            self.write_errors
-                .fetch_add(failed as u64, Ordering::Relaxed);
+            self.write_back(&f, &miss_slot).await;
         }
         Ok(out)
+    }
+}
+
+impl CachedEmbedder {
+    /// The model's fresh rows (`slot`: key → row) onto the disk cache; a failed write is counted.
+    async fn write_back(&self, fresh: &Array2<f32>, slot: &std::collections::HashMap<&str, usize>) {
+        let entries: Vec<(String, Vec<u8>)> = slot
+            .iter()
+            .map(|(k, &j)| {
+                let row = fresh.row(j);
+                (
+                    k.to_string(),
+                    encode(k, row.as_slice().expect("standard layout")),
+                )
+            })
+            .collect();
+        let cache = self.cache.clone();
+        let failed = tokio::task::spawn_blocking(move || {
+            entries
+                .iter()
+                .filter(|(k, b)| cache.write(k, b).is_err())
+                .count()
+        })
+        .await
+        .unwrap_or(0);
+        self.write_errors
+            .fetch_add(failed as u64, Ordering::Relaxed);
     }
 }
 

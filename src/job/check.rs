@@ -13,7 +13,7 @@ use crate::gate::{self, CheckThresholds};
 use crate::replay::shard::{Shard, ShardPart};
 use crate::replay::{self, ReplayConfig, Replayer, Routing, SideRun};
 use crate::report::{self, Command, Report, Side};
-use crate::route::{BatchInfo, Router, RouterInfo, SYSTEM_PROMPT_FILE};
+use crate::route::{BatchInfo, Router, RouterInfo};
 use crate::scan::ScanSection;
 use crate::source::Loaded;
 use crate::suite::{self, SuiteChoice};
@@ -265,7 +265,7 @@ async fn replay_sides(
     .await;
     let not_measured = (!r.router.fills_arguments()).then(|| format!("{} router", r.router.kind()));
     routing.carried = carried;
-    routing.proxy = r.router.kind() == "semantic";
+    routing.proxy = r.router.kind().is_proxy();
     // Of the whole suite, even in a shard: the best constant answer is not a sum of parts.
     routing.chance_accuracy = Some(replay::runner::chance_accuracy(
         &r.suite.suite,
@@ -454,15 +454,7 @@ async fn compare_confirmed(
 /// The router as the report describes it (its price filled in by [`priced`]).
 fn router_info(r: &ReplayInputs, routing: &Routing, batch_ids: Vec<String>) -> RouterInfo {
     RouterInfo {
-        kind: r.router.kind().to_string(),
-        model: r.router.model().to_string(),
-        host: r.router.endpoint_host(),
-        system_prompt: if r.config.system_prompt.is_empty() {
-            "(none)".into()
-        } else {
-            SYSTEM_PROMPT_FILE.into()
-        },
-        system_prompt_sha256: crate::canon::hash_str(&r.config.system_prompt),
+        identity: crate::route::Identity::of(r.router.as_ref(), &r.config.system_prompt),
         tool_choice: r.config.tool_choice,
         repeats: r.config.repeats,
         temperature: r.config.sampling.temperature,
@@ -473,7 +465,7 @@ fn router_info(r: &ReplayInputs, routing: &Routing, batch_ids: Vec<String>) -> R
         price_cached_input_per_mtok: r.price_cached_input,
         estimated_cost_usd: None,
         batch: r.config.batch.as_ref().map(|_| BatchInfo {
-            api: if r.router.kind() == "anthropic" {
+            api: if r.router.kind() == crate::route::Kind::Anthropic {
                 "Anthropic Message Batches".into()
             } else {
                 "OpenAI Batch API".into()
@@ -550,13 +542,13 @@ pub fn plan(inputs: &CheckInputs) -> Result<replay::plan::Plan> {
         &counter,
     );
     Ok(replay::plan::Plan {
-        router: r.router.kind().to_string(),
+        router: r.router.kind(),
         model: r.router.model().to_string(),
         cases: suite.cases.len(),
         repeats: r.config.repeats,
         base,
         head,
-        tokens_counted_with: if r.router.kind() == "semantic" {
+        tokens_counted_with: if r.router.kind().is_proxy() {
             "none: the semantic router runs locally, nothing is billed".into()
         } else {
             counter.describe()
@@ -608,7 +600,10 @@ pub(super) fn priced(mut info: RouterInfo, routing: &Routing) -> RouterInfo {
         cached_input_tokens: b.batched_cached_input_tokens + h.batched_cached_input_tokens,
         cache_write_tokens: b.batched_cache_write_tokens + h.batched_cache_write_tokens,
     };
-    let (cached, kind) = (info.price_cached_input_per_mtok, info.kind.as_str());
+    let (cached, kind) = (
+        info.price_cached_input_per_mtok,
+        info.identity.kind.cache_write_premium(),
+    );
     info.estimated_cost_usd = info.price_per_mtok.map(|prices| {
         replay::total_usage(routing).cost_usd(prices, cached, kind)
             - batched.cost_usd(prices, cached, kind) * discount

@@ -30,30 +30,7 @@ pub fn merge(parts: Vec<Part>, key: &MacKey, thresholds: &CheckThresholds) -> Re
     let Some(first) = parts.first() else {
         return Err(Error::Usage("merge needs the parts' JSON reports".into()));
     };
-    let mut shards: Vec<(&str, &ShardPart, &Routing)> = Vec::new();
-    for p in &parts {
-        if p.report.shard.is_some() && !p.report.part_is_authentic(key) {
-            return Err(Error::Usage(format!(
-                "{}: refusing a part whose tag does not verify: it was edited after `check --shard` wrote it, or written under another key (every shard job and the merge job need the same {} secret)",
-                p.source, "DRIFTGATE_KEY"
-            )));
-        }
-        let not_part = |why: &str| {
-            Error::Usage(format!(
-                "{}: {why}; write the parts with `driftgate check --shard I/N --format json`",
-                p.source
-            ))
-        };
-        let (Some(s), Some(r)) = (&p.report.shard, &p.report.routing) else {
-            return Err(not_part(
-                "not a shard's partial report (it has no `shard` section)",
-            ));
-        };
-        if p.report.command != Command::Check {
-            return Err(not_part("not a check report"));
-        }
-        shards.push((&p.source, s, r));
-    }
+    let shards = authentic_shards(&parts, key)?;
     same_measurement(&parts)?;
     coverage(&shards)?;
     let (f, fp) = (&first.report, shards[0].1);
@@ -67,7 +44,8 @@ pub fn merge(parts: Vec<Part>, key: &MacKey, thresholds: &CheckThresholds) -> Re
         )));
     }
     let info = f.suite.as_ref().expect("a check report has its suite");
-    let (suite, head_suite) = ShardPart::suites(&cases, &info.sha256, &info.source);
+    let (suite, head_suite) =
+        ShardPart::suites(&cases, &info.identity.sha256, &info.identity.source);
     let part_routings: Vec<&Routing> = shards.iter().map(|(_, _, r)| *r).collect();
     // A flip a part's re-asks did not reproduce stays excused in the whole.
     let excused = part_routings
@@ -148,6 +126,38 @@ pub fn merge(parts: Vec<Part>, key: &MacKey, thresholds: &CheckThresholds) -> Re
         shard: None,
         ..f.clone()
     })
+}
+
+/// Each part's shard and routing, once its tag verifies under `key` and it is a shard of a check.
+fn authentic_shards<'a>(
+    parts: &'a [Part],
+    key: &MacKey,
+) -> Result<Vec<(&'a str, &'a ShardPart, &'a Routing)>> {
+    let mut shards: Vec<(&str, &ShardPart, &Routing)> = Vec::new();
+    for p in parts {
+        if p.report.shard.is_some() && !p.report.part_is_authentic(key) {
+            return Err(Error::Usage(format!(
+                "{}: refusing a part whose tag does not verify: it was edited after `check --shard` wrote it, or written under another key (every shard job and the merge job need the same {} secret)",
+                p.source, "DRIFTGATE_KEY"
+            )));
+        }
+        let not_part = |why: &str| {
+            Error::Usage(format!(
+                "{}: {why}; write the parts with `driftgate check --shard I/N --format json`",
+                p.source
+            ))
+        };
+        let (Some(s), Some(r)) = (&p.report.shard, &p.report.routing) else {
+            return Err(not_part(
+                "not a shard's partial report (it has no `shard` section)",
+            ));
+        };
+        if p.report.command != Command::Check {
+            return Err(not_part("not a check report"));
+        }
+        shards.push((&p.source, s, r));
+    }
+    Ok(shards)
 }
 
 /// Every part measured the same thing: the same suite, router, settings, tool sets and static

@@ -7,9 +7,9 @@ use crate::llm::json::LlmStats;
 use crate::replay::{self, ReplayConfig, Replayer, RunStats, SideRun};
 use crate::report::stress::{
     self as report, BaseSummary, Cost, ParaphraseInfo, PerturbationInfo, PerturbationResult,
-    RouterSummary, StressReport, SuiteSummary, ToolStress,
+    RouterSummary, StressReport, ToolStress,
 };
-use crate::route::{Router, SYSTEM_PROMPT_FILE};
+use crate::route::Router;
 use crate::source::Loaded;
 use crate::stats::majority_right;
 use crate::stress::perturb::{Context, Perturbation};
@@ -238,27 +238,14 @@ pub async fn stress(i: StressInputs<'_>, console: &dyn Console) -> StressReport 
     let mut cost = outcome.cost;
     cost.drafting = drafting;
     notes.extend(numb(&outcome.tools));
-    let semantic = i.config.system_prompt.is_empty();
     StressReport {
         schema_version: report::STRESS_SCHEMA_VERSION,
         driftgate_version: env!("CARGO_PKG_VERSION"),
         command: "stress",
         tools_source: i.loaded.label.clone(),
-        suite: SuiteSummary {
-            source: i.suite.source.clone(),
-            sha256: i.suite.sha256.clone(),
-            cases: i.suite.cases.len(),
-        },
+        suite: crate::suite::Identity::of(i.suite),
         router: RouterSummary {
-            kind: i.router.kind().to_string(),
-            model: i.router.model().to_string(),
-            host: i.router.endpoint_host(),
-            system_prompt: if semantic {
-                "(none)".into()
-            } else {
-                SYSTEM_PROMPT_FILE.into()
-            },
-            system_prompt_sha256: crate::canon::hash_str(&i.config.system_prompt),
+            identity: crate::route::Identity::of(i.router, &i.config.system_prompt),
             repeats: i.config.repeats,
             seed: i.config.seed,
         },
@@ -299,8 +286,8 @@ mod tests {
 
     #[async_trait::async_trait]
     impl Router for FirstWord {
-        fn kind(&self) -> &str {
-            "first-word"
+        fn kind(&self) -> crate::route::Kind {
+            crate::route::Kind::Semantic
         }
         fn model(&self) -> &str {
             "test"

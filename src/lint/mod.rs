@@ -51,11 +51,17 @@ impl Level {
     }
 }
 
-/// The lint rules: id, level, and what the rule means. Data, so renderers and docs agree.
+/// The lint rules: id, level, what the rule means and how a PR report says the PR introduced or
+/// fixed a finding. Data, so renderers and docs agree.
 pub struct Rule {
     pub id: &'static str,
     pub level: Level,
     pub summary: &'static str,
+    /// A PR introduced the finding: `{a}` and `{b}` are its tools, `{score}` the pair's score,
+    /// `{threshold}` the confusable threshold.
+    pub introduced: &'static str,
+    /// A PR fixed it (same placeholders).
+    pub fixed: &'static str,
 }
 
 pub const RULES: &[Rule] = &[
@@ -63,34 +69,46 @@ pub const RULES: &[Rule] = &[
         id: "no-description",
         level: Level::Error,
         summary: "hard gate: the tool has no description (null or blank)",
+        introduced: "this PR leaves `{a}` without a description",
+        fixed: "this PR gives `{a}` a description",
     },
     Rule {
         id: "tautological-description",
         level: Level::Error,
         summary: "hard gate: the description only repeats the tool's name or title",
+        introduced: "this PR makes `{a}`'s description only repeat its name or title",
+        fixed: "this PR makes `{a}`'s description say more than its name",
     },
     Rule {
         id: "annotation-contradiction",
         level: Level::Warning,
         summary: "an annotation the description contradicts: `readOnlyHint: true` on a tool whose \
                   action changes state, `destructiveHint: false` on one whose action deletes",
+        introduced: "this PR makes `{a}`'s annotations contradict its description",
+        fixed: "this PR makes `{a}`'s annotations agree with its description",
     },
     Rule {
         id: "confusable-pair",
         level: Level::Warning,
         summary: "two tools take the same arguments and read alike: agents cannot tell them apart",
+        introduced: "this PR makes `{a}` and `{b}` confusable (score {score} ≥ {threshold})",
+        fixed: "this PR makes `{a}` and `{b}` distinguishable (was score {score})",
     },
     Rule {
         id: "shadowing-risk",
         level: Level::Warning,
         summary: "a costly tool whose purpose a much cheaper sibling covers: agents take the cheap \
                   call (cost prefilter, then confirmed purpose overlap)",
+        introduced: "this PR adds a shadowing risk: `{a}` may lose to its much cheaper sibling `{b}`",
+        fixed: "this PR removes the shadowing risk of `{a}` by `{b}`",
     },
     Rule {
         id: "scope-ambiguity",
         level: Level::Note,
         summary: "the same action at another scope (`read_file` / `read_multiple_files`); only the \
                   arguments tell them apart",
+        introduced: "this PR adds `{a}` / `{b}`: the same action at another scope",
+        fixed: "this PR resolves the scope ambiguity of `{a}` / `{b}`",
     },
 ];
 
@@ -652,61 +670,22 @@ impl ScoreChange {
     }
 }
 
-/// How a finding reads in a PR report: what the PR did, not what the tool set is.
+/// How a finding reads in a PR report: what the PR did, not what the tool set is (the rule's
+/// own sentence, filled in).
 fn pr_message(f: &Finding, introduced: bool, threshold: f64) -> String {
+    let r = rule(f.rule);
     let t = |i: usize| f.tools.get(i).map(String::as_str).unwrap_or_default();
-    match (f.rule, introduced) {
-        ("confusable-pair", true) => format!(
-            "this PR makes `{}` and `{}` confusable (score {:.2} ≥ {threshold:.2})",
-            t(0),
-            t(1),
-            f.pair.as_ref().map_or(0.0, |p| p.score)
-        ),
-        ("confusable-pair", false) => format!(
-            "this PR makes `{}` and `{}` distinguishable (was score {:.2})",
-            t(0),
-            t(1),
-            f.pair.as_ref().map_or(0.0, |p| p.score)
-        ),
-        ("shadowing-risk", true) => format!(
-            "this PR adds a shadowing risk: `{}` may lose to its much cheaper sibling `{}`",
-            t(0),
-            t(1)
-        ),
-        ("shadowing-risk", false) => format!(
-            "this PR removes the shadowing risk of `{}` by `{}`",
-            t(0),
-            t(1)
-        ),
-        ("scope-ambiguity", true) => format!(
-            "this PR adds `{}` / `{}`: the same action at another scope",
-            t(0),
-            t(1)
-        ),
-        ("scope-ambiguity", false) => format!(
-            "this PR resolves the scope ambiguity of `{}` / `{}`",
-            t(0),
-            t(1)
-        ),
-        ("annotation-contradiction", true) => format!(
-            "this PR makes `{}`'s annotations contradict its description",
-            t(0)
-        ),
-        ("annotation-contradiction", false) => format!(
-            "this PR makes `{}`'s annotations agree with its description",
-            t(0)
-        ),
-        ("no-description", true) => format!("this PR leaves `{}` without a description", t(0)),
-        ("no-description", false) => format!("this PR gives `{}` a description", t(0)),
-        (_, true) => format!(
-            "this PR makes `{}`'s description only repeat its name or title",
-            t(0)
-        ),
-        (_, false) => format!(
-            "this PR makes `{}`'s description say more than its name",
-            t(0)
-        ),
-    }
+    let score = format!("{:.2}", f.pair.as_ref().map_or(0.0, |p| p.score));
+    let threshold = format!("{threshold:.2}");
+    crate::text::words::fill(
+        if introduced { r.introduced } else { r.fixed },
+        &[
+            ("a", t(0)),
+            ("b", t(1)),
+            ("score", &score),
+            ("threshold", &threshold),
+        ],
+    )
 }
 
 /// `check`: lint base and head, and keep what the PR introduced or fixed. Renamed tools (from
@@ -975,5 +954,28 @@ mod tests {
         assert_eq!(ids.len(), RULES.len());
         assert_eq!(rule("confusable-pair").level, Level::Warning);
         assert_eq!(rule("scope-ambiguity").level, Level::Note);
+    }
+
+    #[test]
+    fn every_rule_says_what_a_pr_did_with_known_placeholders_only() {
+        let known = ["a", "b", "score", "threshold"];
+        for r in RULES {
+            for sentence in [r.introduced, r.fixed] {
+                assert!(sentence.starts_with("this PR "), "{}: {sentence}", r.id);
+                assert!(sentence.contains("{a}"), "{}: {sentence}", r.id);
+                let filled = crate::text::words::fill(sentence, &known.map(|k| (k, "x")));
+                assert!(!filled.contains(['{', '}']), "{}: {sentence}", r.id);
+            }
+        }
+        let mut f = Finding::new(
+            "confusable-pair",
+            vec!["{b}".into(), "b".into()],
+            String::new(),
+        );
+        f.pair = None;
+        assert_eq!(
+            pr_message(&f, true, 0.8),
+            "this PR makes `{b}` and `b` confusable (score 0.00 ≥ 0.80)"
+        );
     }
 }

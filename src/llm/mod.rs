@@ -125,13 +125,9 @@ pub struct Usage {
 
 impl Usage {
     /// What these tokens cost in USD at `[input, output]` per million: cache reads at `cached`
-    /// (the input price when `None`), cache writes at the premium provider `kind` bills for them
-    /// (Anthropic's; OpenAI's automatic cache writes at the input price).
-    pub fn cost_usd(&self, [input, output]: [f64; 2], cached: Option<f64>, kind: &str) -> f64 {
-        let premium = match kind {
-            "anthropic" => anthropic::CACHE_WRITE_PRICE,
-            _ => 1.0,
-        };
+    /// (the input price when `None`), cache writes at `premium` × the input price (Anthropic's
+    /// [`anthropic::CACHE_WRITE_PRICE`]; OpenAI's automatic cache writes cost the input price, 1).
+    pub fn cost_usd(&self, [input, output]: [f64; 2], cached: Option<f64>, premium: f64) -> f64 {
         let (read, written) = (self.cached_input_tokens, self.cache_write_tokens);
         let usd = self.input_tokens.saturating_sub(read + written) as f64 * input
             + read as f64 * cached.unwrap_or(input)
@@ -518,13 +514,13 @@ mod tests {
             cache_write_tokens: 200_000,
         };
         // 200k plain × 3 + 600k read × 0.3 + 200k written × 3 × 1.25 + 100k out × 15, per M.
-        let anthropic = u.cost_usd([3.0, 15.0], Some(0.3), "anthropic");
+        let anthropic = u.cost_usd([3.0, 15.0], Some(0.3), anthropic::CACHE_WRITE_PRICE);
         assert!(
             (anthropic - (0.6 + 0.18 + 0.75 + 1.5)).abs() < 1e-12,
             "{anthropic}"
         );
         // OpenAI bills no write premium; without a cached price a read costs the input price.
-        let openai = u.cost_usd([3.0, 15.0], None, "openai");
+        let openai = u.cost_usd([3.0, 15.0], None, 1.0);
         assert!((openai - (0.6 + 1.8 + 0.6 + 1.5)).abs() < 1e-12, "{openai}");
     }
 

@@ -34,7 +34,7 @@ pub const MIN_CACHED_PREFIX: u64 = 1024;
 /// The plan of a check.
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
-    pub router: String,
+    pub router: crate::route::Kind,
     pub model: String,
     pub cases: usize,
     pub repeats: u32,
@@ -77,9 +77,9 @@ impl Plan {
         let sent = b.to_send + h.to_send;
         let pay = 1.0 - self.batch_discount.unwrap_or(0.0);
         let cached = self.price_cached_input_per_mtok;
-        self.input_cost_usd = self
-            .price_per_mtok
-            .map(|[i, _]| input.cost_usd([i, 0.0], cached, &self.router) * pay);
+        self.input_cost_usd = self.price_per_mtok.map(|[i, _]| {
+            input.cost_usd([i, 0.0], cached, self.router.cache_write_premium()) * pay
+        });
         self.output_cost_usd_at_most = self
             .price_per_mtok
             .map(|[_, o]| (sent * u64::from(self.max_tokens)) as f64 * o * pay / 1e6);
@@ -140,7 +140,7 @@ impl std::fmt::Display for Plan {
             )?;
         }
         writeln!(f, "tokens: {}", self.tokens_counted_with)?;
-        if self.router != "semantic" {
+        if !self.router.is_proxy() {
             writeln!(
                 f,
                 "of them prefix: tool blocks the provider's prompt cache can answer (a rotation's requests after its first; at most), priced at {}",

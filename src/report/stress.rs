@@ -14,7 +14,7 @@ pub struct StressReport {
     pub command: &'static str,
     /// Where the tool set came from.
     pub tools_source: String,
-    pub suite: SuiteSummary,
+    pub suite: crate::suite::Identity,
     pub router: RouterSummary,
     /// Accuracy of the unperturbed tool set, the reference every delta is taken against.
     pub base: BaseSummary,
@@ -63,19 +63,9 @@ impl StressReport {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct SuiteSummary {
-    pub source: String,
-    pub sha256: String,
-    pub cases: usize,
-}
-
-#[derive(Debug, Clone, Serialize)]
 pub struct RouterSummary {
-    pub kind: String,
-    pub model: String,
-    pub host: String,
-    pub system_prompt: String,
-    pub system_prompt_sha256: String,
+    #[serde(flatten)]
+    pub identity: crate::route::Identity,
     pub repeats: u32,
     pub seed: u64,
 }

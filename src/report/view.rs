@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 use super::Report;
 use crate::diff::{Change, Severity, Status, ToolDiff};
 use crate::drift::ToolDrift;
-use crate::gate::Metric;
+use crate::gate::{Metric, Outcome, Ruling};
 use crate::replay::Direction;
 use crate::replay::{Flip, ToolRouting};
 
@@ -91,7 +91,6 @@ pub fn confirmation(f: &crate::replay::Flip, held: bool) -> Option<String> {
 /// The tool rows of a report, most severe first: failing tools, then by schema severity, then by
 /// routing drop, then by meaning drift; ties by name so the order is stable.
 pub fn tools(report: &Report) -> Vec<ToolView<'_>> {
-    let t = &report.thresholds;
     let drift_of = |name: &str| {
         report
             .drift
@@ -151,112 +150,80 @@ pub fn tools(report: &Report) -> Vec<ToolView<'_>> {
             }
         }
     }
-    let failing: Vec<&str> = report
-        .routing
-        .as_ref()
-        .map(|r| crate::gate::failing_tools(r, t))
-        .unwrap_or_default()
-        .into_iter()
-        .map(|x| x.tool.as_str())
-        .collect();
-    let failing_calls: Vec<&str> = report
-        .routing
-        .as_ref()
-        .map(|r| crate::gate::failing_call_tools(r, t))
-        .unwrap_or_default()
-        .into_iter()
-        .map(|x| x.tool.as_str())
-        .collect();
     for v in &mut rows {
-        if let Some(r) = v.routing
-            && failing.contains(&r.tool.as_str())
-        {
-            v.failures.push(format!(
-                "routing {:.1}% → {:.1}% ({:+.1} pts, p={:.4})",
-                r.base_accuracy * 100.0,
-                r.head_accuracy * 100.0,
-                r.delta * 100.0,
-                r.p_value_worse
-            ));
-        }
-        if let Some(c) = v.calls
-            && failing_calls.contains(&c.tool.as_str())
-        {
-            v.failures.push(format!(
-                "call accuracy {:.1}% → {:.1}% ({:+.1} pts, p={:.4})",
-                c.base_accuracy * 100.0,
-                c.head_accuracy * 100.0,
-                c.delta * 100.0,
-                c.p_value_worse
-            ));
-        }
-        if let Some(d) = v.drift
-            && let Some(all) = &report.drift
-            && let crate::gate::CosineCall::Fail(_) =
-                crate::gate::cosine_call(d, all.floor, report.routing.as_ref(), t)
-        {
-            v.failures.push(format!(
-                "description cosine {:.3} < floor {:.2}",
-                d.description_cosine, all.floor
-            ));
-        }
-        if let Some(d) = v.drift
-            && let Some(all) = &report.drift
-            && let crate::gate::CosineCall::Review(_) =
-                crate::gate::cosine_call(d, all.floor, report.routing.as_ref(), t)
-        {
-            v.review = true;
-        }
-        if let Some(s) = &report.scan {
-            let failing = s.failing(t.scan_fail_on);
-            for f in s.introduced.iter().filter(|f| f.tool == v.name) {
-                if failing.iter().any(|x| std::ptr::eq(*x, f)) {
-                    v.failures.push(format!(
-                        "introduces {} injection finding {} at {}",
-                        f.level.as_str(),
-                        f.rule,
-                        f.field
-                    ));
-                } else {
-                    v.findings += 1;
-                }
-            }
-        }
-        // The meaning line is the verdict's own (read, not re-decided): it depends on the policy
-        // and on whether a model's routing decided instead.
-        let meaning = format!("`{}`'s description changed meaning", v.name);
-        let verdict = &report.verdict;
-        if std::iter::once(&verdict.reason)
-            .chain(&verdict.also)
-            .any(|l| l.starts_with(&meaning))
-            && let Some(d) = v.diff
-        {
-            let rules: Vec<&str> = d
-                .changes
-                .iter()
-                .flat_map(|c| &c.shifts)
-                .map(|s| s.rule.id())
-                .collect();
-            v.failures.push(format!(
-                "description meaning changed ({})",
-                rules.join(", ")
-            ));
-        }
-        if let Some(c) = v
-            .diff
-            .and_then(|d| d.changes.iter().max_by_key(|c| c.text_severity()))
-            && c.text_severity() >= t.fail_on
-        {
-            v.failures.push(format!(
-                "{} change `{}` at or above {}",
-                c.text_severity().as_str(),
-                c.rule,
-                t.fail_on.as_str()
-            ));
-        }
+        judged(report, v);
     }
     rows.sort_by(rank);
     rows
+}
+
+/// A row's failures and review mark, as the gate ruled them (read, not re-decided).
+fn judged(report: &Report, v: &mut ToolView<'_>) {
+    let t = &report.thresholds;
+    if let Some(r) = v.routing
+        && let Some(x) = ruling(report, &r.tool, Metric::Routing)
+    {
+        v.failures.push(x.message.clone());
+    }
+    if let Some(c) = v.calls
+        && let Some(x) = ruling(report, &c.tool, Metric::Calls)
+    {
+        v.failures.push(x.message.clone());
+    }
+    if let Some(d) = v.drift
+        && let Some(all) = &report.drift
+        && let Some(x) = ruling(report, &d.tool, Metric::Cosine)
+    {
+        match x.outcome {
+            Outcome::Fail => v.failures.push(format!(
+                "description cosine {:.3} < floor {:.2}",
+                d.description_cosine, all.floor
+            )),
+            Outcome::Review => v.review = true,
+        }
+    }
+    if let Some(s) = &report.scan {
+        let failing = s.failing(t.scan_fail_on);
+        for f in s.introduced.iter().filter(|f| f.tool == v.name) {
+            if failing.iter().any(|x| std::ptr::eq(*x, f)) {
+                v.failures.push(format!(
+                    "introduces {} injection finding {} at {}",
+                    f.level.as_str(),
+                    f.rule,
+                    f.field
+                ));
+            } else {
+                v.findings += 1;
+            }
+        }
+    }
+    // The meaning ruling depends on the policy and on whether a model's routing decided.
+    if ruling(report, v.name, Metric::Meaning).is_some()
+        && let Some(d) = v.diff
+    {
+        let rules: Vec<&str> = d
+            .changes
+            .iter()
+            .flat_map(|c| &c.shifts)
+            .map(|s| s.rule.id())
+            .collect();
+        v.failures.push(format!(
+            "description meaning changed ({})",
+            rules.join(", ")
+        ));
+    }
+    if let Some(c) = v
+        .diff
+        .and_then(|d| d.changes.iter().max_by_key(|c| c.text_severity()))
+        && c.text_severity() >= t.fail_on
+    {
+        v.failures.push(format!(
+            "{} change `{}` at or above {}",
+            c.text_severity().as_str(),
+            c.rule,
+            t.fail_on.as_str()
+        ));
+    }
 }
 
 fn rank(a: &ToolView, b: &ToolView) -> Ordering {
@@ -403,6 +370,15 @@ pub fn held(t: &ToolRouting) -> String {
     t.held_to.map_or_else(|| "—".into(), |a| format!("{a:.4}"))
 }
 
+/// The gate's ruling on `tool` by `metric`, if it made one.
+pub fn ruling<'a>(report: &'a Report, tool: &str, metric: Metric) -> Option<&'a Ruling> {
+    report
+        .verdict
+        .rulings
+        .iter()
+        .find(|x| x.tool == tool && x.metric == metric)
+}
+
 /// The verdict in plain words, when a tool's drop decided it: "`schedule_appointment`: 7 of 8
 /// prompts reached it before, 2 of 8 now; 3 went to `reschedule_appointment`, 2 to
 /// `send_reminder`". `None` when something else decided (the reason then stands on its own).
@@ -412,8 +388,8 @@ pub fn plain_words(report: &Report) -> Option<String> {
     let rows = match by.metric {
         Metric::Routing => &r.per_tool,
         Metric::Calls => &r.calls.as_ref()?.per_tool,
-        // The shifts' line names its words itself.
-        Metric::Meaning => return None,
+        // The shifts' line names its words itself; a cosine never decides alone by a tool's drop.
+        Metric::Meaning | Metric::Cosine => return None,
     };
     let x = rows.iter().find(|x| x.tool == by.tool)?;
     let n = x.cases;

@@ -78,8 +78,8 @@ mod tests {
     struct R;
     #[async_trait::async_trait]
     impl Router for R {
-        fn kind(&self) -> &str {
-            "k"
+        fn kind(&self) -> crate::route::Kind {
+            crate::route::Kind::Openai
         }
         fn model(&self) -> &str {
             "m"

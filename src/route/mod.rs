@@ -19,6 +19,51 @@ use crate::tools::Tool;
 pub const SYSTEM_PROMPT: &str = include_str!("../../prompts/router-system.v1.md");
 pub const SYSTEM_PROMPT_FILE: &str = "prompts/router-system.v1.md";
 
+/// Which router answered: part of the cache key and of every report that names the router.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
+#[schemars(rename = "RouterKind")]
+pub enum Kind {
+    /// The offline proxy: embeddings, no model call.
+    Semantic,
+    /// Any OpenAI-compatible chat endpoint (OpenAI, Azure, llama.cpp, vLLM, …).
+    Openai,
+    /// Anthropic's Messages API.
+    Anthropic,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 3] = [Kind::Semantic, Kind::Openai, Kind::Anthropic];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::Semantic => "semantic",
+            Kind::Openai => "openai",
+            Kind::Anthropic => "anthropic",
+        }
+    }
+
+    /// What the provider bills a prompt-cache write, as a multiple of the input price.
+    pub fn cache_write_premium(self) -> f64 {
+        match self {
+            Kind::Anthropic => crate::llm::anthropic::CACHE_WRITE_PRICE,
+            Kind::Semantic | Kind::Openai => 1.0,
+        }
+    }
+
+    /// A proxy of an agent's choice rather than a model's answer: its silence is no evidence,
+    /// and it counts no tokens.
+    pub fn is_proxy(self) -> bool {
+        self == Kind::Semantic
+    }
+}
+
+impl std::fmt::Display for Kind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// One routing question, exactly as it will be sent.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RouteRequest {
@@ -69,14 +114,40 @@ pub struct RouteResponse {
     pub latency_ms: u64,
 }
 
+/// Which router, with which model, endpoint and system prompt: the part of the router section
+/// every report shares (`check`'s [`RouterInfo`], `stress`'s summary).
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Identity {
+    pub kind: Kind,
+    pub model: String,
+    pub host: String,
+    /// The system prompt's file, or "(none)" when it is empty (the semantic router's).
+    pub system_prompt: String,
+    pub system_prompt_sha256: String,
+}
+
+impl Identity {
+    /// `router`, sending `system_prompt` (the versioned [`SYSTEM_PROMPT`] or nothing).
+    pub fn of(router: &dyn Router, system_prompt: &str) -> Identity {
+        Identity {
+            kind: router.kind(),
+            model: router.model().to_string(),
+            host: router.endpoint_host(),
+            system_prompt: if system_prompt.is_empty() {
+                "(none)".into()
+            } else {
+                SYSTEM_PROMPT_FILE.into()
+            },
+            system_prompt_sha256: crate::canon::hash_str(system_prompt),
+        }
+    }
+}
+
 /// Which router measured, with what: part of the report, so a reader can reproduce the run.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RouterInfo {
-    pub kind: String,
-    pub model: String,
-    pub host: String,
-    pub system_prompt: String,
-    pub system_prompt_sha256: String,
+    #[serde(flatten)]
+    pub identity: Identity,
     pub tool_choice: ToolChoice,
     pub repeats: u32,
     pub temperature: f32,
@@ -120,8 +191,7 @@ pub struct BatchInfo {
 
 #[async_trait::async_trait]
 pub trait Router: Send + Sync {
-    /// "semantic", "openai", "anthropic": part of the cache key and the report.
-    fn kind(&self) -> &str;
+    fn kind(&self) -> Kind;
     fn model(&self) -> &str;
     /// Host of the endpoint (no path, no credentials): part of the cache key.
     fn endpoint_host(&self) -> String;

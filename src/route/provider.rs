@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use super::{RouteRequest, RouteResponse, Router};
+use super::{Kind, RouteRequest, RouteResponse, Router};
 use crate::http::Failure;
 use crate::http::secret::Secret;
 use crate::llm::{Chat, ChatRequest};
@@ -76,8 +76,11 @@ impl ProviderRouter {
 
 #[async_trait::async_trait]
 impl Router for ProviderRouter {
-    fn kind(&self) -> &str {
-        self.chat.kind()
+    fn kind(&self) -> Kind {
+        match self.chat.provider() {
+            crate::llm::Provider::Anthropic => Kind::Anthropic,
+            _ => Kind::Openai,
+        }
     }
 
     fn model(&self) -> &str {

@@ -292,8 +292,8 @@ impl SemanticRouter {
 
 #[async_trait::async_trait]
 impl Router for SemanticRouter {
-    fn kind(&self) -> &str {
-        "semantic"
+    fn kind(&self) -> super::Kind {
+        super::Kind::Semantic
     }
     fn model(&self) -> &str {
         &self.model
@@ -462,7 +462,7 @@ impl SemanticRouter {
                 }
                 for s in parts {
                     let s = if o.plain { plain(s) } else { s.to_string() };
-                    match prohibition(&s).filter(|_| o.repel > 0.0) {
+                    match crate::text::cues::prohibition(&s).filter(|_| o.repel > 0.0) {
                         Some(rest) => {
                             texts.push(rest.to_string());
                             views.push(View::Repel(k));
@@ -513,29 +513,6 @@ fn plain(text: &str) -> String {
         }
     }
     out.trim_end().to_string()
-}
-
-/// Openings that turn a sentence into a prohibition.
-const PROHIBITIONS: [&str; 7] = [
-    "do not ",
-    "don't ",
-    "never ",
-    "must not ",
-    "should not ",
-    "not for ",
-    "avoid ",
-];
-
-/// What a sentence that opens with a prohibition forbids ("Do not use this to delete files." →
-/// "use this to delete files."); `None` for any other sentence.
-fn prohibition(sentence: &str) -> Option<&str> {
-    let t = sentence.trim_start();
-    PROHIBITIONS.iter().find_map(|p| {
-        let head = t.get(..p.len())?;
-        head.eq_ignore_ascii_case(p)
-            .then(|| t[p.len()..].trim_start())
-            .filter(|rest| !rest.is_empty())
-    })
 }
 
 /// A name's words: `read_text_file`, `readTextFile`, `read-text-file` → "read text file" (the
@@ -647,31 +624,6 @@ mod tests {
         assert_eq!(words("get_PR_files"), "get pr files");
         assert_eq!(words("__x__"), "x");
         assert_eq!(words(""), "");
-    }
-
-    #[test]
-    fn a_prohibition_is_what_it_forbids_and_nothing_else_is_one() {
-        assert_eq!(
-            prohibition("Do not use this to delete files."),
-            Some("use this to delete files.")
-        );
-        assert_eq!(
-            prohibition("  NEVER returns secrets"),
-            Some("returns secrets")
-        );
-        assert_eq!(prohibition("Don't guess paths"), Some("guess paths"));
-        assert_eq!(
-            prohibition("Not for archived notes"),
-            Some("archived notes")
-        );
-        // A negation inside the sentence is a fact about the tool, not a prohibition.
-        assert_eq!(
-            prohibition("Use this when the visit does not exist yet."),
-            None
-        );
-        assert_eq!(prohibition("Nothing is deleted."), None);
-        assert_eq!(prohibition("Do not "), None, "nothing left to forbid");
-        assert_eq!(prohibition("Dö not x"), None);
     }
 
     #[test]

@@ -295,6 +295,128 @@ fn purpose_request(text: &str) -> Option<String> {
     Some(format!("{base}{rest}"))
 }
 
+/// Adds one edit: kind, label, old text, new text, what changed.
+type Push<'a> = dyn FnMut(&'static str, Label, &str, String, String) + 'a;
+
+/// The meaning-changing edits of `d`, `tool`'s description.
+fn changing(tool: &Tool, set: &ToolSet, d: &str, push: &mut Push<'_>) {
+    use Label::Changing;
+    if let Some((from, to, _)) = polarity_swap(tool, set) {
+        let (p, n) = replace_phrase(d, from, to, true);
+        if n > 0 {
+            push("inverted", Changing, d, p, format!("{from} → {to}"));
+        }
+    }
+    if let Some(n) = negate(d) {
+        push("negation", Changing, d, n, "leading verb negated".into());
+    }
+    if let Some(s) = nearest_sibling(tool, set) {
+        let text = s.description_text().trim().to_string();
+        push(
+            "sibling",
+            Changing,
+            d,
+            text,
+            format!("`{}`'s description", s.name),
+        );
+    }
+    let what = objects(&tool.name);
+    push(
+        "vague",
+        Changing,
+        d,
+        format!("Handles {what}."),
+        "cut to a vague line".into(),
+    );
+    if let Some((p, from, to)) = scope_swap(d) {
+        push("scope", Changing, d, p, format!("{from} → {to}"));
+    }
+    push(
+        "narrowed",
+        Changing,
+        d,
+        format!("{d} Only for archived {what}, never for current ones."),
+        "restricted to archived items".into(),
+    );
+    if let Some((p, n)) = drop_constraints(d) {
+        push(
+            "constraint-dropped",
+            Changing,
+            d,
+            p,
+            format!("{n} restriction sentence(s) dropped"),
+        );
+    }
+}
+
+/// The meaning-preserving edits of `d`; `paraphrases` as [`edits`] takes them.
+fn preserving(d: &str, paraphrases: &[String], push: &mut Push<'_>) {
+    use Label::Preserving;
+    if let Some(typo) = with_typo(d) {
+        push(
+            "typo",
+            Preserving,
+            &typo,
+            d.to_string(),
+            "typo fixed".into(),
+        );
+    }
+    let (t, dropped) = terser(d);
+    if !dropped.is_empty() {
+        push("filler", Preserving, d, t, dropped.join(", "));
+    }
+    let all = sentences(d);
+    if all.len() >= 2 {
+        let mut rotated: Vec<&str> = all[1..].to_vec();
+        rotated.push(all[0]);
+        push(
+            "reordered",
+            Preserving,
+            d,
+            rotated.join(" "),
+            "first sentence moved to the end".into(),
+        );
+    } else if let Some(r) = reorder(d) {
+        push(
+            "reordered",
+            Preserving,
+            d,
+            r,
+            "leading verb moved to the end".into(),
+        );
+    }
+    let table: Vec<(String, String)> = SYNONYMS
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect();
+    let (s, swapped) = jargonier(d, &table);
+    if !swapped.is_empty() {
+        let what: Vec<String> = swapped.iter().map(|(a, b)| format!("{a} → {b}")).collect();
+        push("synonym", Preserving, d, s, what.join(", "));
+    }
+    if let Some(p) = repunctuate(d) {
+        push("punctuation", Preserving, d, p, "punctuation only".into());
+    }
+    if let Some(req) = purpose_request(d) {
+        push(
+            "example",
+            Preserving,
+            d,
+            format!("{d} For example, call it when the user asks to {req}."),
+            "a usage example restating the purpose".into(),
+        );
+    }
+    if let Some(p) = paraphrases.first() {
+        push(
+            "paraphrase",
+            Preserving,
+            d,
+            p.clone(),
+            "reviewed LLM paraphrase".into(),
+        );
+    }
+}
+
 /// Every edit that applies to `tool` in `set`; `paraphrases` are reviewed rewrites of its
 /// description (the first is used).
 pub fn edits(tool: &Tool, set: &ToolSet, paraphrases: &[String]) -> Vec<Edit> {
@@ -315,112 +437,8 @@ pub fn edits(tool: &Tool, set: &ToolSet, paraphrases: &[String]) -> Vec<Edit> {
             });
         }
     };
-    use Label::{Changing, Preserving};
-    // Meaning-changing.
-    if let Some((from, to, _)) = polarity_swap(tool, set) {
-        let (p, n) = replace_phrase(&d, from, to, true);
-        if n > 0 {
-            push("inverted", Changing, &d, p, format!("{from} → {to}"));
-        }
-    }
-    if let Some(n) = negate(&d) {
-        push("negation", Changing, &d, n, "leading verb negated".into());
-    }
-    if let Some(s) = nearest_sibling(tool, set) {
-        let text = s.description_text().trim().to_string();
-        push(
-            "sibling",
-            Changing,
-            &d,
-            text,
-            format!("`{}`'s description", s.name),
-        );
-    }
-    let what = objects(&tool.name);
-    push(
-        "vague",
-        Changing,
-        &d,
-        format!("Handles {what}."),
-        "cut to a vague line".into(),
-    );
-    if let Some((p, from, to)) = scope_swap(&d) {
-        push("scope", Changing, &d, p, format!("{from} → {to}"));
-    }
-    push(
-        "narrowed",
-        Changing,
-        &d,
-        format!("{d} Only for archived {what}, never for current ones."),
-        "restricted to archived items".into(),
-    );
-    if let Some((p, n)) = drop_constraints(&d) {
-        push(
-            "constraint-dropped",
-            Changing,
-            &d,
-            p,
-            format!("{n} restriction sentence(s) dropped"),
-        );
-    }
-    // Meaning-preserving.
-    if let Some(typo) = with_typo(&d) {
-        push("typo", Preserving, &typo, d.clone(), "typo fixed".into());
-    }
-    let (t, dropped) = terser(&d);
-    if !dropped.is_empty() {
-        push("filler", Preserving, &d, t, dropped.join(", "));
-    }
-    let all = sentences(&d);
-    if all.len() >= 2 {
-        let mut rotated: Vec<&str> = all[1..].to_vec();
-        rotated.push(all[0]);
-        push(
-            "reordered",
-            Preserving,
-            &d,
-            rotated.join(" "),
-            "first sentence moved to the end".into(),
-        );
-    } else if let Some(r) = reorder(&d) {
-        push(
-            "reordered",
-            Preserving,
-            &d,
-            r,
-            "leading verb moved to the end".into(),
-        );
-    }
-    let table: Vec<(String, String)> = SYNONYMS
-        .iter()
-        .map(|(a, b)| (a.to_string(), b.to_string()))
-        .collect();
-    let (s, swapped) = jargonier(&d, &table);
-    if !swapped.is_empty() {
-        let what: Vec<String> = swapped.iter().map(|(a, b)| format!("{a} → {b}")).collect();
-        push("synonym", Preserving, &d, s, what.join(", "));
-    }
-    if let Some(p) = repunctuate(&d) {
-        push("punctuation", Preserving, &d, p, "punctuation only".into());
-    }
-    if let Some(req) = purpose_request(&d) {
-        push(
-            "example",
-            Preserving,
-            &d,
-            format!("{d} For example, call it when the user asks to {req}."),
-            "a usage example restating the purpose".into(),
-        );
-    }
-    if let Some(p) = paraphrases.first() {
-        push(
-            "paraphrase",
-            Preserving,
-            &d,
-            p.clone(),
-            "reviewed LLM paraphrase".into(),
-        );
-    }
+    changing(tool, set, &d, &mut push);
+    preserving(&d, paraphrases, &mut push);
     out
 }
 

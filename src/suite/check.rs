@@ -290,7 +290,38 @@ fn check_cases(cases: &[Case], tools: &ToolSet, findings: &mut Vec<Finding>) {
             ));
         }
     }
-    // The same question (history + prompt) asked twice.
+    same_questions(cases, findings);
+    let covered: BTreeSet<&str> = cases
+        .iter()
+        .flat_map(|c| c.expect.names().iter().map(String::as_str))
+        .collect();
+    for t in &tools.tools {
+        if !covered.contains(t.name.as_str()) {
+            findings.push(finding(
+                Level::Warning,
+                "uncovered-tool",
+                None,
+                format!(
+                    "no case expects `{}`: a drift in it cannot lower routing accuracy",
+                    t.name
+                ),
+            ));
+        }
+    }
+    if !cases.iter().any(|c| c.expect == Expect::None) {
+        findings.push(finding(
+            Level::Warning,
+            "no-none-case",
+            None,
+            "no case expects `none`: a router that always calls some tool is never penalised"
+                .into(),
+        ));
+    }
+}
+
+/// The same question (history + prompt) asked twice: contradictory when the cases expect
+/// disjoint answers, a duplicate otherwise.
+fn same_questions(cases: &[Case], findings: &mut Vec<Finding>) {
     let norm = |c: &Case| -> String {
         let mut k: Vec<String> = c
             .history
@@ -341,32 +372,6 @@ fn check_cases(cases: &[Case], tools: &ToolSet, findings: &mut Vec<Finding>) {
                 ),
             ));
         }
-    }
-    let covered: BTreeSet<&str> = cases
-        .iter()
-        .flat_map(|c| c.expect.names().iter().map(String::as_str))
-        .collect();
-    for t in &tools.tools {
-        if !covered.contains(t.name.as_str()) {
-            findings.push(finding(
-                Level::Warning,
-                "uncovered-tool",
-                None,
-                format!(
-                    "no case expects `{}`: a drift in it cannot lower routing accuracy",
-                    t.name
-                ),
-            ));
-        }
-    }
-    if !cases.iter().any(|c| c.expect == Expect::None) {
-        findings.push(finding(
-            Level::Warning,
-            "no-none-case",
-            None,
-            "no case expects `none`: a router that always calls some tool is never penalised"
-                .into(),
-        ));
     }
 }
 

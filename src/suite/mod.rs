@@ -758,12 +758,30 @@ impl std::fmt::Display for SuiteVersion {
     }
 }
 
-/// Where the suite came from and whether the PR changed it.
+/// Which suite, by its file and content hash: the part of the suite section every report shares
+/// (`check`'s [`SuiteInfo`], `stress`'s summary).
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct SuiteInfo {
+pub struct Identity {
     pub source: String,
     pub sha256: String,
     pub cases: usize,
+}
+
+impl Identity {
+    pub fn of(suite: &Suite) -> Identity {
+        Identity {
+            source: suite.source.clone(),
+            sha256: suite.sha256.clone(),
+            cases: suite.cases.len(),
+        }
+    }
+}
+
+/// Where the suite came from and whether the PR changed it.
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SuiteInfo {
+    #[serde(flatten)]
+    pub identity: Identity,
     /// Which version of the suite measured both sides.
     pub measured_with: SuiteVersion,
     pub changed_in_pr: bool,
@@ -886,9 +904,7 @@ fn choice(
     refs_changed: bool,
 ) -> SuiteChoice {
     let info = SuiteInfo {
-        source: suite.source.clone(),
-        sha256: suite.sha256.clone(),
-        cases: suite.cases.len(),
+        identity: Identity::of(&suite),
         measured_with,
         changed_in_pr,
     };

@@ -1,5 +1,6 @@
 //! Words: tokens, stems, term weights, and the verb tables shared by lint, stress and drafting.
 
+pub mod cues;
 pub mod terms;
 pub mod tokens;
 pub mod unicode;

@@ -21,6 +21,36 @@ pub fn singular(noun: &str) -> String {
     }
 }
 
+/// `template` with each `{key}` of `values` replaced, in one pass: a value that itself holds a
+/// `{key}` (a tool name is untrusted) is copied as it is, never expanded. An unknown `{…}` stays.
+pub fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut out = String::with_capacity(template.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + 1..];
+        let hit = after.find('}').and_then(|close| {
+            let key = &after[..close];
+            values
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| (*v, close))
+        });
+        match hit {
+            Some((v, close)) => {
+                out.push_str(v);
+                rest = &after[close + 1..];
+            }
+            None => {
+                out.push('{');
+                rest = after;
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -33,5 +63,14 @@ mod tests {
         assert_eq!(singular("files"), "file");
         assert_eq!(singular("address"), "address");
         assert_eq!(singular("bus"), "bus");
+    }
+
+    #[test]
+    fn fill_expands_each_placeholder_once() {
+        let v = [("a", "{b}"), ("b", "x")];
+        assert_eq!(fill("`{a}` and `{b}`", &v), "`{b}` and `x`");
+        assert_eq!(fill("{c} {a", &v), "{c} {a");
+        assert_eq!(fill("{}{a}}", &v), "{}{b}}");
+        assert_eq!(fill("é{b}é", &v), "éxé");
     }
 }

@@ -231,3 +231,63 @@ fn the_environment_is_read_only_by_app() {
     }
     assert!(bad.is_empty(), "environment read outside app/: {bad:?}");
 }
+
+/// Every lower-case name `code` reaches through `gate::` (a function: the gate has no modules),
+/// with its line. Types (`gate::Status`) are upper-case.
+fn gate_functions(code: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    for (n, line) in code.lines().enumerate() {
+        let mut rest = line;
+        while let Some(i) = rest.find("gate::") {
+            let after = &rest[i + "gate::".len()..];
+            let names: Vec<&str> = match after.strip_prefix('{') {
+                Some(group) => group[..group.find('}').unwrap_or(group.len())]
+                    .split(',')
+                    .map(str::trim)
+                    .collect(),
+                None => vec![after],
+            };
+            for name in names {
+                let name: String = name
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if name.starts_with(|c: char| c.is_ascii_lowercase() || c == '*') {
+                    out.push((n + 1, name));
+                } else if name.is_empty() && after.starts_with('*') {
+                    out.push((n + 1, "*".into()));
+                }
+            }
+            rest = after;
+        }
+    }
+    out
+}
+
+/// Renderers format what the gate decided (`Verdict::rulings`, `decided_by`); they never call a
+/// gate function to decide again, so every format tells the same verdict.
+#[test]
+fn renderers_call_no_gate_function() {
+    let mut files = Vec::new();
+    rust_files(&src().join("report/render"), &mut files);
+    files.push(src().join("report/view.rs"));
+    let mut bad = Vec::new();
+    for f in &files {
+        let code = code_only(&std::fs::read_to_string(f).unwrap());
+        for (line, name) in gate_functions(&code) {
+            bad.push(format!(
+                "{}:{line}: gate::{name}",
+                f.strip_prefix(src()).unwrap().display()
+            ));
+        }
+    }
+    assert!(files.len() > 10, "the renderers were found: {files:?}");
+    assert!(
+        bad.is_empty(),
+        "renderers deciding again:\n{}",
+        bad.join("\n")
+    );
+    let sample = "use crate::gate::{Status, cosine_call};\nlet x = crate::gate::failing_tools(r, t);\nuse crate::gate::*;\nmatch s { gate::Status::Pass => 1 }\n";
+    let found: Vec<String> = gate_functions(sample).into_iter().map(|(_, n)| n).collect();
+    assert_eq!(found, ["cosine_call", "failing_tools", "*"]);
+}

@@ -442,8 +442,8 @@ struct NoCall;
 
 #[async_trait::async_trait]
 impl driftgate::route::Router for NoCall {
-    fn kind(&self) -> &str {
-        "none"
+    fn kind(&self) -> driftgate::route::Kind {
+        driftgate::route::Kind::Openai
     }
     fn model(&self) -> &str {
         "none"

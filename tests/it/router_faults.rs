@@ -162,7 +162,7 @@ async fn openai_sends_the_exact_body_and_reads_the_tool_call() {
             "max_tokens": 256
         })
     );
-    assert_eq!(router.kind(), "openai");
+    assert_eq!(router.kind(), driftgate::route::Kind::Openai);
     assert_eq!(router.endpoint_host(), fake.addr.to_string());
 }
 
@@ -544,7 +544,7 @@ async fn anthropic_sends_the_exact_body_and_reads_the_tool_use_block() {
             "temperature": 0.0
         })
     );
-    assert_eq!(router.kind(), "anthropic");
+    assert_eq!(router.kind(), driftgate::route::Kind::Anthropic);
 }
 
 #[tokio::test]

@@ -9,6 +9,7 @@ use crate::app::console::{Progress, Terminal};
 use crate::app::policy::Policy;
 use crate::app::settings::RouterSettings;
 use crate::app::{settings, sides};
+use crate::cache::Cache;
 use crate::error::{Error, Result};
 use crate::job::check::{self, CheckInputs, ReplayInputs};
 use crate::report::Command;
@@ -116,7 +117,7 @@ fn unreviewed_note(suite: &crate::suite::SuiteChoice, allow: bool) -> Result<Opt
     if !allow {
         return Err(Error::Usage(format!(
             "{}: {n} {cases} marked `review: true` (an expectation proposed by `suite import`, not confirmed): review them and delete `review`, or pass --allow-unreviewed to measure anyway",
-            suite.info.source
+            suite.info.identity.source
         )));
     }
     Ok(Some(format!(
@@ -177,100 +178,23 @@ async fn load_packs(
     Ok(packs)
 }
 
+/// What `check` measures, resolved from the flags and the policy's config; or, without a suite
+/// and with `--suite-optional`, the diff it runs instead.
+enum Prepared {
+    Check(Box<(CheckInputs, Policy, Cache)>),
+    WithoutSuite(Box<(Spec, Spec, Policy)>),
+}
+
 pub async fn run(k: CheckArgs) -> Result<i32> {
+    let (inputs, policy, cache) = match prepare(&k).await? {
+        Prepared::Check(p) => *p,
+        Prepared::WithoutSuite(d) => {
+            let (base, head, policy) = *d;
+            return super::diff::compare(&k.c, base, head, policy).await;
+        }
+    };
     let a = &k.c;
-    let (base_spec, head_spec) = sides::side_specs(k.base.as_ref(), k.head.as_ref(), &a.sides)?;
-    let rev = sides::policy_revision(&base_spec, &a.sides);
-    let mut policy = Policy::resolve(
-        a.gate.config.as_deref(),
-        rev.as_deref(),
-        a.gate.trust_head_policy,
-    )?;
-    let cfg = policy.config.clone();
-    let thresholds = settings::thresholds(&a.gate, &cfg)?;
-    let Some(suite_path) = k.suite.clone().or(cfg.suite.path.clone()) else {
-        if k.suite_optional {
-            return super::diff::compare(a, base_spec, head_spec, policy).await;
-        }
-        return Err(Error::Usage(
-            "check needs --suite FILE (or suite.path in driftgate.toml)".into(),
-        ));
-    };
-    let suite = crate::suite::choose_suite(
-        &suite_path,
-        rev.as_deref(),
-        k.use_head_suite || a.gate.trust_head_policy || cfg.suite.use_head_suite.unwrap_or(false),
-    )?;
-    policy.suite_changed(&suite, &suite_path);
-    let mut notes = Vec::new();
-    if let Some(n) = unreviewed_note(&suite, k.allow_unreviewed)? {
-        notes.push(n);
-    }
-    // The cache (and its key) before the sides load: a server started now runs after the cache
-    // opened, so whatever it writes there reads as appeared-during-the-run, never as an answer.
-    let (cache, cache_notes) = settings::cache(
-        &a.gate.cache,
-        &cfg,
-        sides::starts_server(&[&base_spec, &head_spec]),
-    );
-    notes.extend(cache_notes);
-    let (base, head, masked) = sides::load_sides(&base_spec, &head_spec, &a.live).await?;
-    notes.extend(masked);
-    let live = settings::live(&a.live)?;
-    let pack_files: Vec<String> = k
-        .distractors
-        .iter()
-        .cloned()
-        .chain(
-            cfg.suite
-                .distractors
-                .iter()
-                .map(|p| p.display().to_string()),
-        )
-        .collect();
-    let packs = load_packs(pack_files, &mut policy, &live).await?;
-    let embedder = settings::drift_embedder(&a.gate, &cache)?;
-    let r = RouterSettings::resolve(&k.router, &cfg)?;
-    let router = r.router(embedder.clone())?;
-    let lint_model = match k.lint_llm {
-        false => None,
-        true if router.kind() == "semantic" => {
-            return Err(Error::Usage(
-                "--lint-llm needs a model: --router openai|anthropic --model M (or [router] in driftgate.toml)"
-                    .into(),
-            ));
-        }
-        true => Some(check::LintModel {
-            router: r.router(None)?,
-            cache: cache.clone(),
-            concurrency: r.concurrency.unwrap_or(4),
-            retry: r.retry(),
-        }),
-    };
-    let mut config = r.replay(router.kind() == "semantic", 4);
-    config.batch = settings::batch(&k.batch_settings(), &cfg, router.as_ref())?;
     let console = Terminal::new(Progress::detect());
-    let inputs = CheckInputs {
-        base,
-        head,
-        thresholds,
-        embedder,
-        replay: Some(ReplayInputs {
-            suite,
-            router,
-            cache: cache.clone(),
-            config,
-            packs,
-            price_per_mtok: r.prices,
-            price_cached_input: r.cached_price,
-            confirm: k.confirm,
-            shard: k.shard,
-            targeted: k.replay == Replay::Targeted,
-        }),
-        notes,
-        scan_allow: cfg.scan.allow.clone(),
-        lint_model,
-    };
     if k.plan {
         let plan = check::plan(&inputs)?;
         let text = match a.out.format {
@@ -297,21 +221,40 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
     let mut report = check::run(Command::Check, inputs, &console).await?;
     super::finish(&mut report, &policy, &cache);
     if let (Some(path), Some(routing)) = (&k.aliases, &report.routing) {
-        let head: std::collections::BTreeMap<&str, &serde_json::Value> = head_defs
-            .iter()
-            .filter_map(|d| Some((d.get("name")?.as_str()?, d)))
-            .collect();
-        let invented = crate::canary::aliases::invented_in(routing);
-        let embedder = crate::embed::MiniLm::new();
-        let map = crate::canary::aliases::map_for(&head, &names, &invented, &embedder).await?;
-        super::canary::write_aliases(path, &map, &console)?;
+        write_aliases(path, routing, &names, &head_defs, &console).await?;
     }
     let code = super::deliver(report, &a.out, &a.github, &console).await;
+    embedding_notes(&k, stats.as_deref(), &console)?;
+    code
+}
+
+/// `--aliases`: the invented tool names head's replay produced, mapped by meaning to head's
+/// tools and written for `watch`.
+async fn write_aliases(
+    path: &std::path::Path,
+    routing: &crate::replay::Routing,
+    names: &std::collections::BTreeSet<String>,
+    head_defs: &[serde_json::Value],
+    console: &Terminal,
+) -> Result<()> {
+    let head: std::collections::BTreeMap<&str, &serde_json::Value> = head_defs
+        .iter()
+        .filter_map(|d| Some((d.get("name")?.as_str()?, d)))
+        .collect();
+    let invented = crate::canary::aliases::invented_in(routing);
+    let embedder = crate::embed::MiniLm::new();
+    let map = crate::canary::aliases::map_for(&head, names, &invented, &embedder).await?;
+    super::canary::write_aliases(path, &map, console)
+}
+
+/// `--embedded-texts FILE` and `--verbose`'s embedding line.
+fn embedding_notes(
+    k: &CheckArgs,
+    stats: Option<&dyn crate::embed::Embedder>,
+    console: &Terminal,
+) -> Result<()> {
     if let Some(path) = &k.embedded_texts {
-        let texts = stats
-            .as_deref()
-            .map(|e| e.embedded_texts())
-            .unwrap_or_default();
+        let texts = stats.map(|e| e.embedded_texts()).unwrap_or_default();
         let lines: String = texts
             .iter()
             .map(|t| serde_json::to_string(t).expect("a string serialises") + "\n")
@@ -320,7 +263,7 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
     }
     if k.verbose {
         use crate::console::Console as _;
-        match stats.as_deref().and_then(|e| e.stats()) {
+        match stats.and_then(|e| e.stats()) {
             Some(s) => console.note(&format!(
                 "embeddings: {} text(s) asked, {} distinct; {} embedded by the model in {:.2} s (its load included; {} call(s)), {} read from the disk cache, {} repeat(s) answered in the process",
                 s.asked, s.distinct, s.misses, s.model_ms as f64 / 1000.0, s.model_calls, s.hits, s.memo_hits
@@ -328,7 +271,107 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
             None => console.note("embeddings: meaning drift was off (--no-embed), nothing counted"),
         }
     }
-    code
+    Ok(())
+}
+
+/// Settings and inputs, resolved once: the policy (base side's config), the suite, the cache,
+/// both sides, the packs, the embedder and the router.
+async fn prepare(k: &CheckArgs) -> Result<Prepared> {
+    let a = &k.c;
+    let (base_spec, head_spec) = sides::side_specs(k.base.as_ref(), k.head.as_ref(), &a.sides)?;
+    let rev = sides::policy_revision(&base_spec, &a.sides);
+    let mut policy = Policy::resolve(
+        a.gate.config.as_deref(),
+        rev.as_deref(),
+        a.gate.trust_head_policy,
+    )?;
+    let cfg = policy.config.clone();
+    let thresholds = settings::thresholds(&a.gate, &cfg)?;
+    let Some(suite_path) = k.suite.clone().or(cfg.suite.path.clone()) else {
+        if k.suite_optional {
+            return Ok(Prepared::WithoutSuite(Box::new((
+                base_spec, head_spec, policy,
+            ))));
+        }
+        return Err(Error::Usage(
+            "check needs --suite FILE (or suite.path in driftgate.toml)".into(),
+        ));
+    };
+    let suite = crate::suite::choose_suite(
+        &suite_path,
+        rev.as_deref(),
+        k.use_head_suite || a.gate.trust_head_policy || cfg.suite.use_head_suite.unwrap_or(false),
+    )?;
+    policy.suite_changed(&suite, &suite_path);
+    let mut notes = Vec::new();
+    if let Some(n) = unreviewed_note(&suite, k.allow_unreviewed)? {
+        notes.push(n);
+    }
+    // The cache (and its key) before the sides load: a server started now runs after the cache
+    // opened, so whatever it writes there reads as appeared-during-the-run, never as an answer.
+    let (cache, cache_notes) = settings::cache(
+        &a.gate.cache,
+        &cfg,
+        sides::starts_server(&[&base_spec, &head_spec]),
+    );
+    notes.extend(cache_notes);
+    let live = settings::live(&a.live)?;
+    let (base, head, masked) = sides::load_sides(&base_spec, &head_spec, &live).await?;
+    notes.extend(masked);
+    let pack_files: Vec<String> = k
+        .distractors
+        .iter()
+        .cloned()
+        .chain(
+            cfg.suite
+                .distractors
+                .iter()
+                .map(|p| p.display().to_string()),
+        )
+        .collect();
+    let packs = load_packs(pack_files, &mut policy, &live).await?;
+    let embedder = settings::drift_embedder(&a.gate, &cache)?;
+    let r = RouterSettings::resolve(&k.router, &cfg)?;
+    let router = r.router(embedder.clone())?;
+    let lint_model = match k.lint_llm {
+        false => None,
+        true if router.kind().is_proxy() => {
+            return Err(Error::Usage(
+                "--lint-llm needs a model: --router openai|anthropic --model M (or [router] in driftgate.toml)"
+                    .into(),
+            ));
+        }
+        true => Some(check::LintModel {
+            router: r.router(None)?,
+            cache: cache.clone(),
+            concurrency: r.concurrency(settings::Use::Check),
+            retry: r.retry(),
+        }),
+    };
+    let mut config = r.replay(settings::Use::Check);
+    config.batch = settings::batch(&k.batch_settings(), &cfg, router.as_ref())?;
+    let inputs = CheckInputs {
+        base,
+        head,
+        thresholds,
+        embedder,
+        replay: Some(ReplayInputs {
+            suite,
+            router,
+            cache: cache.clone(),
+            config,
+            packs,
+            price_per_mtok: r.prices,
+            price_cached_input: r.cached_price,
+            confirm: k.confirm,
+            shard: k.shard,
+            targeted: k.replay == Replay::Targeted,
+        }),
+        notes,
+        scan_allow: cfg.scan.allow.clone(),
+        lint_model,
+    };
+    Ok(Prepared::Check(Box::new((inputs, policy, cache))))
 }
 
 impl CheckArgs {

@@ -42,7 +42,7 @@ pub async fn compare(a: &CompareArgs, base: Spec, head: Spec, policy: Policy) ->
     // The cache before the sides load (see check): a server cannot plant entries it then reads.
     let (cache, mut notes) =
         settings::cache(&a.gate.cache, cfg, sides::starts_server(&[&base, &head]));
-    let (base, head, masked) = sides::load_sides(&base, &head, &a.live).await?;
+    let (base, head, masked) = sides::load_sides(&base, &head, &settings::live(&a.live)?).await?;
     notes.extend(masked);
     let embedder = settings::drift_embedder(&a.gate, &cache)?;
     let console = Terminal::new(Progress::detect());

@@ -81,7 +81,7 @@ pub async fn run(a: LintArgs) -> Result<i32> {
             let grader = lint::Grader {
                 router: router.as_ref(),
                 cache: &cache,
-                concurrency: r.concurrency.unwrap_or(4),
+                concurrency: r.concurrency(settings::Use::Lint),
                 retry: &r.retry(),
             };
             Some(grader.grade(&loaded.tools, &mut analysis).await)

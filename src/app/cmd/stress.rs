@@ -129,10 +129,7 @@ pub async fn run(a: StressArgs) -> Result<i32> {
 
     let embedder = settings::embedder(&a.model.embed, &cache)?;
     let router: Box<dyn Router> = r.router(Some(embedder))?;
-    // The semantic router is local CPU work: parallel requests only embed the same new tool
-    // text several times over (measured 2.6× the CPU on the filesystem corpus).
-    let semantic = router.kind() == "semantic";
-    let rcfg = r.replay(semantic, if semantic { 1 } else { 4 });
+    let rcfg = r.replay(settings::Use::Stress);
     let report = job::stress::stress(
         StressInputs {
             loaded: &loaded,

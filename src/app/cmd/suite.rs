@@ -408,6 +408,69 @@ fn listed(console: &dyn Console, what: &str, items: &[(String, String)]) {
     }
 }
 
+/// The logged requests that offered another tool list than `--tools`.
+fn offered_note(console: &dyn Console, s: &Summary) {
+    if s.offered_other == 0 {
+        return;
+    }
+    let names = |set: &std::collections::BTreeSet<String>| {
+        let v: Vec<&str> = set.iter().take(8).map(String::as_str).collect();
+        let more = set.len().saturating_sub(8);
+        if more > 0 {
+            format!("{} and {more} more", v.join(", "))
+        } else {
+            v.join(", ")
+        }
+    };
+    let mut what = Vec::new();
+    if !s.offered_missing.is_empty() {
+        what.push(format!("not offered: {}", names(&s.offered_missing)));
+    }
+    if !s.offered_extra.is_empty() {
+        what.push(format!(
+            "offered but not in --tools: {}",
+            names(&s.offered_extra)
+        ));
+    }
+    console.note(&format!(
+        "  {} offered another tool list than --tools ({}): the production model chose among other options, so review those expectations first",
+        count(s.offered_other, "logged request"),
+        what.join("; ")
+    ));
+}
+
+/// What the import redacted, by kind and by case (never the text itself).
+fn redacted_note(console: &dyn Console, s: &Summary) {
+    if s.redacted.is_empty() {
+        console.note("  redacted: nothing looked like an email, key or long number");
+    } else {
+        let total: usize = s.redacted.values().sum();
+        let kinds: Vec<String> = s
+            .redacted
+            .iter()
+            .map(|(k, n)| format!("{n} {}", k.name()))
+            .collect();
+        console.note(&format!(
+            "  redacted {} ({}) in {}:",
+            count(total, "token"),
+            kinds.join(", "),
+            count(s.redacted_cases.len(), "case")
+        ));
+        let lines: Vec<(String, String)> = s
+            .redacted_cases
+            .iter()
+            .map(|(id, kinds)| {
+                let k: Vec<String> = kinds
+                    .iter()
+                    .map(|(k, n)| format!("{n} {}", k.name()))
+                    .collect();
+                (id.clone(), k.join(", "))
+            })
+            .collect();
+        listed(console, "case", &lines);
+    }
+}
+
 /// What the import read, kept, dropped, skipped and masked — never a masked text itself.
 fn summarise(console: &dyn Console, s: &Summary, per_tool: usize) {
     let formats: Vec<String> = s
@@ -431,32 +494,7 @@ fn summarise(console: &dyn Console, s: &Summary, per_tool: usize) {
             per.join(", ")
         }
     ));
-    if s.offered_other > 0 {
-        let names = |set: &std::collections::BTreeSet<String>| {
-            let v: Vec<&str> = set.iter().take(8).map(String::as_str).collect();
-            let more = set.len().saturating_sub(8);
-            if more > 0 {
-                format!("{} and {more} more", v.join(", "))
-            } else {
-                v.join(", ")
-            }
-        };
-        let mut what = Vec::new();
-        if !s.offered_missing.is_empty() {
-            what.push(format!("not offered: {}", names(&s.offered_missing)));
-        }
-        if !s.offered_extra.is_empty() {
-            what.push(format!(
-                "offered but not in --tools: {}",
-                names(&s.offered_extra)
-            ));
-        }
-        console.note(&format!(
-            "  {} offered another tool list than --tools ({}): the production model chose among other options, so review those expectations first",
-            count(s.offered_other, "logged request"),
-            what.join("; ")
-        ));
-    }
+    offered_note(console, s);
     if !s.duplicates.is_empty() {
         let near = s.duplicates.iter().filter(|d| d.cosine.is_some()).count();
         console.note(&format!(
@@ -512,34 +550,7 @@ fn summarise(console: &dyn Console, s: &Summary, per_tool: usize) {
         ));
         listed(console, "malformed", &s.malformed);
     }
-    if s.redacted.is_empty() {
-        console.note("  redacted: nothing looked like an email, key or long number");
-    } else {
-        let total: usize = s.redacted.values().sum();
-        let kinds: Vec<String> = s
-            .redacted
-            .iter()
-            .map(|(k, n)| format!("{n} {}", k.name()))
-            .collect();
-        console.note(&format!(
-            "  redacted {} ({}) in {}:",
-            count(total, "token"),
-            kinds.join(", "),
-            count(s.redacted_cases.len(), "case")
-        ));
-        let lines: Vec<(String, String)> = s
-            .redacted_cases
-            .iter()
-            .map(|(id, kinds)| {
-                let k: Vec<String> = kinds
-                    .iter()
-                    .map(|(k, n)| format!("{n} {}", k.name()))
-                    .collect();
-                (id.clone(), k.join(", "))
-            })
-            .collect();
-        listed(console, "case", &lines);
-    }
+    redacted_note(console, s);
 }
 
 pub async fn run(a: SuiteArgs) -> Result<i32> {

@@ -341,7 +341,7 @@ pub struct ToolScore {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LlmReport {
-    pub router: String,
+    pub router: crate::route::Kind,
     pub model: String,
     pub host: String,
     #[serde(deserialize_with = "prompt_file")]
@@ -383,7 +383,7 @@ impl LlmReport {
     /// An empty report of scoring with `router` and this prompt.
     pub fn new(router: &dyn Router) -> LlmReport {
         LlmReport {
-            router: router.kind().to_string(),
+            router: router.kind(),
             model: router.model().to_string(),
             host: router.endpoint_host(),
             prompt: PROMPT_FILE,

@@ -279,28 +279,21 @@ pub fn render(report: &Report) -> String {
         // What the gate made of a low cosine: an error where it fails, a note where routing
         // measured the tool and decided.
         if let Some(d) = v.drift
-            && let Some(all) = &report.drift
+            && let Some(x) =
+                crate::report::view::ruling(report, &d.tool, crate::gate::Metric::Cosine)
         {
-            let (level, message) = match crate::gate::cosine_call(
-                d,
-                all.floor,
-                report.routing.as_ref(),
-                &report.thresholds,
-            ) {
-                crate::gate::CosineCall::Fail(m) => ("error", m),
-                crate::gate::CosineCall::Review(m) => ("note", m),
-                crate::gate::CosineCall::Pass => ("", String::new()),
+            let level = match x.outcome {
+                crate::gate::Outcome::Fail => "error",
+                crate::gate::Outcome::Review => "note",
             };
-            if !level.is_empty() {
-                results.push(result(
-                    "meaning-drift",
-                    level,
-                    cell(&message, 500),
-                    loc.clone(),
-                    &name,
-                    "/description",
-                ));
-            }
+            results.push(result(
+                "meaning-drift",
+                level,
+                cell(&x.message, 500),
+                loc.clone(),
+                &name,
+                "/description",
+            ));
         }
     }
     // Lint: for `check` only what the PR introduced (what it fixed is not a result), for `lint`

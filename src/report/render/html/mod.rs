@@ -282,12 +282,12 @@ fn sides(report: &Report, b: &mut String) {
         let _ = writeln!(
             b,
             "<p>Suite {} ({} cases, <span class=\"mono\">{}</span>); router {} {} at {}, repeats {}.</p>",
-            code(&s.source),
-            s.cases,
-            html(&s.sha256[..19.min(s.sha256.len())], false),
-            html(&r.kind, false),
-            code(&r.model),
-            code(&r.host),
+            code(&s.identity.source),
+            s.identity.cases,
+            html(&s.identity.sha256[..19.min(s.identity.sha256.len())], false),
+            html(r.identity.kind.as_str(), false),
+            code(&r.identity.model),
+            code(&r.identity.host),
             r.repeats
         );
     }

@@ -29,8 +29,8 @@ pub fn render(report: &StressReport) -> String {
         code(&report.tools_source),
         code(&report.suite.source),
         report.suite.cases,
-        html(&report.router.kind, false),
-        code(&report.router.model),
+        html(report.router.identity.kind.as_str(), false),
+        code(&report.router.identity.model),
         report.router.repeats,
         report.router.seed
     );

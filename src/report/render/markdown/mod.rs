@@ -268,10 +268,10 @@ fn context(report: &Report) -> String {
         let _ = write!(
             s,
             " · router {} {} · suite {} ({} cases, measured with the {} suite)",
-            md_code(&router.kind, 40, false),
-            md_code(&router.model, 80, false),
-            md_code(&suite.source, 120, false),
-            suite.cases,
+            md_code(router.identity.kind.as_str(), 40, false),
+            md_code(&router.identity.model, 80, false),
+            md_code(&suite.identity.source, 120, false),
+            suite.identity.cases,
             suite.measured_with
         );
     }
@@ -795,12 +795,12 @@ fn drift(report: &Report) -> Option<String> {
         |x: Option<f64>| x.map_or_else(|| "—".to_string(), crate::drift::floors::share_above);
     for t in &d.tools {
         // Below the floor fails only where routing did not measure the tool (`gate`).
-        let call =
-            crate::gate::cosine_call(t, d.floor, report.routing.as_ref(), &report.thresholds);
-        let verdict = |below: bool| match (&call, below) {
+        let review = crate::report::view::ruling(report, &t.tool, crate::gate::Metric::Cosine)
+            .is_some_and(|x| x.outcome == crate::gate::Outcome::Review);
+        let verdict = |below: bool| match (review, below) {
             (_, false) => "✅ ok",
-            (crate::gate::CosineCall::Review(_), true) => "📝 below floor; routing decided",
-            (_, true) => "❌ below floor",
+            (true, true) => "📝 below floor; routing decided",
+            (false, true) => "❌ below floor",
         };
         let _ = writeln!(
             b,
@@ -943,7 +943,11 @@ fn footer(report: &Report, opts: &Options) -> String {
         let _ = write!(
             s,
             " · suite {}",
-            md_code(&suite.sha256[..19.min(suite.sha256.len())], 30, false)
+            md_code(
+                &suite.identity.sha256[..19.min(suite.identity.sha256.len())],
+                30,
+                false
+            )
         );
     }
     // The response cache's effect, so a re-run that sent nothing says so (the Action keeps the

@@ -32,8 +32,8 @@ pub fn render(report: &StressReport) -> String {
     let _ = writeln!(
         out,
         "Router `{}` ({}), suite `{}` ({} cases, `{}`), repeats {}. Unperturbed accuracy **{:.1}%** ({}/{}).",
-        report.router.kind,
-        md_code(&report.router.model, 80, false),
+        report.router.identity.kind,
+        md_code(&report.router.identity.model, 80, false),
         md_code(&report.suite.source, 80, false),
         report.suite.cases,
         &report.suite.sha256[..19.min(report.suite.sha256.len())],

@@ -211,11 +211,11 @@ fn routing(report: &Report, p: &Paint, out: &mut String) {
         let _ = writeln!(
             out,
             "router: {} {} · suite {} ({} cases, {}, measured with the {} suite) · repeats {}",
-            router.kind,
-            cell(&router.model, 60),
-            cell(&suite.source, 60),
-            suite.cases,
-            &suite.sha256[..19.min(suite.sha256.len())],
+            router.identity.kind,
+            cell(&router.identity.model, 60),
+            cell(&suite.identity.source, 60),
+            suite.identity.cases,
+            &suite.identity.sha256[..19.min(suite.identity.sha256.len())],
             suite.measured_with,
             router.repeats
         );

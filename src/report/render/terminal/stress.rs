@@ -45,8 +45,8 @@ pub fn render(report: &StressReport, color: bool) -> String {
         cell(&report.suite.source, 60),
         report.suite.cases,
         &report.suite.sha256[..19.min(report.suite.sha256.len())],
-        report.router.kind,
-        cell(&report.router.model, 60),
+        report.router.identity.kind,
+        cell(&report.router.identity.model, 60),
         report.router.repeats
     );
     let _ = writeln!(
