@@ -70,6 +70,19 @@ pub enum OrderKind {
 /// that knows clap).
 pub use crate::route::Kind as RouterKind;
 
+/// `--semantic-variant` / `[router] semantic_variant`.
+pub use crate::route::semantic::Variant as SemanticVariant;
+
+impl clap::ValueEnum for SemanticVariant {
+    fn value_variants<'a>() -> &'a [Self] {
+        &SemanticVariant::ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.name()))
+    }
+}
+
 impl clap::ValueEnum for RouterKind {
     fn value_variants<'a>() -> &'a [Self] {
         &RouterKind::ALL
@@ -98,6 +111,7 @@ pub struct RouterConfig {
     /// Attempts per request, including the first.
     pub max_attempts: Option<u32>,
     pub none_threshold: Option<f32>,
+    pub semantic_variant: Option<SemanticVariant>,
     pub azure_api_version: Option<String>,
     /// USD per million input tokens, for the cost estimate.
     pub price_input_per_mtok: Option<f64>,

@@ -452,6 +452,7 @@ pub struct RouterSettings {
     /// `--none-threshold`: the semantic router's no-call rule as a cosine threshold instead of
     /// its small-talk reference.
     pub none_threshold: Option<f32>,
+    pub semantic_variant: Option<crate::app::config::SemanticVariant>,
     pub prices: Option<[f64; 2]>,
     /// USD per million cached input tokens; `None`: the input price.
     pub cached_price: Option<f64>,
@@ -460,7 +461,9 @@ pub struct RouterSettings {
 impl RouterSettings {
     /// The semantic router's scoring: the shipped default, or its no-call rule as a threshold.
     pub fn semantic_options(&self) -> semantic::Options {
-        let mut o = semantic::Options::default();
+        let mut o = self
+            .semantic_variant
+            .map_or_else(semantic::Options::default, |v| v.options());
         if let Some(t) = self.none_threshold {
             o.none = semantic::NoneRule::Threshold(t);
         }
@@ -478,6 +481,18 @@ impl RouterSettings {
             return Err(Error::Usage(
                 "--request-timeout 0: expected at least 1 second".into(),
             ));
+        }
+        let kind = r.router.or(c.kind).unwrap_or(RouterKind::Semantic);
+        let semantic_only = [
+            ("--semantic-variant", r.semantic_variant.is_some()),
+            ("--none-threshold", r.none_threshold.is_some()),
+        ];
+        if let Some((flag, _)) = semantic_only.iter().find(|(_, set)| *set)
+            && !kind.is_proxy()
+        {
+            return Err(Error::Usage(format!(
+                "{flag} sets the semantic router; --router {kind} does not read it"
+            )));
         }
         let rotations = r.rotations.or(c.rotations);
         let order = match (r.order.or(c.order).unwrap_or(OrderKind::Rotate), rotations) {
@@ -511,6 +526,7 @@ impl RouterSettings {
             timeout: Duration::from_secs(timeout),
             max_attempts: r.max_attempts.or(c.max_attempts).unwrap_or(4).max(1),
             none_threshold: r.none_threshold.or(c.none_threshold),
+            semantic_variant: r.semantic_variant.or(c.semantic_variant),
             prices: r
                 .price_input
                 .or(c.price_input_per_mtok)

@@ -292,32 +292,19 @@ fn measure(
     }
 }
 
-/// The verdict on `traffic` for rollout `r`.
-pub fn watch(r: &Rollout, traffic: &Traffic, s: &Settings) -> WatchReport {
-    let rho = s.stage / 100.0;
-    let names = metric_names(r, traffic);
-    let n_base = traffic
-        .sessions
-        .iter()
-        .filter(|x| x.arm == Arm::Base)
-        .count() as u64;
-    let n_head = traffic.sessions.len() as u64 - n_base;
-    let mut split = Monitor::new(rho.clamp(1e-9, 1.0 - 1e-9), 1.0, Side::Two);
-    for x in &traffic.sessions {
-        split.push(x.arm == Arm::Head);
-    }
-    let arms = (n_base, n_head);
-    let metrics: Vec<Metric> = names
-        .iter()
-        .map(|name| measure(r, traffic, name, arms, names.len(), s))
-        .collect();
+/// Sessions per hour over the logged span, when the sessions carry start times.
+fn rate(traffic: &Traffic) -> Option<f64> {
     let times: Vec<f64> = traffic.sessions.iter().filter_map(|x| x.start).collect();
-    let sessions_per_hour = match (times.first(), times.last()) {
+    match (times.first(), times.last()) {
         (Some(a), Some(b)) if b > a && times.len() > 1 => {
             Some(times.len() as f64 / ((b - a) / 3600.0))
         }
         _ => None,
-    };
+    }
+}
+
+/// What the logs cannot measure, and what overstates the evidence.
+fn unmeasured(traffic: &Traffic) -> Vec<String> {
     let mut notes = Vec::new();
     if !traffic.has_tool_runs {
         notes.push(
@@ -337,6 +324,46 @@ pub fn watch(r: &Rollout, traffic: &Traffic, s: &Settings) -> WatchReport {
             traffic.attribution.sessionless
         ));
     }
+    notes
+}
+
+/// Accuracy on the sessions of `arm` a label says were routed right or wrong.
+fn labelled(traffic: &Traffic, arm: Arm) -> LabelledAccuracy {
+    let labelled = traffic
+        .sessions
+        .iter()
+        .filter(|x| x.arm == arm && x.events.contains(&Event::Labelled));
+    let (n, right) = labelled.fold((0u64, 0u64), |(n, r), x| {
+        (n + 1, r + u64::from(!x.events.contains(&Event::Misrouted)))
+    });
+    LabelledAccuracy {
+        sessions: n,
+        right,
+        accuracy: (n > 0).then(|| right as f64 / n as f64),
+    }
+}
+
+/// The verdict on `traffic` for rollout `r`.
+pub fn watch(r: &Rollout, traffic: &Traffic, s: &Settings) -> WatchReport {
+    let rho = s.stage / 100.0;
+    let names = metric_names(r, traffic);
+    let n_base = traffic
+        .sessions
+        .iter()
+        .filter(|x| x.arm == Arm::Base)
+        .count() as u64;
+    let n_head = traffic.sessions.len() as u64 - n_base;
+    let mut split = Monitor::new(rho.clamp(1e-9, 1.0 - 1e-9), 1.0, Side::Two);
+    for x in &traffic.sessions {
+        split.push(x.arm == Arm::Head);
+    }
+    let arms = (n_base, n_head);
+    let metrics: Vec<Metric> = names
+        .iter()
+        .map(|name| measure(r, traffic, name, arms, names.len(), s))
+        .collect();
+    let sessions_per_hour = rate(traffic);
+    let notes = unmeasured(traffic);
     let worse: Vec<&str> = metrics
         .iter()
         .filter(|x| x.worse)
@@ -409,22 +436,9 @@ pub fn watch(r: &Rollout, traffic: &Traffic, s: &Settings) -> WatchReport {
         (Decision::Continue, Some(n), Some(rate)) => Some(n as f64 / rate),
         _ => None,
     };
-    let labelled_accuracy = traffic.has_labels.then(|| {
-        [Arm::Base, Arm::Head].map(|arm| {
-            let labelled = traffic
-                .sessions
-                .iter()
-                .filter(|x| x.arm == arm && x.events.contains(&Event::Labelled));
-            let (n, right) = labelled.fold((0u64, 0u64), |(n, r), x| {
-                (n + 1, r + u64::from(!x.events.contains(&Event::Misrouted)))
-            });
-            LabelledAccuracy {
-                sessions: n,
-                right,
-                accuracy: (n > 0).then(|| right as f64 / n as f64),
-            }
-        })
-    });
+    let labelled_accuracy = traffic
+        .has_labels
+        .then(|| [Arm::Base, Arm::Head].map(|arm| labelled(traffic, arm)));
     let history = history(r, traffic, &metrics, s);
     WatchReport {
         decision,

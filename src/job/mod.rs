@@ -2,5 +2,6 @@
 
 pub mod check;
 pub mod import;
+pub mod lint;
 pub mod merge;
 pub mod stress;

@@ -494,26 +494,8 @@ pub async fn run(
         return outcome;
     }
     let key = store_key(chat, items);
-    let by_id: BTreeMap<&str, &Item> = items.iter().map(|i| (i.id.as_str(), i)).collect();
-    let mut submitted: Submitted = store.get(&key).unwrap_or_default();
-    // A stored batch of ids that are not ours (a foreign or corrupt entry) is dropped.
-    submitted
-        .batches
-        .retain(|b| is_id(&b.id) && b.items.iter().all(|i| by_id.contains_key(i.as_str())));
+    let mut submitted = resumable(store, &key, items, console);
     outcome.resumed = submitted.batches.len();
-    if outcome.resumed > 0 {
-        console.note(&format!(
-            "batch: resuming {} batch(es) an earlier run submitted for these {} request(s): {}",
-            outcome.resumed,
-            items.len(),
-            submitted
-                .batches
-                .iter()
-                .map(|b| b.id.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
-    }
     let covered: std::collections::HashSet<&str> = submitted
         .batches
         .iter()
@@ -589,29 +571,8 @@ pub async fn run(
                     dropped.push(b.id.clone());
                 }
                 Phase::Ended { files } => {
-                    let cap = (b.items.len().saturating_mul(256 << 10) + (1 << 20)).min(1 << 30);
-                    let r = with_retry(retry, || chat.results(&b.id, files, cap)).await;
-                    match r.result {
-                        Ok(mut got) => {
-                            for id in &b.items {
-                                let a = got.remove(id).unwrap_or_else(|| {
-                                    Err(format!(
-                                        "batch {} ended ({}) without an answer for this request",
-                                        b.id, status.word
-                                    ))
-                                });
-                                outcome.answers.insert(id.clone(), a);
-                            }
-                        }
-                        Err(e) => {
-                            let why = format!(
-                                "reading batch {}'s results: {}",
-                                b.id,
-                                chat.scrub_failure(e)
-                            );
-                            fail_all(&mut outcome, b.items.iter().map(String::as_str), &why);
-                            dropped.push(b.id.clone());
-                        }
+                    if !read_ended(chat, retry, b, files, &status.word, &mut outcome).await {
+                        dropped.push(b.id.clone());
                     }
                 }
             }
@@ -622,20 +583,7 @@ pub async fn run(
         }
         if started.elapsed() + pause > opts.wait {
             for b in &pending {
-                let s = last.get(&b.id);
-                let why = format!(
-                    "batch {} still {} after waiting {} s ({}/{} done); its id is kept in the cache{}, so the same command resumes it without paying again",
-                    b.id,
-                    s.map_or("running", |s| s.word.as_str()),
-                    opts.wait.as_secs(),
-                    s.map_or(0, |s| s.done),
-                    s.map_or(0, |s| s.total),
-                    if store.is_on() {
-                        ""
-                    } else {
-                        " — no: the cache is off, so a re-run submits again"
-                    }
-                );
+                let why = still_running(b, last.get(&b.id), opts.wait, store.is_on());
                 fail_all(&mut outcome, b.items.iter().map(String::as_str), &why);
             }
             break;
@@ -648,6 +596,84 @@ pub async fn run(
         let _ = store.put_synced(&key, &submitted);
     }
     outcome
+}
+
+/// The batches an interrupted run submitted for exactly these `items`, as `store` kept them
+/// under `key` (a stored batch of ids that are not ours, a foreign or corrupt entry, is dropped).
+fn resumable(store: &Cache, key: &str, items: &[Item], console: &dyn Console) -> Submitted {
+    let by_id: BTreeMap<&str, &Item> = items.iter().map(|i| (i.id.as_str(), i)).collect();
+    let mut submitted: Submitted = store.get(key).unwrap_or_default();
+    submitted
+        .batches
+        .retain(|b| is_id(&b.id) && b.items.iter().all(|i| by_id.contains_key(i.as_str())));
+    if !submitted.batches.is_empty() {
+        console.note(&format!(
+            "batch: resuming {} batch(es) an earlier run submitted for these {} request(s): {}",
+            submitted.batches.len(),
+            items.len(),
+            submitted
+                .batches
+                .iter()
+                .map(|b| b.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    submitted
+}
+
+/// Read an ended batch's answers into `outcome` (a request it did not answer fails); `false`
+/// when its results could not be read, every request of it failed.
+async fn read_ended(
+    chat: &Chat,
+    retry: &RetryPolicy,
+    b: &Submission,
+    files: &[String],
+    word: &str,
+    outcome: &mut Outcome,
+) -> bool {
+    let cap = (b.items.len().saturating_mul(256 << 10) + (1 << 20)).min(1 << 30);
+    let r = with_retry(retry, || chat.results(&b.id, files, cap)).await;
+    match r.result {
+        Ok(mut got) => {
+            for id in &b.items {
+                let a = got.remove(id).unwrap_or_else(|| {
+                    Err(format!(
+                        "batch {} ended ({word}) without an answer for this request",
+                        b.id
+                    ))
+                });
+                outcome.answers.insert(id.clone(), a);
+            }
+            true
+        }
+        Err(e) => {
+            let why = format!(
+                "reading batch {}'s results: {}",
+                b.id,
+                chat.scrub_failure(e)
+            );
+            fail_all(outcome, b.items.iter().map(String::as_str), &why);
+            false
+        }
+    }
+}
+
+/// Why a batch's requests have no answer when the wait ran out, and how the next run resumes it.
+fn still_running(b: &Submission, s: Option<&Status>, wait: Duration, kept: bool) -> String {
+    format!(
+        "batch {} still {} after waiting {} s ({}/{} done); its id is kept in the cache{}, so the same command resumes it without paying again",
+        b.id,
+        s.map_or("running", |s| s.word.as_str()),
+        wait.as_secs(),
+        s.map_or(0, |s| s.done),
+        s.map_or(0, |s| s.total),
+        if kept {
+            ""
+        } else {
+            " — no: the cache is off, so a re-run submits again"
+        }
+    )
 }
 
 /// Every id of `ids` has no answer, for `why`.

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::compare::{Direction, Flip, ToolRouting, label_counts, tool_rows};
+use super::compare::{Flip, ToolRouting, flip, label_counts, tool_rows};
 use super::judge::CallOutcome;
 use super::runner::{Sample, SideRun};
 use crate::stats::{self, CaseOutcome, PairedSummary};
@@ -88,23 +88,10 @@ pub fn compare(
         if o.base_right() != o.head_right() && !routing_flipped {
             let (bs, hs) = (b.typical_call(), h.typical_call());
             flips.push(Flip {
-                id: case.id.clone(),
-                prompt: case.prompt.clone(),
-                expect: case.expect.label(),
-                base: said(bs),
-                head: said(hs),
-                direction: if o.base_right() {
-                    Direction::Regressed
-                } else {
-                    Direction::Fixed
-                },
-                base_correct: o.base_correct,
-                head_correct: o.head_correct,
-                repeats,
-                confirmed: None,
                 arguments: changes(bs.arguments.as_ref(), hs.arguments.as_ref()),
                 base_call: Some(bs.call.clone()),
                 head_call: Some(hs.call.clone()),
+                ..flip(case, &o, said(bs), said(hs))
             });
         }
         outcomes.push(o);

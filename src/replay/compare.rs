@@ -201,28 +201,9 @@ pub fn compare_sides(
         if b.offered_hash == h.offered_hash {
             unchanged_q += 1;
         }
-        let called = |run: &super::runner::CaseRun| -> Vec<String> {
-            run.samples
-                .iter()
-                .filter_map(|s| match &s.outcome {
-                    Outcome::MustNotCall { chosen } => Some(chosen.clone()),
-                    _ => None,
-                })
-                .collect()
-        };
-        let head_forbidden = called(h);
         // A forbidden call --confirm's re-asks did not make again is excused with its flip.
-        if called(b).is_empty()
-            && !excused.contains(&case.id)
-            && let Some(tool) = head_forbidden.first()
-        {
-            forbidden.push(ForbiddenCall {
-                id: case.id.clone(),
-                prompt: case.prompt.clone(),
-                tool: tool.clone(),
-                head_calls: head_forbidden.len() as u32,
-                repeats: h.samples.len() as u32,
-            });
+        if !excused.contains(&case.id) {
+            forbidden.extend(forbidden_call(case, b, h));
         }
         let repeats = b.samples.len().max(1) as u32;
         let head_correct = if excused.contains(&case.id) {
@@ -232,52 +213,14 @@ pub fn compare_sides(
         };
         let o = CaseOutcome::new(case.id.clone(), b.correct(), head_correct, repeats);
         if o.base_right() != o.head_right() {
-            flips.push(Flip {
-                id: case.id.clone(),
-                prompt: case.prompt.clone(),
-                expect: case.expect.label(),
-                base: b.typical().choice(),
-                head: h.typical().choice(),
-                direction: if o.base_right() {
-                    Direction::Regressed
-                } else {
-                    Direction::Fixed
-                },
-                base_correct: o.base_correct,
-                head_correct: o.head_correct,
-                repeats,
-                confirmed: None,
-                arguments: Vec::new(),
-                base_call: None,
-                head_call: None,
-            });
+            flips.push(flip(case, &o, b.typical().choice(), h.typical().choice()));
         }
         outcomes.push(o);
     }
     flips.sort_by(|a, b| a.direction.cmp(&b.direction).then_with(|| a.id.cmp(&b.id)));
     let summary = stats::paired_summary_with(&outcomes, seed, resamples);
-    let obs = |suite: &Suite, run: &SideRun| -> Vec<(Vec<String>, Option<String>)> {
-        suite
-            .cases
-            .iter()
-            .zip(&run.cases)
-            .flat_map(|(c, r)| {
-                r.samples
-                    .iter()
-                    .filter(|s| !s.outcome.is_error())
-                    .map(move |s| {
-                        let chosen = match &s.outcome {
-                            Outcome::Correct { chosen } => chosen.clone(),
-                            Outcome::NoCall => None,
-                            o => Some(o.choice()),
-                        };
-                        (c.expect.names().to_vec(), chosen)
-                    })
-            })
-            .collect()
-    };
-    let (base_metrics, base_confusions) = stats::tool_metrics(&obs(suite, base));
-    let (head_metrics, mut head_confusions) = stats::tool_metrics(&obs(head_suite, head));
+    let (base_metrics, base_confusions) = stats::tool_metrics(&observations(suite, base));
+    let (head_metrics, mut head_confusions) = stats::tool_metrics(&observations(head_suite, head));
     // Base name → the name head expects it under (a carried rename), read once from the two
     // suites' expectations; confusions are compared across sides by name, so head's are spelled
     // in base's names.
@@ -346,6 +289,79 @@ pub fn compare_sides(
         base_stats: base.stats.clone(),
         head_stats: head.stats.clone(),
     }
+}
+
+/// Head's call of a tool `case` forbids (`must_not_call`), where base never made one.
+fn forbidden_call(
+    case: &crate::suite::Case,
+    b: &super::runner::CaseRun,
+    h: &super::runner::CaseRun,
+) -> Option<ForbiddenCall> {
+    let called = |run: &super::runner::CaseRun| -> Vec<String> {
+        run.samples
+            .iter()
+            .filter_map(|s| match &s.outcome {
+                Outcome::MustNotCall { chosen } => Some(chosen.clone()),
+                _ => None,
+            })
+            .collect()
+    };
+    let head_forbidden = called(h);
+    if !called(b).is_empty() {
+        return None;
+    }
+    Some(ForbiddenCall {
+        id: case.id.clone(),
+        prompt: case.prompt.clone(),
+        tool: head_forbidden.first()?.clone(),
+        head_calls: head_forbidden.len() as u32,
+        repeats: h.samples.len() as u32,
+    })
+}
+
+/// `case`'s flip (`o` is right at one side only), `base` and `head` what each side answered.
+pub(super) fn flip(case: &crate::suite::Case, o: &CaseOutcome, base: String, head: String) -> Flip {
+    Flip {
+        id: case.id.clone(),
+        prompt: case.prompt.clone(),
+        expect: case.expect.label(),
+        base,
+        head,
+        direction: if o.base_right() {
+            Direction::Regressed
+        } else {
+            Direction::Fixed
+        },
+        base_correct: o.base_correct,
+        head_correct: o.head_correct,
+        repeats: o.repeats,
+        confirmed: None,
+        arguments: Vec::new(),
+        base_call: None,
+        head_call: None,
+    }
+}
+
+/// Every answered sample of `run` as (expected names, chosen tool) for the per-tool metrics.
+fn observations(suite: &Suite, run: &SideRun) -> Vec<(Vec<String>, Option<String>)> {
+    suite
+        .cases
+        .iter()
+        .zip(&run.cases)
+        .flat_map(|(c, r)| {
+            r.samples
+                .iter()
+                .filter(|s| !s.outcome.is_error())
+                .map(move |s| {
+                    let chosen = match &s.outcome {
+                        Outcome::Correct { chosen } => chosen.clone(),
+                        Outcome::NoCall => None,
+                        o => Some(o.choice()),
+                    };
+                    (c.expect.names().to_vec(), chosen)
+                })
+        })
+        .collect()
 }
 
 /// How many samples of a side got each label ("wrong tool": 3, …).

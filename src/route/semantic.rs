@@ -92,6 +92,34 @@ impl Default for Options {
     }
 }
 
+/// The shipped option sets a user can pick (`--semantic-variant`, `[router] semantic_variant`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Variant {
+    /// The one before: more accurate on Azure's 180 tools, feels fewer meaning changes.
+    Hybrid2,
+    /// The default (docs/router.md).
+    Hybrid3,
+}
+
+impl Variant {
+    pub const ALL: [Variant; 2] = [Variant::Hybrid2, Variant::Hybrid3];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Variant::Hybrid2 => "hybrid2",
+            Variant::Hybrid3 => "hybrid3",
+        }
+    }
+
+    pub fn options(self) -> Options {
+        match self {
+            Variant::Hybrid2 => Options::hybrid2(),
+            Variant::Hybrid3 => Options::hybrid3(),
+        }
+    }
+}
+
 impl Options {
     /// The first router (v0.1): whole routing text, cosine only, a 0.25 threshold.
     pub fn first() -> Self {

@@ -395,6 +395,116 @@ struct Refs<'a> {
     tree: &'a Tree,
 }
 
+/// A case's `expect`: a tool name, a list of acceptable names, or `none`.
+fn expect_of(v: Option<&Value>, source: &str, id: &str) -> Result<Expect> {
+    Ok(match v {
+        None => {
+            return Err(field_err(
+                source,
+                id,
+                "expect",
+                "missing: give a tool name, a list of acceptable names, or `none`",
+            ));
+        }
+        Some(Value::Null) => Expect::None,
+        Some(Value::String(s)) if s == "none" => Expect::None,
+        Some(v) => {
+            let names = string_list(v, source, id, "expect")?;
+            if names.is_empty() {
+                return Err(field_err(
+                    source,
+                    id,
+                    "expect",
+                    "empty list: use `none` when no tool should be called",
+                ));
+            }
+            Expect::Tools(names)
+        }
+    })
+}
+
+/// A case's `history`: the turns before the prompt.
+fn history_of(v: Option<&Value>, source: &str, id: &str) -> Result<Vec<Message>> {
+    Ok(match v {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .enumerate()
+            .map(|(i, m)| {
+                let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+                let content = m.get("content").and_then(Value::as_str);
+                match (role, content) {
+                    ("user" | "assistant", Some(c)) => Ok(Message {
+                        role: role.into(),
+                        content: c.into(),
+                    }),
+                    _ => Err(field_err(
+                        source,
+                        id,
+                        &format!("history/{i}"),
+                        "expected {role: user|assistant, content: string}",
+                    )),
+                }
+            })
+            .collect::<Result<_>>()?,
+        Some(other) => {
+            return Err(field_err(
+                source,
+                id,
+                "history",
+                format!("expected a list of messages, found {}", json_kind(other)),
+            ));
+        }
+    })
+}
+
+/// A case's `distractors`: inline tools, or `{ref: FILE}` for a tools file's tools.
+fn distractors_of(
+    v: Option<&Value>,
+    source: &str,
+    id: &str,
+    refs: &Refs<'_>,
+) -> Result<Vec<crate::tools::Tool>> {
+    Ok(match v {
+        None => Vec::new(),
+        Some(Value::Array(a)) => a
+            .iter()
+            .enumerate()
+            .map(|(i, d)| distractor(d, source, id, i, refs))
+            .collect::<Result<Vec<_>>>()?
+            .into_iter()
+            .flatten()
+            .collect(),
+        Some(other) => {
+            return Err(field_err(
+                source,
+                id,
+                "distractors",
+                format!("expected a list, found {}", json_kind(other)),
+            ));
+        }
+    })
+}
+
+/// A case's `review` mark: true until a person confirmed the case.
+fn review_of(v: Option<&Value>, source: &str, id: &str) -> Result<bool> {
+    Ok(match v {
+        None | Some(Value::Bool(false)) => false,
+        Some(Value::Bool(true)) => true,
+        Some(other) => {
+            return Err(field_err(
+                source,
+                id,
+                "review",
+                format!(
+                    "expected true (not yet confirmed) or false, found {}",
+                    json_kind(other)
+                ),
+            ));
+        }
+    })
+}
+
 fn parse_case(v: &Value, source: &str, where_: &str, refs: &Refs<'_>) -> Result<(Case, bool)> {
     let o = v.as_object().ok_or_else(|| {
         Error::Usage(format!(
@@ -450,30 +560,7 @@ fn parse_case(v: &Value, source: &str, where_: &str, refs: &Refs<'_>) -> Result<
             ));
         }
     };
-    let expect = match o.get("expect") {
-        None => {
-            return Err(field_err(
-                source,
-                &id,
-                "expect",
-                "missing: give a tool name, a list of acceptable names, or `none`",
-            ));
-        }
-        Some(Value::Null) => Expect::None,
-        Some(Value::String(s)) if s == "none" => Expect::None,
-        Some(v) => {
-            let names = string_list(v, source, &id, "expect")?;
-            if names.is_empty() {
-                return Err(field_err(
-                    source,
-                    &id,
-                    "expect",
-                    "empty list: use `none` when no tool should be called",
-                ));
-            }
-            Expect::Tools(names)
-        }
-    };
+    let expect = expect_of(o.get("expect"), source, &id)?;
     let args = match o.get("args") {
         None | Some(Value::Null) => None,
         Some(_) if expect == Expect::None => {
@@ -511,71 +598,9 @@ fn parse_case(v: &Value, source: &str, where_: &str, refs: &Refs<'_>) -> Result<
         .map(|v| string_list(v, source, &id, "tags"))
         .transpose()?
         .unwrap_or_default();
-    let history = match o.get("history") {
-        None => Vec::new(),
-        Some(Value::Array(a)) => a
-            .iter()
-            .enumerate()
-            .map(|(i, m)| {
-                let role = m.get("role").and_then(Value::as_str).unwrap_or("");
-                let content = m.get("content").and_then(Value::as_str);
-                match (role, content) {
-                    ("user" | "assistant", Some(c)) => Ok(Message {
-                        role: role.into(),
-                        content: c.into(),
-                    }),
-                    _ => Err(field_err(
-                        source,
-                        &id,
-                        &format!("history/{i}"),
-                        "expected {role: user|assistant, content: string}",
-                    )),
-                }
-            })
-            .collect::<Result<_>>()?,
-        Some(other) => {
-            return Err(field_err(
-                source,
-                &id,
-                "history",
-                format!("expected a list of messages, found {}", json_kind(other)),
-            ));
-        }
-    };
-    let distractors = match o.get("distractors") {
-        None => Vec::new(),
-        Some(Value::Array(a)) => a
-            .iter()
-            .enumerate()
-            .map(|(i, d)| distractor(d, source, &id, i, refs))
-            .collect::<Result<Vec<_>>>()?
-            .into_iter()
-            .flatten()
-            .collect(),
-        Some(other) => {
-            return Err(field_err(
-                source,
-                &id,
-                "distractors",
-                format!("expected a list, found {}", json_kind(other)),
-            ));
-        }
-    };
-    let review = match o.get("review") {
-        None | Some(Value::Bool(false)) => false,
-        Some(Value::Bool(true)) => true,
-        Some(other) => {
-            return Err(field_err(
-                source,
-                &id,
-                "review",
-                format!(
-                    "expected true (not yet confirmed) or false, found {}",
-                    json_kind(other)
-                ),
-            ));
-        }
-    };
+    let history = history_of(o.get("history"), source, &id)?;
+    let distractors = distractors_of(o.get("distractors"), source, &id, refs)?;
+    let review = review_of(o.get("review"), source, &id)?;
     let case = Case {
         id,
         history,

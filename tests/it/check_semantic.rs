@@ -978,3 +978,71 @@ fn an_endorsement_sentence_fails_the_calendar_check_and_says_why() {
         }
     }
 }
+
+/// `--semantic-variant hybrid2` (or `[router] semantic_variant` in the config) routes with the
+/// earlier option set: its own model id, so its own cache entries — a hybrid3 run's answers in
+/// the same cache answer none of its requests — and the calendar's regression still fails.
+#[test]
+fn the_semantic_variant_is_chosen_by_flag_or_config_and_cached_apart() {
+    let cache = tempfile::tempdir().unwrap();
+    let calendar = ["--base", CAL_BASE, "--head", CAL_HEAD, "--suite", CAL_SUITE];
+    let (run, r3) = check_json(cache.path(), &calendar);
+    assert_eq!(run.code, 1, "{}", run.dump());
+    let model = |r: &Value| r["router"]["model"].as_str().unwrap().to_string();
+    assert!(model(&r3).ends_with("@hybrid3"), "{}", model(&r3));
+
+    let flag: Vec<&str> = calendar
+        .iter()
+        .copied()
+        .chain(["--semantic-variant", "hybrid2"])
+        .collect();
+    let (run, r2) = check_json(cache.path(), &flag);
+    assert_eq!(run.code, 1, "{}", run.dump());
+    assert!(model(&r2).ends_with("@hybrid2"), "{}", model(&r2));
+    assert_eq!(
+        stat(&r2, "base", "cache_hits"),
+        0,
+        "keyed apart from hybrid3"
+    );
+    assert_eq!(stat(&r2, "base", "requests_sent"), 36);
+    assert!(
+        r2["verdict"]["rulings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["tool"] == "schedule_appointment" && x["metric"] == "routing"),
+        "{}",
+        r2["verdict"]
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("driftgate.toml");
+    std::fs::write(&config, "[router]\nsemantic_variant = \"hybrid2\"\n").unwrap();
+    let by_config: Vec<&str> = calendar
+        .iter()
+        .copied()
+        .chain(["--config", config.to_str().unwrap()])
+        .collect();
+    let (run, rc) = check_json(cache.path(), &by_config);
+    assert_eq!(run.code, 1, "{}", run.dump());
+    assert_eq!(model(&rc), model(&r2));
+    assert_eq!(
+        stat(&rc, "base", "requests_sent"),
+        0,
+        "hybrid2's own entries answer"
+    );
+    assert_eq!(rc["routing"]["summary"], r2["routing"]["summary"]);
+
+    std::fs::write(&config, "[router]\nsemantic_variant = \"hybrid9\"\n").unwrap();
+    let run = cli::driftgate(["check"].iter().chain(&by_config)).run();
+    assert_eq!(run.code, 2, "{}", run.dump());
+    assert!(
+        run.stderr
+            .contains("driftgate.toml: invalid TOML at line 2")
+            && run
+                .stderr
+                .contains("`hybrid9`, expected `hybrid2` or `hybrid3`"),
+        "{}",
+        run.dump()
+    );
+}

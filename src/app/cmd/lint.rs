@@ -8,9 +8,9 @@ use crate::app::console::{Progress, Terminal};
 use crate::app::settings::RouterSettings;
 use crate::app::{output, settings, sides};
 use crate::error::{Error, Result};
-use crate::lint::{self, LintOptions, LintSection};
-use crate::report::{Report, Side};
-use crate::scan::{FailOn, ScanSection};
+use crate::job::{self, check::LintModel, lint::LintInputs};
+use crate::lint::LintOptions;
+use crate::scan::FailOn;
 
 pub const EXIT_CODES: &str = "\
 Exit codes:
@@ -71,28 +71,27 @@ pub async fn run(a: LintArgs) -> Result<i32> {
         true => None,
         false => Some(settings::embedder(&a.model.embed, &cache)?),
     };
-    let opts = LintOptions {
-        threshold: a.threshold,
-    };
-    let mut analysis = lint::analyse(&loaded.tools, embedder.as_deref(), &opts).await?;
     let model = match a.llm {
-        true => {
-            let router = r.router(None)?;
-            let grader = lint::Grader {
-                router: router.as_ref(),
-                cache: &cache,
-                concurrency: r.concurrency(settings::Use::Lint),
-                retry: &r.retry(),
-            };
-            Some(grader.grade(&loaded.tools, &mut analysis).await)
-        }
+        true => Some(LintModel {
+            router: r.router(None)?,
+            cache: cache.clone(),
+            concurrency: r.concurrency(settings::Use::Lint),
+            retry: r.retry(),
+        }),
         false => None,
     };
-    let mut section = LintSection::full(analysis);
-    section.llm = model;
-    let scan = ScanSection::full(&loaded.tools, &cfg.scan.allow);
-    let fail_on = a.scan_fail_on.or(cfg.scan.fail_on).unwrap_or_default();
-    let report = Report::of_lint(Side::of(&loaded), section, scan, fail_on, a.strict);
+    let report = job::lint::run(LintInputs {
+        loaded,
+        embedder,
+        options: LintOptions {
+            threshold: a.threshold,
+        },
+        model,
+        scan_allow: cfg.scan.allow.clone(),
+        scan_fail_on: a.scan_fail_on.or(cfg.scan.fail_on).unwrap_or_default(),
+        strict: a.strict,
+    })
+    .await?;
     output::emit(&report, &a.out, &Terminal::new(Progress::Off))?;
     Ok(report.verdict.exit_code())
 }

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::diff::{LAW, Severity};
-use crate::gate::Status;
+use crate::gate::{Metric, Outcome, Status};
 use crate::report::Report;
 use crate::report::escape::{cell, clean};
 use crate::report::view;
@@ -166,6 +166,100 @@ fn result(
     })
 }
 
+/// One tool row's results: its schema changes, its routing and call drops, a low cosine.
+fn tool_results(
+    report: &Report,
+    v: &view::ToolView<'_>,
+    file: Option<&str>,
+    results: &mut Vec<Value>,
+) {
+    let loc = location(file, v.line);
+    let name = cell(v.name, 200);
+    if let Some(d) = v.diff {
+        for c in &d.changes {
+            let level = if c.severity >= report.thresholds.fail_on {
+                "error"
+            } else if c.severity >= Severity::Warning {
+                "warning"
+            } else {
+                "note"
+            };
+            results.push(result(
+                c.rule,
+                level,
+                format!(
+                    "`{name}`: {} ({})",
+                    cell(&c.message, 500),
+                    c.severity.as_str()
+                ),
+                loc.clone(),
+                &name,
+                &c.pointer,
+            ));
+        }
+    }
+    if let Some(r) = v.routing
+        && r.delta < 0.0
+    {
+        let failed = view::ruling(report, &r.tool, Metric::Routing).is_some();
+        results.push(result(
+            "routing-regressed",
+            if failed { "error" } else { "warning" },
+            format!(
+                "`{name}`: routing accuracy {:.1}% → {:.1}% ({:+.1} pts over {} case(s), {} regressed, exact one-sided p={:.4})",
+                r.base_accuracy * 100.0,
+                r.head_accuracy * 100.0,
+                r.delta * 100.0,
+                r.cases,
+                r.regressed,
+                r.p_value_worse
+            ),
+            loc.clone(),
+            &name,
+            "",
+        ));
+    }
+    if let Some(c) = v.calls
+        && c.delta < 0.0
+    {
+        let failed = view::ruling(report, &c.tool, Metric::Calls).is_some();
+        results.push(result(
+            "call-accuracy-regressed",
+            if failed { "error" } else { "warning" },
+            format!(
+                "`{name}`: call accuracy {:.1}% → {:.1}% ({:+.1} pts over {} case(s), {} regressed, exact one-sided p={:.4})",
+                c.base_accuracy * 100.0,
+                c.head_accuracy * 100.0,
+                c.delta * 100.0,
+                c.cases,
+                c.regressed,
+                c.p_value_worse
+            ),
+            loc.clone(),
+            &name,
+            "",
+        ));
+    }
+    // What the gate made of a low cosine: an error where it fails, a note where routing
+    // measured the tool and decided.
+    if let Some(d) = v.drift
+        && let Some(x) = view::ruling(report, &d.tool, Metric::Cosine)
+    {
+        let level = match x.outcome {
+            Outcome::Fail => "error",
+            Outcome::Review => "note",
+        };
+        results.push(result(
+            "meaning-drift",
+            level,
+            cell(&x.message, 500),
+            loc.clone(),
+            &name,
+            "/description",
+        ));
+    }
+}
+
 pub fn render(report: &Report) -> String {
     let file = report.head.file.as_deref();
     let mut results = Vec::new();
@@ -209,92 +303,7 @@ pub fn render(report: &Report) -> String {
         ));
     }
     for v in view::tools(report) {
-        let loc = location(file, v.line);
-        let name = cell(v.name, 200);
-        if let Some(d) = v.diff {
-            for c in &d.changes {
-                let level = if c.severity >= report.thresholds.fail_on {
-                    "error"
-                } else if c.severity >= Severity::Warning {
-                    "warning"
-                } else {
-                    "note"
-                };
-                results.push(result(
-                    c.rule,
-                    level,
-                    format!(
-                        "`{name}`: {} ({})",
-                        cell(&c.message, 500),
-                        c.severity.as_str()
-                    ),
-                    loc.clone(),
-                    &name,
-                    &c.pointer,
-                ));
-            }
-        }
-        if let Some(r) = v.routing
-            && r.delta < 0.0
-        {
-            let failed = v.failures.iter().any(|f| f.starts_with("routing"));
-            results.push(result(
-                "routing-regressed",
-                if failed { "error" } else { "warning" },
-                format!(
-                    "`{name}`: routing accuracy {:.1}% → {:.1}% ({:+.1} pts over {} case(s), {} regressed, exact one-sided p={:.4})",
-                    r.base_accuracy * 100.0,
-                    r.head_accuracy * 100.0,
-                    r.delta * 100.0,
-                    r.cases,
-                    r.regressed,
-                    r.p_value_worse
-                ),
-                loc.clone(),
-                &name,
-                "",
-            ));
-        }
-        if let Some(c) = v.calls
-            && c.delta < 0.0
-        {
-            let failed = v.failures.iter().any(|f| f.starts_with("call accuracy"));
-            results.push(result(
-                "call-accuracy-regressed",
-                if failed { "error" } else { "warning" },
-                format!(
-                    "`{name}`: call accuracy {:.1}% → {:.1}% ({:+.1} pts over {} case(s), {} regressed, exact one-sided p={:.4})",
-                    c.base_accuracy * 100.0,
-                    c.head_accuracy * 100.0,
-                    c.delta * 100.0,
-                    c.cases,
-                    c.regressed,
-                    c.p_value_worse
-                ),
-                loc.clone(),
-                &name,
-                "",
-            ));
-        }
-        // What the gate made of a low cosine: an error where it fails, a note where routing
-        // measured the tool and decided.
-        if let Some(d) = v.drift
-            && let Some(x) =
-                crate::report::view::ruling(report, &d.tool, crate::gate::Metric::Cosine)
-        {
-            let level = match x.outcome {
-                crate::gate::Outcome::Fail => "error",
-                crate::gate::Outcome::Review => "note",
-            };
-            results.push(result(
-                "meaning-drift",
-                level,
-                cell(&x.message, 500),
-                loc.clone(),
-                &name,
-                "/description",
-            ));
-        }
+        tool_results(report, &v, file, &mut results);
     }
     // Lint: for `check` only what the PR introduced (what it fixed is not a result), for `lint`
     // every finding; located at the first tool's line.

@@ -101,8 +101,8 @@ pub fn outline(page: &str) -> String {
     walk(doc.root_element(), 0)
 }
 
-fn walk(el: scraper::ElementRef, depth: usize) -> String {
-    let e = el.value();
+/// An element as an outline line: indent, tag, `#id`, `.class`.
+fn label(e: &scraper::node::Element, depth: usize) -> String {
     let mut line = format!("{}{}", "  ".repeat(depth), e.name());
     if let Some(id) = e.attr("id") {
         line.push_str(&format!("#{id}"));
@@ -110,6 +110,12 @@ fn walk(el: scraper::ElementRef, depth: usize) -> String {
     if let Some(class) = e.attr("class") {
         line.push_str(&format!(".{}", class.replace(' ', ".")));
     }
+    line
+}
+
+fn walk(el: scraper::ElementRef, depth: usize) -> String {
+    let e = el.value();
+    let line = label(e, depth);
     if e.name() == "svg" {
         let n = el.descendants().filter(|d| d.value().is_element()).count();
         return format!("{line} ({n} elements)\n");
@@ -132,4 +138,62 @@ fn walk(el: scraper::ElementRef, depth: usize) -> String {
         i += run;
     }
     out
+}
+
+/// The page for a reviewer: its sha256 (so any byte that changes shows), then every element as
+/// [`outline`] writes it with its own text beside it; the style and the script as their size
+/// and hash; an `svg` as its element count and the labels it draws. Nothing is collapsed: rows
+/// with the same shape carry different words.
+pub fn readable(page: &str) -> String {
+    let doc = Html::parse_document(page);
+    let mut out = format!(
+        "page {}, {} bytes\n",
+        driftgate::canon::hash_str(page),
+        page.len()
+    );
+    read(doc.root_element(), 0, &mut out);
+    out
+}
+
+fn read(el: scraper::ElementRef, depth: usize, out: &mut String) {
+    let e = el.value();
+    let line = label(e, depth);
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    match e.name() {
+        "style" | "script" => {
+            let body: String = el.text().collect();
+            out.push_str(&format!(
+                "{line} ({} bytes, {})\n",
+                body.len(),
+                driftgate::canon::hash_str(&body)
+            ));
+            return;
+        }
+        "svg" => {
+            let n = el.descendants().filter(|d| d.value().is_element()).count();
+            let labels: Vec<String> = el
+                .descendants()
+                .filter_map(scraper::ElementRef::wrap)
+                .filter(|d| d.value().name() == "text")
+                .map(|t| squash(&t.text().collect::<String>()))
+                .filter(|t| !t.is_empty())
+                .collect();
+            out.push_str(&format!("{line} ({n} elements): {}\n", labels.join(" · ")));
+            return;
+        }
+        _ => {}
+    }
+    let own: Vec<String> = el
+        .children()
+        .filter_map(|c| c.value().as_text().map(|t| squash(t)))
+        .filter(|t| !t.is_empty())
+        .collect();
+    if own.is_empty() {
+        out.push_str(&format!("{line}\n"));
+    } else {
+        out.push_str(&format!("{line}: {}\n", own.join(" ¦ ")));
+    }
+    for c in el.children().filter_map(scraper::ElementRef::wrap) {
+        read(c, depth + 1, out);
+    }
 }

@@ -35,46 +35,8 @@ pub fn render(report: &StressReport) -> String {
         report.router.seed
     );
     let ranked = report.ranked();
-    let cols: Vec<String> = report.perturbations.iter().map(|p| p.id.clone()).collect();
-    let shown: Vec<_> = ranked.iter().take(super::MAX_AXIS).collect();
-    let grid = chart::Grid {
-        title: "suite accuracy change (points) with one tool perturbed".into(),
-        row_title: "tool (most fragile first)".into(),
-        col_title: "edit".into(),
-        rows: shown.iter().map(|t| t.tool.clone()).collect(),
-        cols,
-        cells: shown
-            .iter()
-            .map(|t| {
-                t.results
-                    .iter()
-                    .map(|r| if r.applied { r.delta } else { None })
-                    .collect()
-            })
-            .collect(),
-        marked: shown
-            .iter()
-            .enumerate()
-            .flat_map(|(ri, t)| {
-                t.results
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, r)| !r.flips.is_empty())
-                    .map(move |(ci, _)| (ri, ci))
-            })
-            .collect(),
-        // Coloured relative to the largest change, so a 3-point drop is visible next to an 8.
-        scale: chart::Scale::Signed {
-            max: report
-                .tools
-                .iter()
-                .flat_map(|t| t.results.iter().filter_map(|r| r.delta))
-                .fold(0.0, |m: f64, d| m.max(d.abs())),
-        },
-        text: |v| format!("{:+.0}", v * 100.0),
-    };
     b.push_str("<h2>Fragility</h2>\n<p>Empty cells: the edit does not apply to the tool. Outlined: some case flipped.</p>\n");
-    b.push_str(&figure(chart::heatmap(&grid)));
+    b.push_str(&figure(chart::heatmap(&grid(report, &ranked))));
     let mut head = vec!["tool".to_string(), "cases".to_string()];
     head.extend(report.perturbations.iter().map(|p| code(&p.id)));
     head.extend(["worst".into(), "fragility".into(), "sensitivity".into()]);
@@ -140,4 +102,46 @@ pub fn render(report: &StressReport) -> String {
         b.push_str("</ul>\n");
     }
     page("driftgate stress", &b)
+}
+
+/// The tool × edit heatmap of the most fragile tools.
+fn grid(report: &StressReport, ranked: &[&crate::report::stress::ToolStress]) -> chart::Grid {
+    let cols: Vec<String> = report.perturbations.iter().map(|p| p.id.clone()).collect();
+    let shown: Vec<_> = ranked.iter().take(super::MAX_AXIS).collect();
+    chart::Grid {
+        title: "suite accuracy change (points) with one tool perturbed".into(),
+        row_title: "tool (most fragile first)".into(),
+        col_title: "edit".into(),
+        rows: shown.iter().map(|t| t.tool.clone()).collect(),
+        cols,
+        cells: shown
+            .iter()
+            .map(|t| {
+                t.results
+                    .iter()
+                    .map(|r| if r.applied { r.delta } else { None })
+                    .collect()
+            })
+            .collect(),
+        marked: shown
+            .iter()
+            .enumerate()
+            .flat_map(|(ri, t)| {
+                t.results
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| !r.flips.is_empty())
+                    .map(move |(ci, _)| (ri, ci))
+            })
+            .collect(),
+        // Coloured relative to the largest change, so a 3-point drop is visible next to an 8.
+        scale: chart::Scale::Signed {
+            max: report
+                .tools
+                .iter()
+                .flat_map(|t| t.results.iter().filter_map(|r| r.delta))
+                .fold(0.0, |m: f64, d| m.max(d.abs())),
+        },
+        text: |v| format!("{:+.0}", v * 100.0),
+    }
 }

@@ -1,6 +1,7 @@
 //! Terminal renderer: verdict line, a compact table of changes, then word-level diffs of the
 //! texts an agent reads. Colour only when asked (the caller honours NO_COLOR and non-TTY).
 
+mod lint;
 pub mod stress;
 pub mod suite;
 
@@ -44,7 +45,7 @@ pub fn render(report: &Report, color: bool) -> String {
     let p = Paint { on: color };
     let mut out = String::new();
     if report.command == crate::report::Command::Lint {
-        return lint_report(report, &p);
+        return lint::render(report, &p);
     }
     let (word, code) = verdict_word(report.verdict.status);
     let _ = writeln!(
@@ -102,6 +103,12 @@ pub fn render(report: &Report, color: bool) -> String {
         );
         return out;
     }
+    changes(report, &p, &mut out);
+    out
+}
+
+/// The diff's changes, one row each, then every changed text as a word diff.
+fn changes(report: &Report, p: &Paint, out: &mut String) {
     out.push('\n');
     let rows: Vec<[String; 5]> = report
         .diff
@@ -175,7 +182,6 @@ pub fn render(report: &Report, color: bool) -> String {
             word_diff(&old, &new, p.on).replace('\n', "\n  ")
         );
     }
-    out
 }
 
 /// A simple left-aligned table; the last column is not padded.
@@ -236,43 +242,7 @@ fn routing(report: &Report, p: &Paint, out: &mut String) {
             let _ = writeln!(out, "  {}", cell(e, 160));
         }
     }
-    let regressed: Vec<_> = r
-        .flips
-        .iter()
-        .filter(|f| f.direction == Direction::Regressed)
-        .collect();
-    let fixed: Vec<_> = r
-        .flips
-        .iter()
-        .filter(|f| f.direction == Direction::Fixed)
-        .collect();
-    for (title, flips, code) in [("Regressed", &regressed, "1;31"), ("Fixed", &fixed, "1;32")] {
-        if flips.is_empty() {
-            continue;
-        }
-        let _ = writeln!(
-            out,
-            "\n{}",
-            p.wrap(code, &format!("{title} cases ({}):", flips.len()))
-        );
-        let rows: Vec<Vec<String>> = flips
-            .iter()
-            .map(|f| {
-                let confirmed = crate::report::view::confirmation(f, true)
-                    .map(|c| format!(" ({c})"))
-                    .unwrap_or_default();
-                vec![
-                    cell(&f.id, 24),
-                    cell(&f.expect, 40),
-                    format!("{} → {}{confirmed}", cell(&f.base, 64), cell(&f.head, 64)),
-                    cell(&f.prompt, 70),
-                ]
-            })
-            .collect();
-        for l in table(&["CASE", "EXPECTED", "BASE → HEAD", "PROMPT"], &rows) {
-            let _ = writeln!(out, "  {l}");
-        }
-    }
+    flip_tables(&r.flips, p, out);
     not_reproduced(&r.not_reproduced, "Flips", out);
     let _ = writeln!(
         out,
@@ -330,6 +300,50 @@ fn routing(report: &Report, p: &Paint, out: &mut String) {
             c.count
         );
     }
+    requests(report, r, out);
+}
+
+/// The regressed, then the fixed cases, one row each.
+fn flip_tables(all: &[crate::replay::Flip], p: &Paint, out: &mut String) {
+    let regressed: Vec<_> = all
+        .iter()
+        .filter(|f| f.direction == Direction::Regressed)
+        .collect();
+    let fixed: Vec<_> = all
+        .iter()
+        .filter(|f| f.direction == Direction::Fixed)
+        .collect();
+    for (title, flips, code) in [("Regressed", &regressed, "1;31"), ("Fixed", &fixed, "1;32")] {
+        if flips.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "\n{}",
+            p.wrap(code, &format!("{title} cases ({}):", flips.len()))
+        );
+        let rows: Vec<Vec<String>> = flips
+            .iter()
+            .map(|f| {
+                let confirmed = crate::report::view::confirmation(f, true)
+                    .map(|c| format!(" ({c})"))
+                    .unwrap_or_default();
+                vec![
+                    cell(&f.id, 24),
+                    cell(&f.expect, 40),
+                    format!("{} → {}{confirmed}", cell(&f.base, 64), cell(&f.head, 64)),
+                    cell(&f.prompt, 70),
+                ]
+            })
+            .collect();
+        for l in table(&["CASE", "EXPECTED", "BASE → HEAD", "PROMPT"], &rows) {
+            let _ = writeln!(out, "  {l}");
+        }
+    }
+}
+
+/// Requests per side, tokens with what the prompt cache read and wrote, the cost, the batches.
+fn requests(report: &Report, r: &crate::replay::Routing, out: &mut String) {
     let st = |x: &crate::replay::RunStats| {
         format!(
             "{} sent, {} cached, {} reused, {} retries",
@@ -630,84 +644,6 @@ pub fn word_diff(old: &str, new: &str, color: bool) -> String {
     out
 }
 
-// ---- lint ---------------------------------------------------------------------------------------
-
-fn lint_level(p: &Paint, l: crate::lint::Level) -> String {
-    let code = match l {
-        crate::lint::Level::Error => "1;31",
-        crate::lint::Level::Warning => "33",
-        crate::lint::Level::Note => "36",
-    };
-    p.wrap(code, l.as_str())
-}
-
-/// One line of evidence per finding: the numbers for a pair, the scope words for a note.
-fn lint_detail(f: &crate::lint::Finding) -> String {
-    if let Some(x) = &f.pair {
-        let a = &x.affinity;
-        let cos = a
-            .embedding
-            .map(|e| format!(", cosine {e:.2}"))
-            .unwrap_or_default();
-        return format!(
-            "score {:.2}: name {:.2} (edit {:.2}, prefix {:.2}, suffix {:.2}, terms {:.2}), words {:.2}{cos}; {}",
-            x.score,
-            a.name,
-            a.name_edit,
-            a.name_prefix,
-            a.name_suffix,
-            a.name_terms,
-            a.description,
-            x.gate.detail
-        );
-    }
-    if let Some(n) = &f.scope {
-        return format!("+{}; {}", n.extra_terms.join(", +"), n.gate.detail);
-    }
-    f.message.clone()
-}
-
-/// Findings as a table. In a PR report (`pr`) the message says what the PR did and the evidence
-/// follows on the same line.
-fn lint_findings(
-    p: &Paint,
-    findings: &[crate::lint::Finding],
-    prefix: &str,
-    pr: bool,
-    out: &mut String,
-) {
-    let rows: Vec<Vec<String>> = findings
-        .iter()
-        .map(|f| {
-            let what = if pr {
-                format!("{} — {}", f.message, lint_detail(f))
-            } else {
-                lint_detail(f)
-            };
-            vec![
-                f.level.as_str().to_string(),
-                f.rule.to_string(),
-                cell(&f.tools.join(" ↔ "), 64),
-                cell(&what, 200),
-            ]
-        })
-        .collect();
-    for (i, l) in table(&["LEVEL", "RULE", "TOOLS", "EVIDENCE"], &rows)
-        .into_iter()
-        .enumerate()
-    {
-        let l = match i {
-            0 => p.wrap("1", &l),
-            _ => {
-                let level = findings[i - 1].level;
-                let n = level.as_str().len();
-                format!("{}{}", lint_level(p, level), &l[n..])
-            }
-        };
-        let _ = writeln!(out, "{prefix}{l}");
-    }
-}
-
 /// The verdict's word and its ANSI colour.
 fn verdict_word(status: Status) -> (&'static str, &'static str) {
     match status {
@@ -716,221 +652,6 @@ fn verdict_word(status: Status) -> (&'static str, &'static str) {
         Status::Inconclusive => ("INCONCLUSIVE", "1;33"),
         Status::Incomplete => ("INCOMPLETE", "1;33;7"),
     }
-}
-
-fn lint_report(report: &Report, p: &Paint) -> String {
-    let mut out = String::new();
-    let (word, code) = verdict_word(report.verdict.status);
-    let _ = writeln!(
-        out,
-        "driftgate lint: {} — {}",
-        p.wrap(code, word),
-        clean(&report.verdict.reason, false)
-    );
-    let Some(l) = &report.lint else { return out };
-    let mut line = format!(
-        "tools: {} ({} tools)",
-        cell(&report.head.source, 80),
-        report.head.tool_count
-    );
-    if let Some(x) = &l.pairs {
-        let _ = write!(
-            line,
-            " · {} pairs: {} dropped by the schema gate, {} vetoed, {} scored · threshold {:.2}",
-            x.total_pairs,
-            x.dropped_by_gate,
-            x.vetoed,
-            x.scored.len(),
-            x.weights.threshold
-        );
-    }
-    let _ = write!(
-        line,
-        " · {}",
-        l.embedding_model
-            .as_deref()
-            .map_or("words only (no embedding)".to_string(), |m| cell(m, 60))
-    );
-    let _ = writeln!(out, "{line}");
-    scan(report, p, &mut out);
-    let findings = l.findings.as_deref().unwrap_or_default();
-    if findings.is_empty() {
-        let _ = writeln!(out, "\nNo lint findings.");
-    } else {
-        out.push('\n');
-        lint_findings(p, findings, "", false, &mut out);
-    }
-    if let Some(tools) = &l.tools {
-        let _ = writeln!(out, "\nDefinition quality (deterministic TDQS signals):");
-        let yes = |b: bool| if b { "yes" } else { "-" }.to_string();
-        let rows: Vec<Vec<String>> = tools
-            .iter()
-            .map(|q| {
-                vec![
-                    cell(&q.name, 40),
-                    q.param_count.to_string(),
-                    q.required_param_count.to_string(),
-                    format!("{:.0}", q.schema_description_coverage),
-                    q.params_with_enums.to_string(),
-                    q.schema_depth.to_string(),
-                    q.union_choice_count.to_string(),
-                    q.invocation_cost.to_string(),
-                    yes(q.has_output_schema),
-                    yes(q.has_annotations),
-                    yes(q.title_is_meaningful),
-                    q.input_hash.clone(),
-                    q.hard_gates.join(", "),
-                ]
-            })
-            .collect();
-        let header = [
-            "TOOL",
-            "PARAMS",
-            "REQ",
-            "DESC%",
-            "ENUMS",
-            "DEPTH",
-            "UNIONS",
-            "COST",
-            "OUT",
-            "ANN",
-            "TITLE",
-            "HASH",
-            "HARD GATES",
-        ];
-        for l in table(&header, &rows) {
-            let _ = writeln!(out, "  {l}");
-        }
-    }
-    for r in l.shadowing_risks.as_deref().unwrap_or_default() {
-        let _ = writeln!(
-            out,
-            "  shadowing risk: `{}` (cost {}) may lose to its cheap sibling `{}` (cost {}): {}",
-            cell(&r.tool, 40),
-            r.invocation_cost,
-            cell(&r.cheaper_sibling, 40),
-            r.cheaper_sibling_invocation_cost,
-            cell(&r.justification, 160)
-        );
-    }
-    for r in l.shadowing_rejected.as_deref().unwrap_or_default() {
-        let _ = writeln!(
-            out,
-            "  shadow candidate rejected: `{}` (cost {}) / `{}` (cost {}): {}",
-            cell(&r.tool, 40),
-            r.invocation_cost,
-            cell(&r.cheaper_sibling, 40),
-            r.cheaper_sibling_invocation_cost,
-            cell(&r.justification, 160)
-        );
-    }
-    if let Some(c) = &l.coherence {
-        let _ = writeln!(
-            out,
-            "\nServer coherence ({}): {:.1} (tier {})",
-            cell(&c.source, 20),
-            c.score,
-            c.tier
-        );
-        for (name, d) in c.dimensions() {
-            let _ = writeln!(
-                out,
-                "  {name:<27} {}  {}",
-                d.score,
-                cell(&d.justification, 160)
-            );
-        }
-        if let Some(s) = &c.summary {
-            let _ = writeln!(out, "  {}", cell(s, 300));
-        }
-    }
-    if let Some(m) = &l.llm {
-        let _ = writeln!(
-            out,
-            "\nModel scores ({} {}, {}):",
-            m.router,
-            cell(&m.model, 60),
-            m.prompt
-        );
-        let g = |x: Option<u8>| x.map_or("-".to_string(), |v| v.to_string());
-        let rows: Vec<Vec<String>> = m
-            .tools
-            .iter()
-            .map(|t| {
-                let v = t.grades.as_ref().map(|x| x.values());
-                let mut r = vec![cell(&t.name, 40)];
-                r.extend((0..6).map(|i| g(v.map(|v| v[i]))));
-                r.push(if t.tier == crate::lint::llm::UNSCORED {
-                    "-".to_string()
-                } else {
-                    format!("{:.1}", t.score)
-                });
-                r.push(t.tier.to_string());
-                r.push(if t.cached { "cached" } else { "" }.to_string());
-                r
-            })
-            .collect();
-        let header = [
-            "TOOL",
-            "PURPOSE",
-            "USAGE",
-            "BEHAVIOUR",
-            "PARAMS",
-            "CONCISE",
-            "CONTEXT",
-            "SCORE",
-            "TIER",
-            "",
-        ];
-        for l in table(&header, &rows) {
-            let _ = writeln!(out, "  {l}");
-        }
-        // Smells (dimensions below 3) and flags (hard gates, contradictions) stay apart.
-        for t in &m.tools {
-            if !t.flags.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "  {} `{}`: {}",
-                    p.wrap("1;33", "flag"),
-                    cell(&t.name, 40),
-                    t.flags.join(", ")
-                );
-            }
-            if !t.smells.is_empty() {
-                let _ = writeln!(
-                    out,
-                    "  smell `{}`: {} below 3",
-                    cell(&t.name, 40),
-                    t.smells.join(", ")
-                );
-            }
-        }
-        if let (Some(s), Some(t)) = (m.server_score, m.server_tier) {
-            let _ = writeln!(
-                out,
-                "Description quality {s:.1} (tier {t}) = round1(0.6·mean + 0.4·min)"
-            );
-        }
-        if let (Some(s), Some(t)) = (m.overall_score, m.overall_tier) {
-            let _ = writeln!(
-                out,
-                "Overall {s:.1} (tier {t}) = round1(0.7·description quality + 0.3·coherence)"
-            );
-        }
-        for e in &m.errors {
-            let _ = writeln!(
-                out,
-                "  {}",
-                p.wrap("1;33", &format!("unscored: {}", cell(e, 160)))
-            );
-        }
-        let _ = writeln!(
-            out,
-            "Requests: {} sent, {} cached, {} retries; tokens {} in, {} out",
-            m.requests_sent, m.cache_hits, m.retries, m.input_tokens, m.output_tokens
-        );
-    }
-    out
 }
 
 // ---- injection scan ------------------------------------------------------------------------------
@@ -1008,7 +729,7 @@ fn lint_delta(report: &Report, p: &Paint, out: &mut String) {
             p.wrap(code, &format!("Lint findings {title} ({}):", list.len())),
             p.wrap("2", "(a heuristic, not part of the verdict)")
         );
-        lint_findings(p, list, "  ", true, out);
+        lint::findings(p, list, "  ", true, out);
     }
     if let Some(c) = l.score_changes.as_deref().filter(|x| !x.is_empty()) {
         let _ = writeln!(out, "\nLint scores this PR moved:");

@@ -71,6 +71,13 @@ pub fn render(report: &StressReport, color: bool) -> String {
         );
     }
 
+    matrix(report, color, &mut out);
+    flipped_cases(report, color, &mut out);
+    out
+}
+
+/// The change in suite accuracy per tool and perturbation, and what the columns mean.
+fn matrix(report: &StressReport, color: bool, out: &mut String) {
     let _ = writeln!(
         out,
         "\nChange in suite accuracy (points) with one tool perturbed; · = edit does not apply"
@@ -121,11 +128,14 @@ pub fn render(report: &StressReport, color: bool) -> String {
         let id = format!("{}{}", p.id, if p.changes_meaning { " *" } else { "" });
         let _ = writeln!(out, "  {:<16} {}", id, cell(&p.summary, 140));
     }
+}
 
+/// Every flipped case, under its tool and perturbation.
+fn flipped_cases(report: &StressReport, color: bool, out: &mut String) {
     let flipped = report.flipped();
     if flipped.is_empty() {
         let _ = writeln!(out, "\nNo case flipped under any perturbation.");
-        return out;
+        return;
     }
     let _ = writeln!(out, "\nFlipped cases:");
     for (t, r) in flipped {
@@ -156,5 +166,4 @@ pub fn render(report: &StressReport, color: bool) -> String {
             );
         }
     }
-    out
 }

@@ -1,0 +1,54 @@
+//! `driftgate lint`: one tool set's static analysis and injection scan, as one report.
+
+use std::sync::Arc;
+
+use crate::embed::Embedder;
+use crate::error::Result;
+use crate::job::check::LintModel;
+use crate::lint::{self, LintOptions, LintSection};
+use crate::report::{Report, Side};
+use crate::scan::{FailOn, ScanSection};
+use crate::source::Loaded;
+
+/// Everything `lint` measures with, resolved by `app`.
+pub struct LintInputs {
+    pub loaded: Loaded,
+    /// `None`: compare descriptions by words only (`--no-embed`).
+    pub embedder: Option<Arc<dyn Embedder>>,
+    pub options: LintOptions,
+    /// `--llm`: grade every tool with this model.
+    pub model: Option<LintModel>,
+    /// Accepted scan findings (`[[scan.allow]]`).
+    pub scan_allow: Vec<crate::scan::Allow>,
+    pub scan_fail_on: FailOn,
+    /// Hard gates and confusable pairs fail too.
+    pub strict: bool,
+}
+
+/// Lint and scan the tool set; the verdict is `gate::lint_verdict`'s.
+pub async fn run(i: LintInputs) -> Result<Report> {
+    let tools = &i.loaded.tools;
+    let mut analysis = lint::analyse(tools, i.embedder.as_deref(), &i.options).await?;
+    let graded = match &i.model {
+        Some(m) => {
+            let grader = lint::Grader {
+                router: m.router.as_ref(),
+                cache: &m.cache,
+                concurrency: m.concurrency,
+                retry: &m.retry,
+            };
+            Some(grader.grade(tools, &mut analysis).await)
+        }
+        None => None,
+    };
+    let mut section = LintSection::full(analysis);
+    section.llm = graded;
+    let scan = ScanSection::full(tools, &i.scan_allow);
+    Ok(Report::of_lint(
+        Side::of(&i.loaded),
+        section,
+        scan,
+        i.scan_fail_on,
+        i.strict,
+    ))
+}
