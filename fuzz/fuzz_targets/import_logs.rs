@@ -1,4 +1,4 @@
-//! Any bytes as a production log for `suite import` (`draft::import`): the first byte picks the
+//! Any bytes as a production log for `suite import` (`suite::import`): the first byte picks the
 //! format given (none, detected per file, or one of the three), the rest is the file. It never
 //! panics, in bounded time. Every exchange, skipped and malformed record names the file and a
 //! line or a pointer, and every skip or malformation says why. Every exchange has a non-blank prompt, at most `max_history` earlier
@@ -6,7 +6,7 @@
 //! by line (`Reader::lines`, the path of a log past the input cap), JSON lines give the same.
 #![no_main]
 
-use driftgate::draft::import::{LogFormat, Read, Reader, read};
+use driftgate::suite::import::{LogFormat, Read, Reader, read};
 use libfuzzer_sys::fuzz_target;
 
 const LABEL: &str = "fuzz.jsonl";

@@ -7,8 +7,8 @@ use serde::Deserialize;
 use crate::diff::Severity;
 use crate::error::{Error, Result};
 use crate::gate::{CosinePolicy, MeaningPolicy};
+use crate::injection::{Allow, FailOn};
 use crate::llm::ToolChoice;
-use crate::scan::{Allow, FailOn};
 
 pub const DEFAULT_FILE: &str = "driftgate.toml";
 

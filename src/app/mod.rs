@@ -4,10 +4,10 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-pub mod args;
 pub mod cmd;
 pub mod config;
 pub mod console;
+pub mod flags;
 pub mod output;
 pub mod policy;
 pub mod process;

@@ -4,7 +4,7 @@
 use std::io::{IsTerminal, Write};
 use std::path::Path;
 
-use crate::app::args::{Color, OutputArgs};
+use crate::app::flags::{Color, OutputArgs};
 use crate::console::Console;
 use crate::error::{Error, Result};
 use crate::report::Report;

@@ -222,7 +222,7 @@ fn default_of(key: &str) -> Option<toml::Value> {
         "gate.fail_on" => toml::Value::String(d.fail_on.as_str().into()),
         "gate.tolerance" | "gate.args_tolerance" => toml::Value::Float(d.tolerance),
         // Unset, the bundled model's calibrated floor applies (the default embedder's).
-        "gate.cosine_floor" => toml::Value::Float(crate::drift::floors::MINILM.floor),
+        "gate.cosine_floor" => toml::Value::Float(crate::cosine::floors::MINILM.floor),
         "gate.require_significance" => toml::Value::Float(d.require_significance?),
         "gate.per_tool_alpha" => toml::Value::Float(d.per_tool_alpha),
         "gate.min_cases" => toml::Value::Integer(d.min_cases as i64),

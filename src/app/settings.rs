@@ -6,10 +6,10 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::app::args::{
+use crate::app::config::{Config, OrderKind, RouterKind};
+use crate::app::flags::{
     CacheArgs, EmbedArgs, EmbedderChoice, GateArgs, GithubArgs, LiveArgs, RouterArgs,
 };
-use crate::app::config::{Config, OrderKind, RouterKind};
 use crate::cache::Cache;
 use crate::canon::MacKey;
 use crate::embed::{DEFAULT_BASE_URL, Embedder, EmbedderKind};

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use crate::app::args::SidesArgs;
+use crate::app::flags::SidesArgs;
 use crate::app::settings;
 use crate::error::{Error, Result};
 use crate::source::live::LiveOptions;

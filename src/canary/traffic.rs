@@ -14,9 +14,9 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::rollout::{Arm, Rollout, served_hash};
-use crate::draft::import::{Context, Exchange, Read, ToolRun};
+use crate::suite::import::{Context, Exchange, Read, ToolRun};
 use crate::tools::alias::Invented;
-use crate::tools::args::{ArgProblemKind, ArgsChecker};
+use crate::tools::validate::{ArgProblemKind, ArgsChecker};
 
 /// What a session did at least once.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
@@ -542,7 +542,7 @@ pub fn sessions(r: &Rollout, read: &Read, stage: f64, attribute: &Attribute) -> 
 mod tests {
     use super::*;
     use crate::canary::rollout::DEFAULT_STAGES;
-    use crate::draft::import::{Call, LogFormat};
+    use crate::suite::import::{Call, LogFormat};
     use crate::tools::ToolSet;
     use serde_json::json;
 

@@ -5,16 +5,16 @@ use std::sync::Arc;
 
 use crate::cache::Cache;
 use crate::console::Console;
+use crate::cosine::{self, Drift};
 use crate::diff::{self, Severity};
-use crate::drift::{self, Drift};
 use crate::embed::Embedder;
 use crate::error::{Error, Result};
 use crate::gate::{self, CheckThresholds};
+use crate::injection::ScanSection;
 use crate::replay::shard::{Shard, ShardPart};
 use crate::replay::{self, ReplayConfig, Replayer, Routing, SideRun};
 use crate::report::{self, Command, Report, Side};
 use crate::route::{BatchInfo, Router, RouterInfo};
-use crate::scan::ScanSection;
 use crate::source::Loaded;
 use crate::suite::{self, SuiteChoice};
 use crate::tools::Tool;
@@ -29,7 +29,7 @@ pub struct CheckInputs {
     pub replay: Option<ReplayInputs>,
     pub notes: Vec<String>,
     /// Accepted scan findings (`[[scan.allow]]`), each with its reason.
-    pub scan_allow: Vec<crate::scan::Allow>,
+    pub scan_allow: Vec<crate::injection::Allow>,
     /// `--lint-llm`: grade both sides' tools with this model and report the tier moves.
     pub lint_model: Option<LintModel>,
 }
@@ -91,7 +91,7 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
     }
     let drift: Option<Drift> = match embedder {
         Some(e) => {
-            Some(drift::measure(&d, &base.tools, &head.tools, e, thresholds.cosine_floor).await?)
+            Some(cosine::measure(&d, &base.tools, &head.tools, e, thresholds.cosine_floor).await?)
         }
         None => None,
     };
@@ -107,10 +107,10 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
         Command::Diff | Command::Lint => None,
     };
     if let Some(d) = &drift
-        && d.floor_source == crate::drift::FloorSource::Uncalibrated
+        && d.floor_source == crate::cosine::FloorSource::Uncalibrated
     {
         notes.push(format!(
-            "the cosine floor {:.2} is not calibrated for {} (no row in drift::floors; docs/calibration.md says how to add one): cosine scales differ from model to model",
+            "the cosine floor {:.2} is not calibrated for {} (no row in cosine::floors; docs/calibration.md says how to add one): cosine scales differ from model to model",
             d.floor, d.model
         ));
     }
@@ -677,7 +677,7 @@ async fn embed_up_front(
     if e.stats().is_none() {
         return Ok(());
     }
-    let mut texts = drift::texts(d, &base.tools, &head.tools);
+    let mut texts = cosine::texts(d, &base.tools, &head.tools);
     if command == Command::Check {
         texts.extend(crate::lint::texts(&base.tools, &head.tools));
     }

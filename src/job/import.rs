@@ -1,7 +1,7 @@
 //! `driftgate suite import` as a library call: log files in, a draft suite and what happened to
 //! every record out.
 //!
-//! Each exchange the readers ([`crate::draft::import`]) found becomes a proposed case: its last
+//! Each exchange the readers ([`crate::suite::import`]) found becomes a proposed case: its last
 //! user turn the prompt (after its earlier text turns as `history`), the tool the production model
 //! called its `expect` (`none` when it answered in text; the first call when it made several),
 //! the call's short scalar arguments its `args`, marked `review: true` with where it came from in
@@ -16,12 +16,12 @@ use rand::SeedableRng;
 use rand::seq::SliceRandom;
 use serde_json::Value;
 
-use crate::draft::Draft;
-use crate::draft::import::{self, Exchange, LogFormat};
 use crate::embed::{Embedder, cosine};
 use crate::error::Result;
 use crate::http::secret::{Pii, scrub};
 use crate::llm::Message;
+use crate::suite::draft::Draft;
+use crate::suite::import::{self, Exchange, LogFormat};
 use crate::tools::ToolSet;
 
 /// The end of every imported case's note.
@@ -456,7 +456,7 @@ fn stratify(group: Vec<Proposal>, cap: usize, seed: u64, label: &str) -> (Vec<Pr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::draft::import::Call;
+    use crate::suite::import::Call;
 
     fn ex(at: &str, prompt: &str, call: Option<(&str, Value)>) -> Exchange {
         Exchange {

@@ -4,10 +4,10 @@ use std::sync::Arc;
 
 use crate::embed::Embedder;
 use crate::error::Result;
+use crate::injection::{FailOn, ScanSection};
 use crate::job::check::LintModel;
 use crate::lint::{self, LintOptions, LintSection};
 use crate::report::{Report, Side};
-use crate::scan::{FailOn, ScanSection};
 use crate::source::Loaded;
 
 /// Everything `lint` measures with, resolved by `app`.
@@ -19,7 +19,7 @@ pub struct LintInputs {
     /// `--llm`: grade every tool with this model.
     pub model: Option<LintModel>,
     /// Accepted scan findings (`[[scan.allow]]`).
-    pub scan_allow: Vec<crate::scan::Allow>,
+    pub scan_allow: Vec<crate::injection::Allow>,
     pub scan_fail_on: FailOn,
     /// Hard gates and confusable pairs fail too.
     pub strict: bool,

@@ -6,9 +6,9 @@ use serde_json::{Map, Value};
 
 use crate::llm::Answer;
 use crate::stats;
-use crate::suite::args::ArgMismatch;
+use crate::suite::expect::ArgMismatch;
 use crate::suite::{Case, Expect};
-use crate::tools::args::{ArgProblem, ArgProblemKind, ArgsChecker};
+use crate::tools::validate::{ArgProblem, ArgProblemKind, ArgsChecker};
 
 /// How one answer is judged.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]

@@ -22,7 +22,7 @@ use crate::route::cache;
 use crate::route::order::{Circle, Order};
 use crate::route::{RouteRequest, RouteResponse, Router};
 use crate::suite::{Case, Suite};
-use crate::tools::args::ArgsChecker;
+use crate::tools::validate::ArgsChecker;
 use crate::tools::{Tool, ToolSet};
 
 #[derive(Debug, Clone)]
@@ -860,6 +860,55 @@ impl<'a> Replayer<'a> {
         p
     }
 
+    /// One request asked (or read from the run's memo or the disk cache) and judged: the case's
+    /// id, the repeat, the sample and the hash of the tools it was offered.
+    async fn answer(
+        &self,
+        a: Asked<'_>,
+        own: &BTreeSet<&str>,
+        checkers: &HashMap<&str, Result<ArgsChecker, String>>,
+        stats: &Mutex<RunStats>,
+    ) -> (String, u32, Sample, String) {
+        let Asked {
+            case,
+            repeat,
+            req,
+            key,
+            offered_hash,
+            disk,
+            ..
+        } = a;
+        let tools = &req.tools;
+        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+        let (result, cached) = self.ask(key, disk, &req, stats).await;
+        let outcome = match &result {
+            Ok(resp) => classify(case, &names, &resp.answer),
+            Err(e) => Outcome::Error { message: e.clone() },
+        };
+        let sample = match &result {
+            Ok(resp) if self.router.fills_arguments() => {
+                judged(case, outcome, &resp.answer, tools, own, checkers)
+            }
+            _ => Sample {
+                call: if outcome.is_error() {
+                    CallOutcome::WrongRoute
+                } else {
+                    CallOutcome::NotMeasured
+                },
+                outcome,
+                arguments: None,
+                invented: Vec::new(),
+                cached,
+            },
+        };
+        (
+            case.id.clone(),
+            repeat,
+            Sample { cached, ..sample },
+            offered_hash,
+        )
+    }
+
     /// Run every case of the suite against one side's tools.
     pub async fn run_side(
         &self,
@@ -923,38 +972,8 @@ impl<'a> Replayer<'a> {
                     let done = &done;
                     let failed = &failed;
                     async move {
-                        let Asked {
-                            case,
-                            repeat,
-                            req,
-                            key,
-                            offered_hash,
-                            disk,
-                            ..
-                        } = a;
-                        let tools = &req.tools;
-                        let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-                        let (result, cached) = self.ask(key, disk, &req, stats).await;
-                        let outcome = match &result {
-                            Ok(resp) => classify(case, &names, &resp.answer),
-                            Err(e) => Outcome::Error { message: e.clone() },
-                        };
-                        let sample = match &result {
-                            Ok(resp) if self.router.fills_arguments() => {
-                                judged(case, outcome, &resp.answer, tools, own, checkers)
-                            }
-                            _ => Sample {
-                                call: if outcome.is_error() {
-                                    CallOutcome::WrongRoute
-                                } else {
-                                    CallOutcome::NotMeasured
-                                },
-                                outcome,
-                                arguments: None,
-                                invented: Vec::new(),
-                                cached,
-                            },
-                        };
+                        let (id, repeat, sample, offered_hash) =
+                            self.answer(a, own, checkers, stats).await;
                         let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                         let f = if sample.outcome.is_error() {
                             failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
@@ -962,12 +981,7 @@ impl<'a> Replayer<'a> {
                             failed.load(std::sync::atomic::Ordering::Relaxed)
                         };
                         self.console.progress(label, n, total, f);
-                        (
-                            case.id.clone(),
-                            repeat,
-                            Sample { cached, ..sample },
-                            offered_hash,
-                        )
+                        (id, repeat, sample, offered_hash)
                     }
                 })
                 .buffer_unordered(self.cfg.concurrency.max(1))
@@ -975,33 +989,38 @@ impl<'a> Replayer<'a> {
                 .await;
             results.extend(answered);
         }
-        let mut by_case: BTreeMap<&str, Vec<(u32, Sample)>> = BTreeMap::new();
-        let mut hashes: HashMap<&str, String> = HashMap::new();
-        for (id, repeat, sample, h) in &results {
-            by_case
-                .entry(id)
-                .or_default()
-                .push((*repeat, sample.clone()));
-            hashes.insert(id, h.clone());
-        }
-        let cases = suite
-            .cases
-            .iter()
-            .map(|c| {
-                let mut samples = by_case.remove(c.id.as_str()).unwrap_or_default();
-                samples.sort_by_key(|(r, _)| *r);
-                CaseRun {
-                    id: c.id.clone(),
-                    offered_hash: hashes.get(c.id.as_str()).cloned().unwrap_or_default(),
-                    samples: samples.into_iter().map(|(_, s)| s).collect(),
-                }
-            })
-            .collect();
+        let cases = by_case(suite, &results);
         let mut stats = stats.into_inner().expect("stats");
         stats.wall_ms = started.elapsed().as_millis() as u64;
         stats.prepare_ms = prepared.as_millis() as u64;
         SideRun { cases, stats }
     }
+}
+
+/// The answered samples gathered back into suite order, each case's repeats in order.
+fn by_case(suite: &Suite, results: &[(String, u32, Sample, String)]) -> Vec<CaseRun> {
+    let mut by_case: BTreeMap<&str, Vec<(u32, Sample)>> = BTreeMap::new();
+    let mut hashes: HashMap<&str, String> = HashMap::new();
+    for (id, repeat, sample, h) in results {
+        by_case
+            .entry(id)
+            .or_default()
+            .push((*repeat, sample.clone()));
+        hashes.insert(id, h.clone());
+    }
+    suite
+        .cases
+        .iter()
+        .map(|c| {
+            let mut samples = by_case.remove(c.id.as_str()).unwrap_or_default();
+            samples.sort_by_key(|(r, _)| *r);
+            CaseRun {
+                id: c.id.clone(),
+                offered_hash: hashes.get(c.id.as_str()).cloned().unwrap_or_default(),
+                samples: samples.into_iter().map(|(_, s)| s).collect(),
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::cosine::Drift;
 use crate::diff::Diff;
-use crate::drift::Drift;
 use crate::gate::{CheckThresholds, Verdict};
 use crate::replay::Routing;
 use crate::route::RouterInfo;
@@ -134,7 +134,7 @@ pub struct Report {
     /// The injection scan: what head introduced over base (`check`, `diff`), or every finding
     /// (`lint`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scan: Option<crate::scan::ScanSection>,
+    pub scan: Option<crate::injection::ScanSection>,
     /// Set when the report was made in GitHub Actions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub github: Option<GithubContext>,
@@ -277,8 +277,8 @@ impl Report {
     pub fn of_lint(
         side: Side,
         section: crate::lint::LintSection,
-        scan: crate::scan::ScanSection,
-        scan_fail_on: crate::scan::FailOn,
+        scan: crate::injection::ScanSection,
+        scan_fail_on: crate::injection::FailOn,
         strict: bool,
     ) -> Report {
         let verdict = crate::gate::lint_verdict(&section, Some(&scan), scan_fail_on, strict);
@@ -387,8 +387,8 @@ mod tests {
             file: None,
             lines: BTreeMap::new(),
         };
-        let scan = crate::scan::ScanSection::full(&set, &[]);
-        let report = Report::of_lint(side, section, scan, crate::scan::FailOn::High, false);
+        let scan = crate::injection::ScanSection::full(&set, &[]);
+        let report = Report::of_lint(side, section, scan, crate::injection::FailOn::High, false);
         assert_eq!(report.verdict.status, Status::Pass);
         let text = crate::report::render::json::render(&report);
         let back = Report::from_json(&text, "r.json").unwrap();

@@ -4,8 +4,8 @@
 use std::cmp::Ordering;
 
 use super::Report;
+use crate::cosine::ToolDrift;
 use crate::diff::{Change, Severity, Status, ToolDiff};
-use crate::drift::ToolDrift;
 use crate::gate::{Metric, Outcome, Ruling};
 use crate::replay::Direction;
 use crate::replay::{Flip, ToolRouting};

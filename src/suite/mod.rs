@@ -7,8 +7,10 @@
 //! human confirms its expectation; `check` refuses such a suite unless told otherwise. The format
 //! is documented by `docs/suite.schema.json`.
 
-pub mod args;
 pub mod check;
+pub mod draft;
+pub mod expect;
+pub mod import;
 
 use std::collections::{BTreeSet, HashSet};
 use std::path::{Path, PathBuf};
@@ -58,7 +60,7 @@ pub struct Case {
     pub distractors: Vec<Tool>,
     pub tags: Vec<String>,
     /// Expected arguments of the call (a subset: unlisted parameters are free).
-    pub args: Option<args::ArgExpect>,
+    pub args: Option<expect::ArgExpect>,
 }
 
 #[derive(Debug, Clone)]
@@ -571,7 +573,7 @@ fn parse_case(v: &Value, source: &str, where_: &str, refs: &Refs<'_>) -> Result<
                 "a case that expects no call has no arguments to expect",
             ));
         }
-        Some(v) => Some(args::ArgExpect::from_value(v).map_err(|(param, e)| {
+        Some(v) => Some(expect::ArgExpect::from_value(v).map_err(|(param, e)| {
             let field = if param.is_empty() {
                 "args".to_string()
             } else {
@@ -718,16 +720,16 @@ pub fn case_args_problems(c: &Case, tools: &ToolSet) -> Vec<String> {
 /// A case's expected arguments read against one expected tool: each expected parameter (but an
 /// `absent` one: asserting that a name is not invented is the point) must be declared, and each
 /// literal must be a value the tool's schema admits — else the case can never pass.
-pub fn args_problems(want: &args::ArgExpect, tool: &Tool) -> Vec<String> {
+pub fn args_problems(want: &expect::ArgExpect, tool: &Tool) -> Vec<String> {
     let declared = tool
         .input_schema
         .get("properties")
         .and_then(Value::as_object);
-    let checker = crate::tools::args::ArgsChecker::new(&tool.input_schema).ok();
+    let checker = crate::tools::validate::ArgsChecker::new(&tool.input_schema).ok();
     let mut out = Vec::new();
     for (param, m) in &want.0 {
         if !declared.is_some_and(|d| d.contains_key(param)) {
-            if !matches!(m, args::Matcher::Absent) {
+            if !matches!(m, expect::Matcher::Absent) {
                 out.push(format!(
                     "`args/{param}`: `{}` declares no parameter {param:?}",
                     tool.name
@@ -753,7 +755,7 @@ pub fn args_problems(want: &args::ArgExpect, tool: &Tool) -> Vec<String> {
             .collect();
         if !rejected.is_empty() && rejected.len() == m.literals().len() {
             let what = match m {
-                args::Matcher::AnyOf(_) => "no alternative is".to_string(),
+                expect::Matcher::AnyOf(_) => "no alternative is".to_string(),
                 _ => format!("{} is not", m.describe()),
             };
             out.push(format!(

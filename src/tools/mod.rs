@@ -4,8 +4,8 @@
 //! `_meta` edit is diffed rather than silently dropped.
 
 pub mod alias;
-pub mod args;
 pub mod lock;
+pub mod validate;
 
 use serde_json::{Map, Value};
 

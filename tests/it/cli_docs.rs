@@ -132,7 +132,7 @@ fn the_defaults_help_states_are_the_gates() {
     );
     let floor = stated_default(&h, "--cosine-floor");
     assert!(
-        floor.contains(&format!("{:.2}", driftgate::drift::floors::MINILM.floor)),
+        floor.contains(&format!("{:.2}", driftgate::cosine::floors::MINILM.floor)),
         "{floor}"
     );
 }

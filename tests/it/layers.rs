@@ -22,20 +22,19 @@ const LAYERS: &[(&str, u32)] = &[
     ("embed", 4),
     ("llm", 4),
     ("source", 4),
-    ("scan", 4),
-    ("suite", 5),
+    ("injection", 4),
     ("route", 5),
-    ("drift", 5),
-    ("replay", 6),
-    ("lint", 6),
-    ("stress", 6),
-    ("draft", 6),
-    ("gate", 7),
-    ("canary", 7),
-    ("report", 8),
-    ("job", 9),
-    ("github", 9),
-    ("app", 10),
+    ("cosine", 5),
+    ("suite", 6),
+    ("replay", 7),
+    ("lint", 7),
+    ("stress", 7),
+    ("gate", 8),
+    ("canary", 8),
+    ("report", 9),
+    ("job", 10),
+    ("github", 10),
+    ("app", 11),
 ];
 
 fn src() -> PathBuf {
@@ -290,4 +289,220 @@ fn renderers_call_no_gate_function() {
     let sample = "use crate::gate::{Status, cosine_call};\nlet x = crate::gate::failing_tools(r, t);\nuse crate::gate::*;\nmatch s { gate::Status::Pass => 1 }\n";
     let found: Vec<String> = gate_functions(sample).into_iter().map(|(_, n)| n).collect();
     assert_eq!(found, ["cosine_call", "failing_tools", "*"]);
+}
+
+/// What a module touches outside the process, by the code that does it. Each side effect has the
+/// modules that may have it; a new module that opens a socket, spawns a process or touches the
+/// disk must be added here on purpose (and the untrusted inputs it reads confined as `source`'s
+/// are).
+const EFFECTS: &[(&str, &[&str], &[&str])] = &[
+    (
+        "opens sockets",
+        &[
+            "reqwest::Client",
+            "reqwest::RequestBuilder",
+            "reqwest::multipart",
+            "octocrab",
+            "rmcp::transport",
+            "TcpStream",
+            "TcpListener",
+            "UdpSocket",
+            "UnixStream",
+        ],
+        // One HTTP client (`http`) and its users: the embedding endpoint, the chat transport,
+        // GitHub's API, live MCP servers.
+        &["http", "embed", "llm", "github", "source"],
+    ),
+    (
+        "spawns processes",
+        &[
+            "process::Command",
+            "Command::new",
+            "tokio::process",
+            "libc::fork",
+        ],
+        // `git show` and live servers (`source`); `app`.
+        &["source", "app"],
+    ),
+    (
+        "touches the disk",
+        &[
+            "std::fs",
+            "tokio::fs",
+            "fs::read",
+            "fs::write",
+            "File::open",
+            "File::create",
+            "OpenOptions",
+            "fs::create_dir",
+            "fs::remove",
+            "fs::rename",
+            "fs::metadata",
+        ],
+        // Atomic writes and bounded reads (`fs`), the cache, the inputs (`source`: tool files,
+        // revisions; `suite`: suites and packs; `stress`: a jargon table; `cosine`: the
+        // calibration pairs), GitHub's event and step files, and `app`.
+        &[
+            "fs", "cache", "source", "suite", "stress", "cosine", "github", "app",
+        ],
+    ),
+];
+
+/// A file's code without its `#[cfg(test)]` items (modules, helpers, impls): tests may touch
+/// what they like. Each item runs from the attribute to the brace that closes its first block.
+fn non_test_code(text: &str) -> String {
+    let mut code = code_only(text);
+    while let Some(at) = code.find("#[cfg(test)]") {
+        let Some(open) = code[at..].find('{').map(|i| at + i) else {
+            break;
+        };
+        let mut depth = 0;
+        let mut end = code.len();
+        for (i, c) in code[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = open + i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        code.replace_range(at..end, "");
+    }
+    code
+}
+
+#[test]
+fn side_effects_stay_in_their_modules() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut bad = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for f in &files {
+        let m = module_of(f);
+        let code = non_test_code(&std::fs::read_to_string(f).unwrap());
+        for (effect, markers, allowed) in EFFECTS {
+            for marker in *markers {
+                if code.contains(marker) {
+                    seen.insert((*effect, m.clone()));
+                    if !allowed.contains(&m.as_str()) {
+                        let rel = f.strip_prefix(src()).unwrap().display();
+                        bad.push(format!("{rel} {effect} (`{marker}`)"));
+                    }
+                }
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "side effects outside their modules:\n{}",
+        bad.join("\n")
+    );
+    // The scan sees the effects where they are: each allowed list is not wider than the code.
+    for (effect, _, allowed) in EFFECTS {
+        for m in *allowed {
+            assert!(
+                seen.contains(&(*effect, m.to_string())),
+                "{m} is allowed to say it {effect} but does not: narrow the list"
+            );
+        }
+    }
+}
+
+#[test]
+fn test_modules_are_not_scanned_for_effects() {
+    let text = "fn a() {}\n#[cfg(test)]\nmod tests {\n    fn b() { std::fs::read(\"x\"); }\n}\nfn c() { File::open(p) }\n#[cfg(test)]\nfn d() { std::process::Command::new(\"x\") }\n";
+    let code = non_test_code(text);
+    assert!(
+        !code.contains("std::fs") && !code.contains("Command"),
+        "{code}"
+    );
+    assert!(
+        code.contains("fn a()") && code.contains("File::open"),
+        "{code}"
+    );
+    assert!(non_test_code("fn a() { std::fs::read(p); }").contains("std::fs"));
+}
+
+/// Every function's length in lines, from its `fn` line to the brace that closes its body, with
+/// its file and name. Nested functions count inside their parent too.
+fn function_lengths(code: &str) -> Vec<(usize, String, usize)> {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut out = Vec::new();
+    for (start, line) in lines.iter().enumerate() {
+        let t = line.trim_start();
+        let t = t
+            .strip_prefix("pub(crate) ")
+            .or(t.strip_prefix("pub "))
+            .unwrap_or(t);
+        let t = t.strip_prefix("async ").unwrap_or(t);
+        let t = t.strip_prefix("const ").unwrap_or(t);
+        let Some(rest) = t.strip_prefix("fn ") else {
+            continue;
+        };
+        let name: String = rest
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let mut depth = 0i32;
+        let mut opened = false;
+        'body: for (n, l) in lines.iter().enumerate().skip(start) {
+            for c in l.chars() {
+                match c {
+                    // A declaration without a body (a trait's) ends at its `;`.
+                    ';' if !opened => break 'body,
+                    '{' => {
+                        depth += 1;
+                        opened = true;
+                    }
+                    '}' => {
+                        depth -= 1;
+                        if opened && depth == 0 {
+                            out.push((start + 1, name.clone(), n - start + 1));
+                            break 'body;
+                        }
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The house's size rule (docs/ARCHITECTURE.md): no function in `src/` is longer than 120
+/// lines; a longer one is a pipeline that wants its stages named.
+#[test]
+fn no_function_is_longer_than_120_lines() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut long = Vec::new();
+    let mut counted = 0;
+    for f in &files {
+        let code = code_only(&std::fs::read_to_string(f).unwrap());
+        for (line, name, len) in function_lengths(&code) {
+            counted += 1;
+            if len > 120 {
+                let rel = f.strip_prefix(src()).unwrap().display();
+                long.push(format!("{rel}:{line} {name}: {len} lines"));
+            }
+        }
+    }
+    assert!(counted > 1000, "the functions were found: {counted}");
+    assert!(
+        long.is_empty(),
+        "functions over 120 lines:\n{}",
+        long.join("\n")
+    );
+}
+
+#[test]
+fn function_lengths_are_measured_to_the_closing_brace() {
+    let code = "fn a() {\n    if x {\n        y();\n    }\n}\ntrait T {\n    fn b(&self);\n}\npub async fn c()\n    -> u8\n{\n    1\n}\n";
+    let got = function_lengths(code);
+    assert_eq!(got, [(1, "a".to_string(), 5), (9, "c".to_string(), 5)]);
 }

@@ -542,12 +542,12 @@ fn lint_report(ts: &ToolSet, l: Lint) -> driftgate::report::Report {
         lines: Default::default(),
     };
     let section = LintSection::full(l);
-    let scan = driftgate::scan::ScanSection::full(ts, &[]);
+    let scan = driftgate::injection::ScanSection::full(ts, &[]);
     let mut r = driftgate::report::Report::of_lint(
         side,
         section,
         scan,
-        driftgate::scan::FailOn::High,
+        driftgate::injection::FailOn::High,
         false,
     );
     r.driftgate_version = "test".into();

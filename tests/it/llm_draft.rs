@@ -344,7 +344,10 @@ async fn suite_init_llm_writes_the_models_prompts_with_notes_and_stable_ids() {
     assert_eq!(user["route_to"], "read_text_file");
     assert_eq!(user["count"], 2);
     assert_eq!(user["tools"].as_array().unwrap().len(), 3);
-    assert_eq!(seen[0]["messages"][0]["content"], driftgate::draft::PROMPT);
+    assert_eq!(
+        seen[0]["messages"][0]["content"],
+        driftgate::suite::draft::PROMPT
+    );
     let second_round = seen[2]["messages"][1]["content"].as_str().unwrap();
     assert!(
         second_round.ends_with("\n\nRound 2: write new ones, different from any you wrote before.")
@@ -433,7 +436,7 @@ async fn suite_init_llm_writes_the_models_prompts_with_notes_and_stable_ids() {
     );
     assert_eq!(
         seen[0]["response_format"]["json_schema"]["schema"],
-        driftgate::draft::prompts_schema(2)
+        driftgate::suite::draft::prompts_schema(2)
     );
 }
 
@@ -482,10 +485,16 @@ async fn suite_init_llm_fills_what_the_model_cannot_draft_from_templates() {
     ]);
     let mut llm = client(&fake, None);
     llm.max_attempts = 1;
-    let drafts =
-        driftgate::draft::draft_llm(&llm, &tools, &NoCall, 1, 1, &driftgate::console::Silent)
-            .await
-            .unwrap();
+    let drafts = driftgate::suite::draft::draft_llm(
+        &llm,
+        &tools,
+        &NoCall,
+        1,
+        1,
+        &driftgate::console::Silent,
+    )
+    .await
+    .unwrap();
     assert_eq!(fake.bodies().len(), 4);
     assert_eq!(drafts.len(), 2);
     assert_eq!(
@@ -508,7 +517,7 @@ async fn suite_init_llm_fills_what_the_model_cannot_draft_from_templates() {
 
     // An endpoint that fails is an error, not a silent fallback.
     let fake = Fake::script(vec![reply(404, r#"{"error":{"message":"no such model"}}"#)]);
-    let e = driftgate::draft::draft_llm(
+    let e = driftgate::suite::draft::draft_llm(
         &client(&fake, None),
         &tools,
         &NoCall,

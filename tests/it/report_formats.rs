@@ -403,7 +403,7 @@ fn sarif_validates_and_points_results_at_tool_lines() {
         rules.len(),
         driftgate::diff::LAW.len()
             + driftgate::lint::RULES.len()
-            + driftgate::scan::RULES.len()
+            + driftgate::injection::RULES.len()
             + driftgate::report::render::sarif::MEASUREMENT_RULES.len()
     );
     let results = run["results"].as_array().unwrap();
@@ -535,7 +535,7 @@ fn an_introduced_injection_leads_every_format() {
     );
     let lenient = driftgate::report::Report {
         thresholds: driftgate::gate::CheckThresholds {
-            scan_fail_on: driftgate::scan::FailOn::Never,
+            scan_fail_on: driftgate::injection::FailOn::Never,
             ..r.thresholds.clone()
         },
         ..r.clone()

@@ -1,4 +1,4 @@
-//! The injection scan on data. Each rule of the registry (`driftgate::scan::RULES`) has a
+//! The injection scan on data. Each rule of the registry (`driftgate::injection::RULES`) has a
 //! fixture pair `tests/fixtures/scan/rules/<rule-id>/{positive,negative}.json`: the positive
 //! raises the rule, the negative (a legitimate text that looks close) raises nothing. Recall is
 //! pinned on the published poisoning examples (`tests/fixtures/scan/published`, each citing its
@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write;
 use std::path::{Path, PathBuf};
 
-use driftgate::scan::{self, Level, RULES};
+use driftgate::injection::{self, Level, RULES};
 use driftgate::source;
 use driftgate::tools::ToolSet;
 use serde_json::Value;
@@ -79,15 +79,15 @@ fn each_rule_fires_on_its_positive_and_nothing_on_its_negative() {
     let mut snap = String::new();
     for id in rule_dirs() {
         let dir = repo("tests/fixtures/scan/rules").join(&id);
-        let rule = scan::rule(&id);
-        let positive = scan::scan(&set(&read(&dir.join("positive.json")), &id));
+        let rule = injection::rule(&id);
+        let positive = injection::scan(&set(&read(&dir.join("positive.json")), &id));
         assert!(
             positive
                 .iter()
                 .any(|f| f.rule == rule.id && f.level >= rule.level),
             "{id}: positive does not raise it: {positive:#?}"
         );
-        let negative = scan::scan(&set(&read(&dir.join("negative.json")), &id));
+        let negative = injection::scan(&set(&read(&dir.join("negative.json")), &id));
         assert!(negative.is_empty(), "{id}: negative raises {negative:#?}");
         writeln!(snap, "## {id}").unwrap();
         for f in positive {
@@ -124,10 +124,10 @@ fn every_published_poisoning_example_is_caught() {
                 .is_some_and(|u| u.starts_with("https://")),
             "{name}: every example cites its source"
         );
-        let found = scan::scan(&set(&v["tools"], &name));
+        let found = injection::scan(&set(&v["tools"], &name));
         for want in v["expect"].as_array().unwrap() {
             let want = want.as_str().unwrap();
-            scan::rule(want);
+            injection::rule(want);
             assert!(
                 found.iter().any(|f| f.rule == want),
                 "{name}: expected {want}, found {found:#?}"
@@ -146,7 +146,7 @@ fn every_published_poisoning_example_is_caught() {
 fn hard_negatives_raise_nothing() {
     for path in files(&repo("tests/fixtures/scan/benign")) {
         let v = read(&path);
-        let found = scan::scan(&set(&v["tools"], "benign"));
+        let found = injection::scan(&set(&v["tools"], "benign"));
         let expect: Vec<&str> = v["expect"]
             .as_array()
             .unwrap()
@@ -190,7 +190,7 @@ fn the_corpus_table_in_docs_is_true_and_no_real_server_is_high() {
         let row = rows.entry(server).or_default();
         row[0] += 1;
         row[1] += tools.len();
-        for f in scan::scan(&tools) {
+        for f in injection::scan(&tools) {
             assert_ne!(f.level, Level::High, "{}: {f:#?}", path.display());
             row[match f.level {
                 Level::High => 3,
@@ -230,19 +230,19 @@ fn the_corpus_table_in_docs_is_true_and_no_real_server_is_high() {
     );
 }
 
-/// `src/scan/needs.json` holds exactly the literal trees the patterns have today, for every
+/// `src/injection/needs.json` holds exactly the literal trees the patterns have today, for every
 /// pattern and no other (`DRIFTGATE_BLESS=1` rewrites it): a stale tree could let a guard skip a
 /// match.
 #[test]
 fn the_stored_literal_trees_are_the_patterns_own() {
-    let path = repo("src/scan/needs.json");
-    let live = scan::rules::needs_json();
+    let path = repo("src/injection/needs.json");
+    let live = injection::rules::needs_json();
     if std::env::var_os("DRIFTGATE_BLESS").is_some() {
         std::fs::write(&path, &live).unwrap();
     }
     assert!(
         std::fs::read_to_string(&path).unwrap() == live,
-        "src/scan/needs.json is stale; rewrite it with `DRIFTGATE_BLESS=1 cargo test --test it stored_literal` and review the diff"
+        "src/injection/needs.json is stale; rewrite it with `DRIFTGATE_BLESS=1 cargo test --test it stored_literal` and review the diff"
     );
 }
 
@@ -288,7 +288,7 @@ fn strings_under(dir: &Path, out: &mut Vec<String>) {
 /// an ASCII one (`ſ`, the Kelvin sign), the one place their case folding differs on ASCII text.
 #[test]
 fn the_light_engine_reads_every_short_ascii_text_as_regex_does() {
-    use scan::rules::{Engine, LITE_TEXT};
+    use injection::rules::{Engine, LITE_TEXT};
     let mut raw = Vec::new();
     strings_under(&repo("tests/fixtures"), &mut raw);
     for d in ["corpus", "external"] {
@@ -301,21 +301,25 @@ fn the_light_engine_reads_every_short_ascii_text_as_regex_does() {
         if t.len() > 4 * LITE_TEXT {
             continue;
         }
-        texts.extend(scan::normal::views(&t, false).into_iter().map(|v| v.text));
+        texts.extend(
+            injection::normal::views(&t, false)
+                .into_iter()
+                .map(|v| v.text),
+        );
         texts.insert(t.to_lowercase());
         texts.insert(t);
     }
-    let texts: Vec<(String, scan::rules::Words)> = texts
+    let texts: Vec<(String, injection::rules::Words)> = texts
         .into_iter()
         .filter(|t| t.is_ascii() && t.len() <= LITE_TEXT)
         .map(|t| {
-            let w = scan::rules::Words::of(&t);
+            let w = injection::rules::Words::of(&t);
             (t, w)
         })
         .collect();
     assert!(texts.len() > 15_000, "{} texts", texts.len());
     let (mut read, mut matched) = (0, 0);
-    for p in scan::rules::all_patterns() {
+    for p in injection::rules::all_patterns() {
         let folds_to_ascii = p.as_str().chars().find(|c| {
             !c.is_ascii()
                 && c.to_lowercase()
@@ -354,9 +358,9 @@ fn lazily_compiled_patterns_compile_and_their_guards_never_skip_a_match() {
                 continue;
             };
             for t in &set.tools {
-                for (_, text, is_name) in scan::texts(t) {
+                for (_, text, is_name) in injection::texts(t) {
                     texts.extend(
-                        scan::normal::views(&text, is_name)
+                        injection::normal::views(&text, is_name)
                             .into_iter()
                             .map(|v| v.text),
                     );
@@ -369,13 +373,16 @@ fn lazily_compiled_patterns_compile_and_their_guards_never_skip_a_match() {
     // Spellings a case-insensitive match equates and a plain lowercase does not.
     texts.extend(["BEST_search", "beſt_search", "\u{212A}EEP"].map(String::from));
     assert!(texts.len() > 1000, "{} texts", texts.len());
-    let words: Vec<_> = texts.iter().map(|t| scan::rules::Words::of(t)).collect();
+    let words: Vec<_> = texts
+        .iter()
+        .map(|t| injection::rules::Words::of(t))
+        .collect();
     let (mut guarded, mut all, mut matched) = (0, 0, 0);
-    for p in scan::rules::all_patterns() {
+    for p in injection::rules::all_patterns() {
         all += 1;
         guarded += usize::from(p.is_guarded());
         for (t, w) in texts.iter().zip(&words) {
-            let full = scan::rules::Engine::Full;
+            let full = injection::rules::Engine::Full;
             if !p.caught_with(full, t, 1).expect("regex").is_empty() {
                 matched += 1;
                 assert!(

@@ -584,7 +584,7 @@ fn suite_check_warns_and_check_refuses_until_reviewed() {
 /// a malformed record named by its line.
 #[test]
 fn truncated_and_mistyped_records_never_panic_and_are_all_accounted_for() {
-    use driftgate::draft::import::{LogFormat, read};
+    use driftgate::suite::import::{LogFormat, read};
     for (name, format) in [
         ("openai.jsonl", LogFormat::Openai),
         ("anthropic.jsonl", LogFormat::Anthropic),

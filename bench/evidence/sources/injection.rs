@@ -22,7 +22,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 use anyhow::{Context as _, Result};
-use driftgate::scan::{self, Finding, Level, ScanSection};
+use driftgate::injection::{self, Finding, Level, ScanSection};
 use driftgate::tools::ToolSet;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -392,7 +392,7 @@ fn atr_tool(case: &Value) -> Option<Value> {
 
 fn scan_one(tool: &Value) -> Option<Level> {
     let set = ToolSet::from_array(std::slice::from_ref(tool), "atr", "").ok()?;
-    worst(&scan::scan(&set))
+    worst(&injection::scan(&set))
 }
 
 /// One row of the ATR table: true positives, true negatives, evasions.
@@ -630,7 +630,7 @@ fn benign(
         let mut found: BTreeMap<String, Vec<Finding>> = BTreeMap::new();
         for tools in sets {
             let set = set(&tools, name)?;
-            let findings = scan::scan(&set);
+            let findings = injection::scan(&set);
             for t in &set.tools {
                 let key = serde_json::to_string(&t.to_value())?;
                 let mine: Vec<Finding> = findings
@@ -694,7 +694,7 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
     let mut rows = Vec::new();
     let mut md = String::from(
         "## The injection scan on poisoning nobody here wrote\n\n\
-         Default settings; the scan's rules are data (`src/scan/rules.rs`, docs/scan.md).\n\n",
+         Default settings; the scan's rules are data (`src/injection/rules.rs`, docs/scan.md).\n\n",
     );
     let mut rates = Vec::new();
     let mut items = Vec::new();

@@ -24,7 +24,7 @@ use anyhow::{Context as _, Result, bail};
 use driftgate::cache::Cache;
 use driftgate::canon::MacKey;
 use driftgate::embed::{CachedEmbedder, Embedder, MiniLm};
-use driftgate::scan::{self, ScanSection, normal};
+use driftgate::injection::{ScanSection, normal};
 use driftgate::tools::ToolSet;
 use ndarray::{Array2, ArrayView1};
 use serde_json::{Value, json};
@@ -257,7 +257,7 @@ fn units(text: &str) -> Vec<String> {
 
 /// Every sentence of every string an agent reads in one tool (names aside).
 fn sentences(tool: &driftgate::tools::Tool) -> Vec<String> {
-    scan::texts(tool)
+    driftgate::injection::texts(tool)
         .into_iter()
         .filter(|(_, _, is_name)| !is_name)
         .flat_map(|(_, text, _)| split(&normal::normalise(&text, false)))
@@ -344,7 +344,7 @@ fn own_fixtures() -> Result<(Vec<String>, Vec<Vec<String>>)> {
         let set = ToolSet::from_array(a, &p.display().to_string(), "")?;
         if positive {
             pos.extend(
-                scan::scan(&set)
+                driftgate::injection::scan(&set)
                     .into_iter()
                     .map(|f| f.matched)
                     .filter(|m| m.split_whitespace().count() >= MIN_WORDS),
@@ -396,13 +396,13 @@ fn introduced(task: &Task) -> Result<Vec<String>> {
         .tools
         .iter()
         .flat_map(sentences)
-        .map(|s| scan::identity(&s))
+        .map(|s| driftgate::injection::identity(&s))
         .collect();
     Ok(head
         .tools
         .iter()
         .flat_map(sentences)
-        .filter(|s| !old.contains(&scan::identity(s)))
+        .filter(|s| !old.contains(&driftgate::injection::identity(s)))
         .collect())
 }
 
@@ -555,7 +555,7 @@ pub fn section(ctx: &Ctx, rows: &mut Vec<Value>) -> Result<(String, Vec<(&'stati
     let scores = reverse.unit_scores(&mut vectors, &all_units)?;
     for (c, p) in atr.iter().zip(scores) {
         let set = ToolSet::from_array(std::slice::from_ref(&c.tool), "atr", "")?;
-        let rules = !scan::scan(&set).is_empty();
+        let rules = !driftgate::injection::scan(&set).is_empty();
         tab.entry((c.kind, c.category == "tool-poisoning"))
             .or_default()
             .add(rules, p >= reverse.threshold);

@@ -5,17 +5,17 @@ use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
-use crate::app::args::{LiveArgs, choice};
 use crate::app::console::{Progress, Terminal};
+use crate::app::flags::{LiveArgs, choice};
 use crate::app::{output, settings, sides};
 use crate::canary::rollout::{Arm, DEFAULT_STAGES, Rollout, bucket};
 use crate::canary::traffic::{Attribute, sessions};
 use crate::canary::watch::{Settings, WatchReport, watch as decide};
 use crate::console::Console;
-use crate::draft::import::{LogFormat, Reader};
 use crate::error::{Error, Result, exit};
 use crate::report::watch as render;
 use crate::source::Spec;
+use crate::suite::import::{LogFormat, Reader};
 
 /// `watch`'s exit codes, for its `--help`.
 pub const WATCH_EXIT_CODES: &str = "Exit codes:\n  0  promote, or continue (not yet enough evidence; the report says how much more traffic)\n  1  rollback: a guarded metric moved against head\n  2  usage or input error (a bad rollout file, --strict and a malformed log record)\n  3  incomplete: one arm has no traffic, or the arms are not the split the rollout says";

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::app::args::{CompareArgs, RouterArgs};
 use crate::app::console::{Progress, Terminal};
+use crate::app::flags::{CompareArgs, RouterArgs};
 use crate::app::policy::Policy;
 use crate::app::settings::RouterSettings;
 use crate::app::{settings, sides};

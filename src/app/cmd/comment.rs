@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::app::args::choice;
 use crate::app::console::{Progress, Terminal};
+use crate::app::flags::choice;
 use crate::app::settings;
 use crate::error::{Error, Result};
 use crate::github::{self, CommentMode, CommentRequest};

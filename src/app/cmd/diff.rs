@@ -2,8 +2,8 @@
 
 use clap::Args;
 
-use crate::app::args::CompareArgs;
 use crate::app::console::{Progress, Terminal};
+use crate::app::flags::CompareArgs;
 use crate::app::policy::Policy;
 use crate::app::{settings, sides};
 use crate::error::Result;

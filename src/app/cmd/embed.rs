@@ -3,7 +3,7 @@
 
 use std::io::BufRead;
 
-use crate::app::args::EmbedArgs;
+use crate::app::flags::EmbedArgs;
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct EmbedCmdArgs {

@@ -2,15 +2,15 @@
 
 use clap::Args;
 
-use crate::app::args::{LiveArgs, ModelArgs, OutputArgs, SourceArgs, choice};
 use crate::app::config::{self, RouterKind};
 use crate::app::console::{Progress, Terminal};
+use crate::app::flags::{LiveArgs, ModelArgs, OutputArgs, SourceArgs, choice};
 use crate::app::settings::RouterSettings;
 use crate::app::{output, settings, sides};
 use crate::error::{Error, Result};
+use crate::injection::FailOn;
 use crate::job::{self, check::LintModel, lint::LintInputs};
 use crate::lint::LintOptions;
-use crate::scan::FailOn;
 
 pub const EXIT_CODES: &str = "\
 Exit codes:

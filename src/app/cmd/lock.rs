@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::app::args::{LiveArgs, SourceArgs};
 use crate::app::console::{Progress, Terminal};
+use crate::app::flags::{LiveArgs, SourceArgs};
 use crate::app::{output, settings};
 use crate::console::Console;
 use crate::diff;

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::app::args::{GateArgs, GithubArgs, OutputArgs};
 use crate::app::console::{Progress, Terminal};
+use crate::app::flags::{GateArgs, GithubArgs, OutputArgs};
 use crate::app::policy::Policy;
 use crate::app::settings;
 use crate::error::{Error, Result};

@@ -12,7 +12,7 @@ pub mod merge;
 pub mod stress;
 pub mod suite;
 
-use crate::app::args::{GithubArgs, OutputArgs};
+use crate::app::flags::{GithubArgs, OutputArgs};
 use crate::app::{output, settings};
 use crate::console::Console;
 use crate::error::Result;

@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::app::args::{LiveArgs, ModelArgs, OutputArgs};
 use crate::app::console::{Progress, Terminal};
+use crate::app::flags::{LiveArgs, ModelArgs, OutputArgs};
 use crate::app::settings::RouterSettings;
 use crate::app::{config, output, settings, sides};
 use crate::choice::Choice;

@@ -5,15 +5,13 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, Subcommand};
 
-use crate::app::args::{CacheArgs, EmbedArgs, LiveArgs, ModelArgs, choice};
 use crate::app::console::{Progress, Terminal};
+use crate::app::flags::{CacheArgs, EmbedArgs, LiveArgs, ModelArgs, choice};
 use crate::app::settings::RouterSettings;
 use crate::app::{config, output, settings, sides};
 use crate::canon::hash_str;
 use crate::choice::Choice;
 use crate::console::Console;
-use crate::draft;
-use crate::draft::import::LogFormat;
 use crate::error::{Error, Result, exit};
 use crate::job::import::{ImportOptions, Summary};
 use crate::report::render::{Format, Options};
@@ -21,6 +19,8 @@ use crate::route::Router;
 use crate::route::semantic::SemanticRouter;
 use crate::source::Spec;
 use crate::suite::check;
+use crate::suite::import::LogFormat;
+use crate::suite::{draft, import};
 
 #[derive(Debug, Args)]
 pub struct SuiteArgs {
@@ -271,7 +271,7 @@ const LISTED: usize = 20;
 
 /// Every log into `reader`. A log is read whole up to the input cap; a larger regular file is
 /// streamed as JSON lines (production logs grow past any cap; a document that large is not read).
-pub(crate) fn read_logs(reader: &mut draft::import::Reader, logs: &[PathBuf]) -> Result<()> {
+pub(crate) fn read_logs(reader: &mut import::Reader, logs: &[PathBuf]) -> Result<()> {
     for p in logs {
         let label = p.display().to_string();
         let large =
@@ -314,7 +314,7 @@ async fn import(a: ImportArgs) -> Result<i32> {
         }
         None => None,
     };
-    let mut reader = draft::import::Reader::new(a.format, a.history);
+    let mut reader = import::Reader::new(a.format, a.history);
     read_logs(&mut reader, &a.logs)?;
     let embedder = if a.no_embed {
         None

@@ -51,10 +51,10 @@ fn default_level(s: Severity) -> &'static str {
     }
 }
 
-fn scan_level(l: crate::scan::Level) -> &'static str {
+fn scan_level(l: crate::injection::Level) -> &'static str {
     match l {
-        crate::scan::Level::High => "error",
-        crate::scan::Level::Medium => "warning",
+        crate::injection::Level::High => "error",
+        crate::injection::Level::Medium => "warning",
     }
 }
 
@@ -78,7 +78,7 @@ fn rules() -> Vec<Value> {
             "properties": {"tags": ["mcp", "lint"]},
         }));
     }
-    for r in crate::scan::RULES {
+    for r in crate::injection::RULES {
         out.push(json!({
             "id": r.id,
             "shortDescription": {"text": r.summary},
@@ -102,7 +102,7 @@ fn rule_index(id: &str) -> usize {
     LAW.iter()
         .map(|r| r.id)
         .chain(crate::lint::RULES.iter().map(|r| r.id))
-        .chain(crate::scan::RULES.iter().map(|r| r.id))
+        .chain(crate::injection::RULES.iter().map(|r| r.id))
         .chain(MEASUREMENT_RULES.iter().map(|r| r.0))
         .position(|r| r == id)
         .expect("every result's rule is in the rule table")

@@ -595,7 +595,7 @@ fn flip_row(f: &Flip) -> Vec<String> {
     ]
 }
 
-fn drift(d: &crate::drift::Drift, b: &mut String) {
+fn drift(d: &crate::cosine::Drift, b: &mut String) {
     let mut moved = Vec::new();
     let mut rows = Vec::new();
     for t in &d.tools {
@@ -609,7 +609,7 @@ fn drift(d: &crate::drift::Drift, b: &mut String) {
             num(format!("{:.4}", t.description_cosine)),
             num(format!("{:.4}", t.full_text_cosine)),
             t.benign_edits_above
-                .map(|p| num(crate::drift::floors::share_above(p)))
+                .map(|p| num(crate::cosine::floors::share_above(p)))
                 .unwrap_or_default(),
             if t.below_floor {
                 "<span class=\"worse\">below</span>".into()

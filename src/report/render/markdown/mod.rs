@@ -455,7 +455,7 @@ fn scan(report: &Report) -> Vec<String> {
     let Some(s) = &report.scan else {
         return Vec::new();
     };
-    let row = |b: &mut String, f: &crate::scan::Finding, extra: &str| {
+    let row = |b: &mut String, f: &crate::injection::Finding, extra: &str| {
         let hidden = f
             .hidden
             .as_deref()
@@ -780,9 +780,9 @@ fn drift(report: &Report) -> Option<String> {
         return None;
     }
     let source = match d.floor_source {
-        crate::drift::FloorSource::Given => "given",
-        crate::drift::FloorSource::Calibrated => "calibrated for this model",
-        crate::drift::FloorSource::Uncalibrated => {
+        crate::cosine::FloorSource::Given => "given",
+        crate::cosine::FloorSource::Calibrated => "calibrated for this model",
+        crate::cosine::FloorSource::Uncalibrated => {
             "**uncalibrated** for this model: the 0.92 default"
         }
     };
@@ -792,7 +792,7 @@ fn drift(report: &Report) -> Option<String> {
         d.floor
     );
     let pctl =
-        |x: Option<f64>| x.map_or_else(|| "—".to_string(), crate::drift::floors::share_above);
+        |x: Option<f64>| x.map_or_else(|| "—".to_string(), crate::cosine::floors::share_above);
     for t in &d.tools {
         // Below the floor fails only where routing did not measure the tool (`gate`).
         let review = crate::report::view::ruling(report, &t.tool, crate::gate::Metric::Cosine)

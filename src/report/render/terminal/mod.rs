@@ -563,7 +563,7 @@ fn drift(report: &Report, p: &Paint, out: &mut String) {
         }
     };
     let pctl =
-        |x: Option<f64>| x.map_or_else(|| "—".to_string(), crate::drift::floors::share_above);
+        |x: Option<f64>| x.map_or_else(|| "—".to_string(), crate::cosine::floors::share_above);
     let mut rows: Vec<Vec<String>> = Vec::new();
     for t in &d.tools {
         rows.push(vec![
@@ -604,11 +604,11 @@ fn drift(report: &Report, p: &Paint, out: &mut String) {
 }
 
 /// How the floor was chosen, after its number in the drift heading.
-fn floor_source(s: crate::drift::FloorSource) -> &'static str {
+fn floor_source(s: crate::cosine::FloorSource) -> &'static str {
     match s {
-        crate::drift::FloorSource::Given => "",
-        crate::drift::FloorSource::Calibrated => ", calibrated for this model",
-        crate::drift::FloorSource::Uncalibrated => {
+        crate::cosine::FloorSource::Given => "",
+        crate::cosine::FloorSource::Calibrated => ", calibrated for this model",
+        crate::cosine::FloorSource::Uncalibrated => {
             ", uncalibrated for this model: the 0.92 default"
         }
     }
@@ -656,10 +656,10 @@ fn verdict_word(status: Status) -> (&'static str, &'static str) {
 
 // ---- injection scan ------------------------------------------------------------------------------
 
-fn scan_finding(p: &Paint, f: &crate::scan::Finding, extra: &str, out: &mut String) {
+fn scan_finding(p: &Paint, f: &crate::injection::Finding, extra: &str, out: &mut String) {
     let level = match f.level {
-        crate::scan::Level::High => p.wrap("1;31", "high"),
-        crate::scan::Level::Medium => p.wrap("33", "medium"),
+        crate::injection::Level::High => p.wrap("1;31", "high"),
+        crate::injection::Level::Medium => p.wrap("33", "medium"),
     };
     let _ = writeln!(
         out,

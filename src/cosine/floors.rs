@@ -263,7 +263,7 @@ mod tests {
             .iter()
             .map(|p| (p.old.clone(), p.new.clone()))
             .collect();
-        let cos = crate::drift::compare_texts(&crate::embed::MiniLm::new(), &texts)
+        let cos = crate::cosine::compare_texts(&crate::embed::MiniLm::new(), &texts)
             .await
             .unwrap();
         let benign: Vec<f64> = pairs

@@ -12,9 +12,9 @@ use crate::diff::Severity;
 use crate::embed::DEFAULT_API_KEY_ENV;
 use crate::gate::{CosinePolicy, MeaningPolicy};
 use crate::github::CommentMode;
+use crate::injection::FailOn;
 use crate::llm::ToolChoice;
 use crate::report::render::Format;
-use crate::scan::FailOn;
 
 /// A clap value parser for a library vocabulary: its names, with their help.
 pub fn choice<T: Choice + Clone>() -> impl TypedValueParser<Value = T> {

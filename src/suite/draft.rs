@@ -9,8 +9,6 @@
 //! way every drafted case is routed once by the semantic router and the ones it sends elsewhere
 //! carry a `note`, so the reviewer looks at those first.
 
-pub mod import;
-
 use std::collections::BTreeMap;
 
 use serde_json::{Value, json};
@@ -670,9 +668,9 @@ pub fn drafted_args(tool: &Tool, stated: &[(String, Value)]) -> Option<Value> {
         .iter()
         .filter(|(_, v)| !v.is_object() && !v.is_array())
         .filter(|(k, v)| {
-            let one = crate::suite::args::ArgExpect(BTreeMap::from([(
+            let one = crate::suite::expect::ArgExpect(BTreeMap::from([(
                 k.clone(),
-                crate::suite::args::Matcher::Literal(v.clone()),
+                crate::suite::expect::Matcher::Literal(v.clone()),
             )]));
             crate::suite::args_problems(&one, tool).is_empty()
         })
