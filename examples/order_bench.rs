@@ -153,9 +153,9 @@ async fn replay(
         per_request.push(s_per);
         println!(
             "| {name} | {sent} | {wall:.0} | {s_per:.2} | {:.1}% | {:.1}% | {} | {} | {} |",
-            routing.summary.base_accuracy * 100.0,
-            routing.summary.head_accuracy * 100.0,
-            routing.flips.len(),
+            routing.paired.summary.base_accuracy * 100.0,
+            routing.paired.summary.head_accuracy * 100.0,
+            routing.paired.flips.len(),
             q.join(" · "),
             base_run.stats.errors + head_run.stats.errors,
         );

@@ -83,6 +83,18 @@ pub enum Metric {
     Cosine,
 }
 
+impl Metric {
+    /// What the gate's sentences call it.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Metric::Routing => "routing",
+            Metric::Calls => "call accuracy",
+            Metric::Meaning => "meaning",
+            Metric::Cosine => "cosine",
+        }
+    }
+}
+
 /// One line of a verdict, with the tool and metric it is about where it is about one.
 struct Line {
     text: String,
@@ -319,7 +331,7 @@ fn magnitude(x: f64) -> String {
 /// can show at head. An endpoint that answers garbage, a model that never calls tools or a suite
 /// for other tools all look like this; a pass would be a lie.
 fn nothing_measured(r: &crate::replay::Routing) -> Option<String> {
-    let s = &r.summary;
+    let s = &r.paired.summary;
     (s.n_cases > 0 && s.base_accuracy == 0.0).then(|| {
         format!(
             "nothing was measured: the router was right on 0 of {} case(s) at base; check the model, the endpoint and the suite — incomplete, not a pass",
@@ -332,7 +344,7 @@ fn nothing_measured(r: &crate::replay::Routing) -> Option<String> {
 /// (unset) at or below what a router choosing uniformly among each case's offered tools would
 /// score. A drop from chance says nothing about the PR: inconclusive, not a pass.
 fn at_chance(r: &crate::replay::Routing, t: &CheckThresholds) -> Option<String> {
-    let s = &r.summary;
+    let s = &r.paired.summary;
     let (floor, what) = match (t.min_base_accuracy, r.chance_accuracy) {
         (Some(m), _) => (m, "min_base_accuracy"),
         (None, Some(c)) => (c, "what a router that ignores the prompt scores"),
@@ -354,24 +366,56 @@ fn at_chance(r: &crate::replay::Routing, t: &CheckThresholds) -> Option<String> 
 /// show. A suite whose `args` no model meets looks like this.
 fn no_call_measured(r: &crate::replay::Routing) -> Option<String> {
     let c = r.calls.as_ref()?;
-    let s = &c.summary;
-    (s.n_cases > 0 && s.base_accuracy == 0.0 && r.summary.base_accuracy > 0.0).then(|| {
+    let s = &c.paired.summary;
+    (s.n_cases > 0 && s.base_accuracy == 0.0 && r.paired.summary.base_accuracy > 0.0).then(|| {
         format!(
             "call accuracy measured nothing: no call of {} case(s) was right at base (routing was {:.1}%); check the suite's `args` and the tools' schemas — incomplete, not a pass",
             s.n_cases,
-            r.summary.base_accuracy * 100.0
+            r.paired.summary.base_accuracy * 100.0
         )
     })
 }
 
-/// Does the overall routing drop fail the gate? Beyond the tolerance, and significant; where
-/// call accuracy was measured, only when the call metric fails too (see
-/// [`overall_call_drop_fails`]: routing then names why).
-pub fn overall_drop_fails(r: &crate::replay::Routing, t: &CheckThresholds) -> bool {
-    let own = drop_fails(&r.summary, t.tolerance, t);
-    match &r.calls {
-        Some(c) => own && drop_fails(&c.summary, t.args_tolerance(), t),
-        None => own,
+/// The paired metrics `r` measured, each with its name: routing, then call accuracy where it
+/// was measured.
+pub fn metrics(r: &crate::replay::Routing) -> Vec<(Metric, &crate::replay::Paired)> {
+    let mut out = vec![(Metric::Routing, &r.paired)];
+    out.extend(r.calls.as_ref().map(|c| (Metric::Calls, &c.paired)));
+    out
+}
+
+/// The metric whose tests decide: call accuracy where it was measured (a right call is a right
+/// route with right arguments, so a routing drop is a call drop too), routing otherwise.
+pub fn family_metric(r: &crate::replay::Routing) -> (Metric, &crate::replay::Paired) {
+    *metrics(r).last().expect("routing is always measured")
+}
+
+impl CheckThresholds {
+    /// The tolerance `metric`'s drops are held to.
+    pub fn tolerance_of(&self, metric: Metric) -> f64 {
+        match metric {
+            Metric::Calls => self.args_tolerance(),
+            _ => self.tolerance,
+        }
+    }
+}
+
+/// Does `metric`'s overall drop fail the gate?
+///
+/// Where calls are measured the gate tests **one** family, call accuracy: testing routing and
+/// calls side by side at the same alphas would add their false alarms (5.9% at 80% base accuracy
+/// with 20% argument noise, tests/it/gate_simulation.rs). Routing's own test only names which
+/// metric decided: **routing** fails when its drop fails and the call drop fails too (or calls
+/// were not measured); **call accuracy** fails when its drop fails and routing's does not (the
+/// arguments decided). A drop fails beyond its tolerance, and significant.
+pub fn overall_fails(r: &crate::replay::Routing, metric: Metric, t: &CheckThresholds) -> bool {
+    let own = |m: Metric, p: &crate::replay::Paired| drop_fails(&p.summary, t.tolerance_of(m), t);
+    let routing = own(Metric::Routing, &r.paired);
+    let calls = r.calls.as_ref().map(|c| own(Metric::Calls, &c.paired));
+    match metric {
+        Metric::Routing => routing && calls.unwrap_or(true),
+        Metric::Calls => calls.unwrap_or(false) && !routing,
+        Metric::Meaning | Metric::Cosine => false,
     }
 }
 
@@ -380,58 +424,36 @@ fn drop_fails(s: &crate::stats::PairedSummary, tolerance: f64, t: &CheckThreshol
     s.delta < -tolerance && t.require_significance.is_none_or(|a| s.p_value_worse < a)
 }
 
-/// Does the overall call-accuracy drop fail the gate on its own, routing's test not failing?
-///
-/// Where calls are measured the gate tests **one** family, call accuracy (a right call is a
-/// right route with right arguments, so a routing drop is a call drop too): testing routing and
-/// calls side by side at the same alphas would add their false alarms (5.9% at 80% base accuracy
-/// with 20% argument noise, tests/it/gate_simulation.rs). Routing's own test only names which
-/// metric decided: routing, when it fails as well; call accuracy (the arguments), when it does
-/// not.
-pub fn overall_call_drop_fails(r: &crate::replay::Routing, t: &CheckThresholds) -> bool {
-    r.calls
-        .as_ref()
-        .is_some_and(|c| drop_fails(&c.summary, t.args_tolerance(), t))
-        && !drop_fails(&r.summary, t.tolerance, t)
-}
-
-/// The tools whose routing drop fails: any tool the suite expects whose drop is beyond the
-/// tolerance with evidence. The family is the suite's tools, fixed by the base side before
-/// anything is measured, never by what the PR touched — so an unrelated edit cannot dilute a
-/// regression (the "Get" → "Retrieve" laundering) — and Tarone's reduction for discrete tests
-/// keeps it powerful: a tool whose routing moved on too few cases to ever reach significance
-/// cannot spend the budget ([`Family`], docs/verdict.md). Where calls are measured, a tool fails
-/// on its call accuracy, and is listed here when its routing fails as well.
-pub fn failing_tools<'a>(
+/// The tools whose `metric` drop fails. The family is the suite's tools, fixed by the base side
+/// before anything is measured, never by what the PR touched — so an unrelated edit cannot
+/// dilute a regression (the "Get" → "Retrieve" laundering) — and Tarone's reduction for discrete
+/// tests keeps it powerful: a tool whose routing moved on too few cases to ever reach
+/// significance cannot spend the budget ([`Family`], docs/verdict.md). As for the overall drop
+/// ([`overall_fails`]), where calls are measured a tool fails on its call accuracy: it is listed
+/// under **routing** when its routing fails as well, under **call accuracy** when it does not.
+pub fn failing<'a>(
     r: &'a crate::replay::Routing,
+    metric: Metric,
     t: &CheckThresholds,
 ) -> Vec<&'a crate::replay::ToolRouting> {
-    let own = failing_rows(&r.per_tool, t, t.tolerance);
-    match &r.calls {
-        Some(c) => {
-            let calls = failing_rows(&c.per_tool, t, t.args_tolerance());
-            own.into_iter()
-                .filter(|x| calls.iter().any(|c| c.tool == x.tool))
-                .collect()
-        }
-        None => own,
+    let rows =
+        |m: Metric, p: &'a crate::replay::Paired| failing_rows(&p.per_tool, t, t.tolerance_of(m));
+    let routing = rows(Metric::Routing, &r.paired);
+    let calls = r.calls.as_ref().map(|c| rows(Metric::Calls, &c.paired));
+    let listed =
+        |rows: &[&crate::replay::ToolRouting], tool: &str| rows.iter().any(|c| c.tool == tool);
+    match (metric, calls) {
+        (Metric::Routing, None) => routing,
+        (Metric::Routing, Some(calls)) => routing
+            .into_iter()
+            .filter(|x| listed(&calls, &x.tool))
+            .collect(),
+        (Metric::Calls, Some(calls)) => calls
+            .into_iter()
+            .filter(|x| !listed(&routing, &x.tool))
+            .collect(),
+        _ => Vec::new(),
     }
-}
-
-/// The tools whose call-accuracy drop fails (the same family rule, `args_tolerance`) while their
-/// routing does not: the arguments decided.
-pub fn failing_call_tools<'a>(
-    r: &'a crate::replay::Routing,
-    t: &CheckThresholds,
-) -> Vec<&'a crate::replay::ToolRouting> {
-    let Some(c) = &r.calls else {
-        return Vec::new();
-    };
-    let own = failing_rows(&r.per_tool, t, t.tolerance);
-    failing_rows(&c.per_tool, t, t.args_tolerance())
-        .into_iter()
-        .filter(|x| !own.iter().any(|o| o.tool == x.tool))
-        .collect()
 }
 
 /// The per-tool test family: every tool the suite expects, at `per_tool_alpha` split by
@@ -494,9 +516,9 @@ pub fn hold(r: &mut crate::replay::Routing, t: &CheckThresholds) {
             row.held_to = family.held_to(row);
         }
     };
-    mark(&mut r.per_tool);
+    mark(&mut r.paired.per_tool);
     if let Some(c) = r.calls.as_mut() {
-        mark(&mut c.per_tool);
+        mark(&mut c.paired.per_tool);
     }
 }
 
@@ -532,7 +554,7 @@ pub fn cosine_call(
         ));
     }
     let base = format!("`{}` {} < floor {:.2}", td.tool, parts.join(", "), floor);
-    let covered = routing.and_then(|r| r.per_tool.iter().find(|x| x.tool == td.tool));
+    let covered = routing.and_then(|r| r.paired.per_tool.iter().find(|x| x.tool == td.tool));
     match t.cosine {
         CosinePolicy::Fail => CosineCall::Fail(base),
         CosinePolicy::Review => CosineCall::Review(format!("{base}: review the wording")),
@@ -603,7 +625,7 @@ fn meaning_calls(
         if moved.is_empty() {
             continue;
         }
-        let row = routing.and_then(|r| r.per_tool.iter().find(|x| x.tool == tool.name));
+        let row = routing.and_then(|r| r.paired.per_tool.iter().find(|x| x.tool == tool.name));
         let measured = match (routing, row) {
             (None, _) => String::new(),
             (Some(_), None) => "; no suite case expects it".to_string(),
@@ -727,15 +749,12 @@ fn rulings(
         )
     };
     if let Some(r) = routing {
-        for (metric, what, rows) in [
-            (Metric::Routing, "routing", failing_tools(r, t)),
-            (Metric::Calls, "call accuracy", failing_call_tools(r, t)),
-        ] {
-            out.extend(rows.into_iter().map(|x| Ruling {
+        for (metric, _) in metrics(r) {
+            out.extend(failing(r, metric, t).into_iter().map(|x| Ruling {
                 tool: x.tool.clone(),
                 metric,
                 outcome: Outcome::Fail,
-                message: drop(what, x),
+                message: drop(metric.noun(), x),
             }));
         }
     }
@@ -864,7 +883,7 @@ fn pass_reason(
 ) -> String {
     let mut parts = Vec::new();
     if let Some(r) = routing {
-        let s = &r.summary;
+        let s = &r.paired.summary;
         parts.push(format!(
             "routing {:.1}% → {:.1}% ({}, p={:.4})",
             s.base_accuracy * 100.0,
@@ -875,10 +894,10 @@ fn pass_reason(
         match (&r.calls, &r.calls_not_measured) {
             (Some(c), _) => parts.push(format!(
                 "calls {:.1}% → {:.1}% ({}, p={:.4})",
-                c.summary.base_accuracy * 100.0,
-                c.summary.head_accuracy * 100.0,
-                pts(c.summary.delta),
-                c.summary.p_value_worse
+                c.paired.summary.base_accuracy * 100.0,
+                c.paired.summary.head_accuracy * 100.0,
+                pts(c.paired.summary.delta),
+                c.paired.summary.p_value_worse
             )),
             (None, Some(why)) => parts.push(format!("call accuracy not measured ({why})")),
             (None, None) => {}
@@ -933,69 +952,56 @@ fn routing_findings(
     unproven: &mut Vec<Line>,
     warnings: &mut Vec<String>,
 ) {
-    let s = &r.summary;
     let evidence = t
         .require_significance
         .map(|a| format!(" < {a}"))
         .unwrap_or_default();
-    if overall_drop_fails(r, t) {
-        failures.push(Line::from(format!(
-            "routing accuracy {:.1}% → {:.1}% ({}, tolerance {}; {} case(s) regressed, {} fixed, p={:.4}{evidence})",
-            s.base_accuracy * 100.0,
-            s.head_accuracy * 100.0,
-            pts(s.delta),
-            magnitude(t.tolerance),
-            s.discordant_right_to_wrong,
-            s.discordant_wrong_to_right,
-            s.p_value_worse
-        )));
-    }
-    let family = Family::of(&r.per_tool, t.per_tool_alpha);
-    let failing = failing_tools(r, t);
-    for tool in &failing {
-        failures.push(tool_failure(Metric::Routing, tool, family, t));
-    }
-    let mut call_failing = Vec::new();
-    if let Some(c) = &r.calls {
-        let s = &c.summary;
-        if overall_call_drop_fails(r, t) {
+    let mut decided: Vec<&str> = Vec::new();
+    let mut any_failed = false;
+    for (metric, p) in metrics(r) {
+        if overall_fails(r, metric, t) {
+            any_failed = true;
+            let s = &p.summary;
+            // Call accuracy names routing's delta: the arguments decided, not the route.
+            let routing = match metric {
+                Metric::Calls => format!("; routing {}", pts(r.paired.summary.delta)),
+                _ => String::new(),
+            };
             failures.push(Line::from(format!(
-                "call accuracy {:.1}% → {:.1}% ({}, args_tolerance {}; {} case(s) regressed, {} fixed, p={:.4}{evidence}; routing {})",
+                "{} {:.1}% → {:.1}% ({}, {} {}; {} case(s) regressed, {} fixed, p={:.4}{evidence}{routing})",
+                match metric {
+                    Metric::Routing => "routing accuracy",
+                    _ => metric.noun(),
+                },
                 s.base_accuracy * 100.0,
                 s.head_accuracy * 100.0,
                 pts(s.delta),
-                magnitude(t.args_tolerance()),
+                match metric {
+                    Metric::Calls => "args_tolerance",
+                    _ => "tolerance",
+                },
+                magnitude(t.tolerance_of(metric)),
                 s.discordant_right_to_wrong,
                 s.discordant_wrong_to_right,
                 s.p_value_worse,
-                pts(r.summary.delta)
             )));
         }
-        let family = Family::of(&c.per_tool, t.per_tool_alpha);
-        call_failing = failing_call_tools(r, t);
-        for tool in &call_failing {
-            failures.push(tool_failure(Metric::Calls, tool, family, t));
+        let family = Family::of(&p.per_tool, t.per_tool_alpha);
+        for tool in failing(r, metric, t) {
+            any_failed = true;
+            decided.push(&tool.tool);
+            failures.push(tool_failure(metric, tool, family, t));
         }
     }
-    // What the evidence cannot call. The family metric: call accuracy where it was measured.
-    let (summary, rows, tolerance, metric) = match &r.calls {
-        Some(c) => (&c.summary, &c.per_tool, t.args_tolerance(), Metric::Calls),
-        None => (&r.summary, &r.per_tool, t.tolerance, Metric::Routing),
-    };
+    // What the evidence cannot call, on the family metric.
+    let (metric, p) = family_metric(r);
+    let (summary, rows, tolerance) = (&p.summary, &p.per_tool, t.tolerance_of(metric));
     // An overall drop beyond the tolerance is common noise on a small suite: only one of
     // `inconclusive_drop` or more is worth a line, and only when routing decided nothing else.
-    let routing_failed = overall_drop_fails(r, t)
-        || overall_call_drop_fails(r, t)
-        || !failing.is_empty()
-        || !call_failing.is_empty();
-    if !routing_failed && -summary.delta >= t.inconclusive_drop.max(tolerance) {
+    if !any_failed && -summary.delta >= t.inconclusive_drop.max(tolerance) {
         let line = format!(
             "overall {} fell {:.1}% → {:.1}% on {} case(s) ({} regressed, {} fixed; p={:.4}, not below {}): not evidence either way",
-            if r.calls.is_some() {
-                "call accuracy"
-            } else {
-                "routing"
-            },
+            metric.noun(),
             summary.base_accuracy * 100.0,
             summary.head_accuracy * 100.0,
             summary.n_cases,
@@ -1009,11 +1015,10 @@ fn routing_findings(
     let changed = changed_names(diff);
     let family = Family::of(rows, t.per_tool_alpha);
     for x in rows {
-        let decided = failing
-            .iter()
-            .chain(&call_failing)
-            .any(|f| f.tool == x.tool);
-        if decided || x.delta >= -tolerance || !changed.contains(x.tool.as_str()) {
+        if decided.contains(&x.tool.as_str())
+            || x.delta >= -tolerance
+            || !changed.contains(x.tool.as_str())
+        {
             continue;
         }
         let line = unproven_tool(x, family, tolerance, t);
@@ -1397,7 +1402,7 @@ mod tests {
         assert_eq!(untouched.status, Status::Fail, "{}", untouched.reason);
         // A tool enters the family only by moving on enough cases to reach the threshold.
         let mut r = calendar_like(false);
-        let family = Family::of(&r.per_tool, t.per_tool_alpha);
+        let family = Family::of(&r.paired.per_tool, t.per_tool_alpha);
         assert_eq!(
             family,
             Family {
@@ -1407,6 +1412,7 @@ mod tests {
         );
         hold(&mut r, &t);
         let held: Vec<_> = r
+            .paired
             .per_tool
             .iter()
             .map(|x| (x.tool.as_str(), x.held_to))
@@ -1425,7 +1431,7 @@ mod tests {
         c.extend(cases("b", 3, false, true));
         c.extend(cases("c", 3, true, false));
         let r = tools_routing(&c);
-        let f = Family::of(&r.per_tool, 0.035);
+        let f = Family::of(&r.paired.per_tool, 0.035);
         assert_eq!(
             f,
             Family {
@@ -1433,12 +1439,12 @@ mod tests {
                 size: 2
             }
         );
-        let row = |n: &str| r.per_tool.iter().find(|x| x.tool == n).unwrap();
+        let row = |n: &str| r.paired.per_tool.iter().find(|x| x.tool == n).unwrap();
         assert_eq!(f.held_to(row("a")), Some(0.0175));
         assert_eq!(f.held_to(row("b")), Some(0.0175));
         assert_eq!(f.held_to(row("c")), None);
         // a: p = 2⁻⁶ = 0.0156 < 0.0175 fails; c fell 100 points on 3 cases and cannot.
-        let failing: Vec<_> = failing_tools(&r, &CheckThresholds::default())
+        let failing: Vec<_> = failing(&r, Metric::Routing, &CheckThresholds::default())
             .iter()
             .map(|x| x.tool.clone())
             .collect();

@@ -42,7 +42,7 @@ pub fn outputs(
     report_path: Option<&Path>,
     html_path: Option<&Path>,
 ) -> Vec<(&'static str, String)> {
-    let s = report.routing.as_ref().map(|r| &r.summary);
+    let s = report.routing.as_ref().map(|r| &r.paired.summary);
     let names: Vec<&str> = report.diff.tools.iter().map(|t| t.name.as_str()).collect();
     vec![
         (

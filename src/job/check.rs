@@ -580,8 +580,8 @@ pub(super) fn finish_routing(
     routing.calls_not_measured = not_measured;
     crate::gate::hold(routing, t);
     routing.min_detectable_drop = crate::stats::min_detectable_drop(
-        routing.summary.n_cases,
-        routing.summary.base_accuracy,
+        routing.paired.summary.n_cases,
+        routing.paired.summary.base_accuracy,
         t.tolerance,
         t.require_significance,
         0.8,

@@ -51,9 +51,10 @@ pub fn merge(parts: Vec<Part>, key: &MacKey, thresholds: &CheckThresholds) -> Re
     let excused = part_routings
         .iter()
         .flat_map(|r| {
-            r.not_reproduced
+            r.paired
+                .not_reproduced
                 .iter()
-                .chain(r.calls.iter().flat_map(|c| &c.not_reproduced))
+                .chain(r.calls.iter().flat_map(|c| &c.paired.not_reproduced))
         })
         .map(|f| f.id.clone())
         .collect();

@@ -121,6 +121,7 @@ pub async fn run(replayer: &Replayer<'_>, job: StressJob<'_>) -> StressOutcome {
                     .map(|e| format!("{label}: {e}")),
             );
             let own_delta = routing
+                .paired
                 .per_tool
                 .iter()
                 .find(|t| t.tool == tool.name)
@@ -132,12 +133,12 @@ pub async fn run(replayer: &Replayer<'_>, job: StressJob<'_>) -> StressOutcome {
                 detail: Some(perturbed.detail),
                 description: perturbed.tool.description.clone(),
                 renamed_to: renamed,
-                delta: Some(routing.summary.delta),
+                delta: Some(routing.paired.summary.delta),
                 own_delta,
-                regressed: routing.summary.discordant_right_to_wrong,
-                fixed: routing.summary.discordant_wrong_to_right,
-                p_value_worse: Some(routing.summary.p_value_worse),
-                flips: routing.flips,
+                regressed: routing.paired.summary.discordant_right_to_wrong,
+                fixed: routing.paired.summary.discordant_wrong_to_right,
+                p_value_worse: Some(routing.paired.summary.p_value_worse),
+                flips: routing.paired.flips,
             });
         }
         let worst = report::worst(&results).map(|r| (r.id.clone(), r.delta));

@@ -8,28 +8,22 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::compare::{Flip, ToolRouting, flip, label_counts, tool_rows};
+use super::compare::{Flip, Paired, flip, label_counts, tool_rows};
 use super::judge::CallOutcome;
 use super::runner::{Sample, SideRun};
-use crate::stats::{self, CaseOutcome, PairedSummary};
+use crate::stats::{self, CaseOutcome};
 use crate::suite::Suite;
 
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Calls {
-    pub summary: PairedSummary,
-    /// Cases whose call flipped while their routing did not: the arguments moved.
-    pub flips: Vec<Flip>,
-    pub per_tool: Vec<ToolRouting>,
-    /// Call outcome counts per side ("wrong arguments": 3, …).
-    pub base_outcomes: BTreeMap<String, u64>,
-    pub head_outcomes: BTreeMap<String, u64>,
+    /// Its flips are the cases whose call flipped while their routing did not: the arguments
+    /// moved.
+    #[serde(flatten)]
+    pub paired: Paired,
     /// Cases with expected `args` (the others check the schema only).
     pub cases_with_args: usize,
     /// Parameter names the model invented for a tool, counted per side.
     pub invented: Vec<Invented>,
-    /// Call flips of the first run that did not hold under `--confirm` (no longer counted).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub not_reproduced: Vec<Flip>,
 }
 
 /// One argument that differs between the typical base and head call of a flipped case.
@@ -98,14 +92,16 @@ pub fn compare(
     }
     flips.sort_by(|a, b| a.direction.cmp(&b.direction).then_with(|| a.id.cmp(&b.id)));
     Ok(Calls {
-        summary: stats::paired_summary_with(&outcomes, seed, resamples),
-        per_tool: tool_rows(suite, &outcomes, seed),
-        flips,
-        base_outcomes: label_counts(base, |s| s.call.label()),
-        head_outcomes: label_counts(head, |s| s.call.label()),
+        paired: Paired {
+            summary: stats::paired_summary_with(&outcomes, seed, resamples),
+            per_tool: tool_rows(suite, &outcomes, seed),
+            flips,
+            base_outcomes: label_counts(base, |s| s.call.label()),
+            head_outcomes: label_counts(head, |s| s.call.label()),
+            not_reproduced: Vec::new(),
+        },
         cases_with_args: suite.cases.iter().filter(|c| c.args.is_some()).count(),
         invented: invented(base, head),
-        not_reproduced: Vec::new(),
     })
 }
 

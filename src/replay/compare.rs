@@ -90,16 +90,38 @@ pub struct ToolRouting {
     pub held_to: Option<f64>,
 }
 
+/// One paired metric: each case right or wrong at base and at head (by its repeats' majority),
+/// compared. Routing and call accuracy are both this, each with what only it has beside it.
 #[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Routing {
+pub struct Paired {
     pub summary: PairedSummary,
     pub flips: Vec<Flip>,
     pub per_tool: Vec<ToolRouting>,
-    pub base_confusions: Vec<Confusion>,
-    pub head_confusions: Vec<Confusion>,
-    /// Outcome counts per side ("wrong tool": 3, …).
+    /// Outcome counts per side ("wrong tool": 3, "wrong arguments": 2, …).
     pub base_outcomes: BTreeMap<String, u64>,
     pub head_outcomes: BTreeMap<String, u64>,
+    /// Under `--confirm K`: flips of the first run that the re-asks did not reproduce in the
+    /// majority (they no longer count), with their confirmation counts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_reproduced: Vec<Flip>,
+}
+
+impl Paired {
+    /// The flips that regressed (right at base, wrong at head).
+    pub fn regressed(&self) -> usize {
+        self.flips
+            .iter()
+            .filter(|f| f.direction == Direction::Regressed)
+            .count()
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Routing {
+    #[serde(flatten)]
+    pub paired: Paired,
+    pub base_confusions: Vec<Confusion>,
+    pub head_confusions: Vec<Confusion>,
     /// Cases asked the exact same question at head as at base (not re-sent).
     pub cases_unchanged_question: usize,
     pub errors: Vec<String>,
@@ -107,10 +129,6 @@ pub struct Routing {
     /// (`stats::min_detectable_drop`, a noisy-router model); set by the check job.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub min_detectable_drop: Option<f64>,
-    /// Under `--confirm K`: flips of the first run that the re-asks did not reproduce in the
-    /// majority (they no longer count), with their confirmation counts.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub not_reproduced: Vec<Flip>,
     /// Call accuracy (tool, schema-valid and expected arguments), paired like routing.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub calls: Option<super::calls::Calls>,
@@ -269,17 +287,19 @@ pub fn compare_sides(
             Err(why) => (None, Some(why)),
         };
     Routing {
-        summary,
-        flips,
-        per_tool,
+        paired: Paired {
+            summary,
+            flips,
+            per_tool,
+            base_outcomes: label_counts(base, |s| s.outcome.label()),
+            head_outcomes: label_counts(head, |s| s.outcome.label()),
+            not_reproduced: Vec::new(),
+        },
         base_confusions,
         head_confusions,
-        base_outcomes: label_counts(base, |s| s.outcome.label()),
-        head_outcomes: label_counts(head, |s| s.outcome.label()),
         cases_unchanged_question: unchanged_q,
         errors,
         min_detectable_drop: None,
-        not_reproduced: Vec::new(),
         calls,
         calls_not_measured,
         carried: None,

@@ -13,13 +13,18 @@ use crate::suite::Suite;
 
 /// Whether `routing` has a flip of either metric to confirm.
 pub fn has_flips(routing: &Routing) -> bool {
-    !routing.flips.is_empty() || routing.calls.as_ref().is_some_and(|c| !c.flips.is_empty())
+    !routing.paired.flips.is_empty()
+        || routing
+            .calls
+            .as_ref()
+            .is_some_and(|c| !c.paired.flips.is_empty())
 }
 
 /// The cases of `suite` that flipped in `routing`, routing or call.
 pub fn flipped_cases(suite: &Suite, routing: &Routing) -> Suite {
-    let call_flips = routing.calls.iter().flat_map(|c| &c.flips);
+    let call_flips = routing.calls.iter().flat_map(|c| &c.paired.flips);
     let ids: BTreeSet<&str> = routing
+        .paired
         .flips
         .iter()
         .chain(call_flips)
@@ -87,11 +92,11 @@ pub struct Before {
 impl Before {
     pub fn of(routing: &Routing) -> Before {
         Before {
-            routing: routing.flips.clone(),
+            routing: routing.paired.flips.clone(),
             calls: routing
                 .calls
                 .as_ref()
-                .map(|c| c.flips.clone())
+                .map(|c| c.paired.flips.clone())
                 .unwrap_or_default(),
         }
     }
@@ -130,16 +135,16 @@ pub fn unreproduced(
 /// move to their metric's `not_reproduced`.
 pub fn annotate(after: &mut Routing, before: &Before, base_extra: &SideRun, head_extra: &SideRun) {
     mark(
-        &mut after.flips,
-        &mut after.not_reproduced,
+        &mut after.paired.flips,
+        &mut after.paired.not_reproduced,
         &before.routing,
         (base_extra, head_extra),
         |s| s.outcome.is_correct(),
     );
     if let Some(calls) = after.calls.as_mut() {
         mark(
-            &mut calls.flips,
-            &mut calls.not_reproduced,
+            &mut calls.paired.flips,
+            &mut calls.paired.not_reproduced,
             &before.calls,
             (base_extra, head_extra),
             |s| s.call.is_correct(),
@@ -199,7 +204,7 @@ mod tests {
             compare_sides(&suite, &suite, b, h, 0, 0, excused)
         };
         let first = cmp(&run(&[true]), &run(&[false]), &BTreeSet::new());
-        assert_eq!(first.flips.len(), 1);
+        assert_eq!(first.paired.flips.len(), 1);
         let before = Before::of(&first);
         let (base_extra, head_extra) = (run(&[true, true, false]), run(&[true, true, false]));
         let (base, head) = (
@@ -208,16 +213,16 @@ mod tests {
         );
         // Without the rule: the pooled majority keeps the flip.
         let pooled = cmp(&base, &head, &BTreeSet::new());
-        assert_eq!(pooled.summary.discordant_right_to_wrong, 1);
+        assert_eq!(pooled.paired.summary.discordant_right_to_wrong, 1);
         let excused = unreproduced(&before, &base_extra, &head_extra);
         assert_eq!(excused, BTreeSet::from(["c".to_string()]));
         let mut after = cmp(&base, &head, &excused);
         annotate(&mut after, &before, &base_extra, &head_extra);
-        assert_eq!(after.summary.discordant_right_to_wrong, 0);
-        assert!(after.flips.is_empty());
-        assert_eq!(after.per_tool[0].regressed, 0);
+        assert_eq!(after.paired.summary.discordant_right_to_wrong, 0);
+        assert!(after.paired.flips.is_empty());
+        assert_eq!(after.paired.per_tool[0].regressed, 0);
         assert_eq!(
-            after.not_reproduced[0].confirmed,
+            after.paired.not_reproduced[0].confirmed,
             Some(Confirmation {
                 reproduced: 0,
                 asked: 3

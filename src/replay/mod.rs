@@ -21,8 +21,8 @@ pub mod target;
 pub use crate::route::order::{Circle, Order};
 pub use calls::{ArgChange, Calls, Invented};
 pub use compare::{
-    Direction, Flip, ForbiddenCall, Routing, ToolRouting, compare, compare_sides, compare_with,
-    total_usage,
+    Direction, Flip, ForbiddenCall, Paired, Routing, ToolRouting, compare, compare_sides,
+    compare_with, total_usage,
 };
 pub use judge::{CallOutcome, Outcome, classify};
 pub use runner::{

@@ -234,27 +234,29 @@ pub fn carry_confirmations(
             .find(|f| f.id == id)
             .and_then(|f| f.confirmed)
     };
-    for f in &mut merged.flips {
-        f.confirmed = find(&f.id, |r| r.flips.iter().collect());
+    for f in &mut merged.paired.flips {
+        f.confirmed = find(&f.id, |r| r.paired.flips.iter().collect());
     }
-    merged.not_reproduced = parts
+    merged.paired.not_reproduced = parts
         .iter()
-        .flat_map(|r| r.not_reproduced.iter().cloned())
+        .flat_map(|r| r.paired.not_reproduced.iter().cloned())
         .collect();
-    merged.not_reproduced.sort_by(|a, b| a.id.cmp(&b.id));
+    merged.paired.not_reproduced.sort_by(|a, b| a.id.cmp(&b.id));
     if let Some(calls) = merged.calls.as_mut() {
-        for f in &mut calls.flips {
-            f.confirmed = find(&f.id, |r| r.calls.iter().flat_map(|c| &c.flips).collect());
+        for f in &mut calls.paired.flips {
+            f.confirmed = find(&f.id, |r| {
+                r.calls.iter().flat_map(|c| &c.paired.flips).collect()
+            });
         }
-        calls.not_reproduced = parts
+        calls.paired.not_reproduced = parts
             .iter()
             .flat_map(|r| {
                 r.calls
                     .iter()
-                    .flat_map(|c| c.not_reproduced.iter().cloned())
+                    .flat_map(|c| c.paired.not_reproduced.iter().cloned())
             })
             .collect();
-        calls.not_reproduced.sort_by(|a, b| a.id.cmp(&b.id));
+        calls.paired.not_reproduced.sort_by(|a, b| a.id.cmp(&b.id));
     }
 }
 

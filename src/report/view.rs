@@ -101,14 +101,14 @@ pub fn tools(report: &Report) -> Vec<ToolView<'_>> {
         report
             .routing
             .as_ref()
-            .and_then(|r| r.per_tool.iter().find(|x| x.tool == name))
+            .and_then(|r| r.paired.per_tool.iter().find(|x| x.tool == name))
     };
     let calls_of = |name: &str| {
         report
             .routing
             .as_ref()
             .and_then(|r| r.calls.as_ref())
-            .and_then(|c| c.per_tool.iter().find(|x| x.tool == name))
+            .and_then(|c| c.paired.per_tool.iter().find(|x| x.tool == name))
     };
     let mut rows: Vec<ToolView<'_>> = report
         .diff
@@ -130,9 +130,10 @@ pub fn tools(report: &Report) -> Vec<ToolView<'_>> {
         .collect();
     if let Some(r) = &report.routing {
         let moved = r
+            .paired
             .per_tool
             .iter()
-            .chain(r.calls.iter().flat_map(|c| &c.per_tool))
+            .chain(r.calls.iter().flat_map(|c| &c.paired.per_tool))
             .filter(|x| x.delta != 0.0);
         for tr in moved {
             if !rows.iter().any(|v| v.name == tr.tool) {
@@ -245,7 +246,7 @@ pub fn flips(report: &Report) -> Vec<&Flip> {
     let Some(r) = &report.routing else {
         return Vec::new();
     };
-    let mut f: Vec<&Flip> = r.flips.iter().collect();
+    let mut f: Vec<&Flip> = r.paired.flips.iter().collect();
     f.sort_by(|a, b| {
         (a.direction != Direction::Regressed)
             .cmp(&(b.direction != Direction::Regressed))
@@ -370,6 +371,15 @@ pub fn held(t: &ToolRouting) -> String {
     t.held_to.map_or_else(|| "—".into(), |a| format!("{a:.4}"))
 }
 
+/// The paired measurement behind `metric`: routing, or call accuracy where it was measured.
+pub fn paired(r: &crate::replay::Routing, metric: Metric) -> Option<&crate::replay::Paired> {
+    match metric {
+        Metric::Routing => Some(&r.paired),
+        Metric::Calls => r.calls.as_ref().map(|c| &c.paired),
+        Metric::Meaning | Metric::Cosine => None,
+    }
+}
+
 /// The gate's ruling on `tool` by `metric`, if it made one.
 pub fn ruling<'a>(report: &'a Report, tool: &str, metric: Metric) -> Option<&'a Ruling> {
     report
@@ -385,12 +395,8 @@ pub fn ruling<'a>(report: &'a Report, tool: &str, metric: Metric) -> Option<&'a 
 pub fn plain_words(report: &Report) -> Option<String> {
     let r = report.routing.as_ref()?;
     let by = report.verdict.decided_by.as_ref()?;
-    let rows = match by.metric {
-        Metric::Routing => &r.per_tool,
-        Metric::Calls => &r.calls.as_ref()?.per_tool,
-        // The shifts' line names its words itself; a cosine never decides alone by a tool's drop.
-        Metric::Meaning | Metric::Cosine => return None,
-    };
+    // The shifts' line names its words itself; a cosine never decides alone by a tool's drop.
+    let rows = &paired(r, by.metric)?.per_tool;
     let x = rows.iter().find(|x| x.tool == by.tool)?;
     let n = x.cases;
     let count = |acc: f64| (acc * n as f64).round() as usize;
@@ -404,6 +410,7 @@ pub fn plain_words(report: &Report) -> Option<String> {
     }
     let mut went: Vec<(String, usize)> = Vec::new();
     for f in r
+        .paired
         .flips
         .iter()
         .filter(|f| f.direction == Direction::Regressed && f.expect == x.tool)

@@ -296,6 +296,7 @@ fn tolerance_alone_would_cry_wolf() {
 /// regressed tool is held to shrinks with every other tool the PR touches.
 fn holm_over_changed(r: &replay::Routing, changed: usize, t: &CheckThresholds) -> bool {
     let mut family: Vec<&replay::ToolRouting> = r
+        .paired
         .per_tool
         .iter()
         .filter(|x| x.tool[5..].parse::<usize>().unwrap() < changed)
@@ -333,7 +334,7 @@ fn one_tool_power(p: f64, drop: f64, edited: usize, prs: usize, seed: u64) -> (f
             }
         }
         let r = replay::compare_with(&suite, &base, &head, 0, 0);
-        if gate::failing_tools(&r, &t)
+        if gate::failing(&r, gate::Metric::Routing, &t)
             .iter()
             .any(|x| x.tool == "tool_0")
         {

@@ -286,9 +286,9 @@ fn renderers_call_no_gate_function() {
         "renderers deciding again:\n{}",
         bad.join("\n")
     );
-    let sample = "use crate::gate::{Status, cosine_call};\nlet x = crate::gate::failing_tools(r, t);\nuse crate::gate::*;\nmatch s { gate::Status::Pass => 1 }\n";
+    let sample = "use crate::gate::{Status, cosine_call};\nlet x = crate::gate::failing(r, m, t);\nuse crate::gate::*;\nmatch s { gate::Status::Pass => 1 }\n";
     let found: Vec<String> = gate_functions(sample).into_iter().map(|(_, n)| n).collect();
-    assert_eq!(found, ["cosine_call", "failing_tools", "*"]);
+    assert_eq!(found, ["cosine_call", "failing", "*"]);
 }
 
 /// What a module touches outside the process, by the code that does it. Each side effect has the

@@ -615,7 +615,7 @@ fn html_shows_the_check_with_charts_and_flips() {
         assert!(s.contains("schedule_appointment"), "{}", &s[..200]);
     }
     // Every flip is a row, with its prompt.
-    for f in &r.routing.as_ref().unwrap().flips {
+    for f in &r.routing.as_ref().unwrap().paired.flips {
         assert!(page.contains(&f.id), "{}", f.id);
     }
     assert!(

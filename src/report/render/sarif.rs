@@ -198,42 +198,29 @@ fn tool_results(
             ));
         }
     }
-    if let Some(r) = v.routing
-        && r.delta < 0.0
-    {
-        let failed = view::ruling(report, &r.tool, Metric::Routing).is_some();
+    for (metric, rule, row) in [
+        (Metric::Routing, "routing-regressed", v.routing),
+        (Metric::Calls, "call-accuracy-regressed", v.calls),
+    ] {
+        let Some(r) = row.filter(|r| r.delta < 0.0) else {
+            continue;
+        };
+        let failed = view::ruling(report, &r.tool, metric).is_some();
         results.push(result(
-            "routing-regressed",
+            rule,
             if failed { "error" } else { "warning" },
             format!(
-                "`{name}`: routing accuracy {:.1}% → {:.1}% ({:+.1} pts over {} case(s), {} regressed, exact one-sided p={:.4})",
+                "`{name}`: {} {:.1}% → {:.1}% ({:+.1} pts over {} case(s), {} regressed, exact one-sided p={:.4})",
+                match metric {
+                    Metric::Routing => "routing accuracy",
+                    _ => metric.noun(),
+                },
                 r.base_accuracy * 100.0,
                 r.head_accuracy * 100.0,
                 r.delta * 100.0,
                 r.cases,
                 r.regressed,
                 r.p_value_worse
-            ),
-            loc.clone(),
-            &name,
-            "",
-        ));
-    }
-    if let Some(c) = v.calls
-        && c.delta < 0.0
-    {
-        let failed = view::ruling(report, &c.tool, Metric::Calls).is_some();
-        results.push(result(
-            "call-accuracy-regressed",
-            if failed { "error" } else { "warning" },
-            format!(
-                "`{name}`: call accuracy {:.1}% → {:.1}% ({:+.1} pts over {} case(s), {} regressed, exact one-sided p={:.4})",
-                c.base_accuracy * 100.0,
-                c.head_accuracy * 100.0,
-                c.delta * 100.0,
-                c.cases,
-                c.regressed,
-                c.p_value_worse
             ),
             loc.clone(),
             &name,

@@ -377,7 +377,7 @@ fn per_tool_section(title: &str, rows: &[ToolRouting], b: &mut String) {
 }
 
 fn routing(report: &Report, r: &Routing, b: &mut String) {
-    let s = &r.summary;
+    let s = &r.paired.summary;
     b.push_str("<h2>Routing replay</h2>\n");
     let _ = writeln!(
         b,
@@ -405,17 +405,17 @@ fn routing(report: &Report, r: &Routing, b: &mut String) {
         }
         b.push_str("</ul>\n");
     }
-    per_tool_section("Routing accuracy", &r.per_tool, b);
+    per_tool_section("Routing accuracy", &r.paired.per_tool, b);
     if let Some(c) = &r.calls {
         let _ = writeln!(
             b,
             "<h2>Call accuracy (right tool, valid and expected arguments)</h2>\n<p>{} → {} ({} pts) over {} cases.</p>",
-            pct(c.summary.base_accuracy),
-            pct(c.summary.head_accuracy),
-            pts(c.summary.delta),
-            c.summary.n_cases
+            pct(c.paired.summary.base_accuracy),
+            pct(c.paired.summary.head_accuracy),
+            pts(c.paired.summary.delta),
+            c.paired.summary.n_cases
         );
-        per_tool_section("Call accuracy", &c.per_tool, b);
+        per_tool_section("Call accuracy", &c.paired.per_tool, b);
     } else if let Some(why) = &r.calls_not_measured {
         let _ = writeln!(
             b,
@@ -505,7 +505,7 @@ fn flips(report: &Report, b: &mut String) {
         .routing
         .as_ref()
         .and_then(|r| r.calls.as_ref())
-        .map_or(&[][..], |c| &c.flips[..]);
+        .map_or(&[][..], |c| &c.paired.flips[..]);
     let _ = writeln!(
         b,
         "<h2>Flipped cases ({})</h2>",
@@ -538,8 +538,9 @@ fn flips(report: &Report, b: &mut String) {
         ));
     }
     if let Some(r) = &report.routing {
-        let calls_gone = r.calls.iter().flat_map(|c| &c.not_reproduced);
+        let calls_gone = r.calls.iter().flat_map(|c| &c.paired.not_reproduced);
         let gone: Vec<String> = r
+            .paired
             .not_reproduced
             .iter()
             .map(|f| (f, "routing"))

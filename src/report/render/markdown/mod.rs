@@ -284,20 +284,34 @@ fn context(report: &Report) -> String {
     s
 }
 
-fn routing_summary(report: &Report) -> Option<String> {
-    let r = report.routing.as_ref()?;
-    let s = &r.summary;
-    let mut out = format!(
-        "**Routing accuracy** {} → {} ({:+.1} pts, paired 95% CI [{:+.1}, {:+.1}]) over {} cases: {} regressed, {} fixed, exact one-sided p = {:.4}\n",
+/// A paired metric's move: "87.5% → 25.0% (-62.5 pts, paired 95% CI [-87.5, -37.5])".
+fn paired_move(s: &crate::stats::PairedSummary) -> String {
+    format!(
+        "{} → {} ({:+.1} pts, paired 95% CI [{:+.1}, {:+.1}])",
         pct(s.base_accuracy),
         pct(s.head_accuracy),
         s.delta * 100.0,
         s.delta_ci.lo * 100.0,
         s.delta_ci.hi * 100.0,
+    )
+}
+
+/// A paired metric's discordant cases and exact test.
+fn paired_test(s: &crate::stats::PairedSummary) -> String {
+    format!(
+        "{} regressed, {} fixed, exact one-sided p = {:.4}",
+        s.discordant_right_to_wrong, s.discordant_wrong_to_right, s.p_value_worse
+    )
+}
+
+fn routing_summary(report: &Report) -> Option<String> {
+    let r = report.routing.as_ref()?;
+    let s = &r.paired.summary;
+    let mut out = format!(
+        "**Routing accuracy** {} over {} cases: {}\n",
+        paired_move(s),
         s.n_cases,
-        s.discordant_right_to_wrong,
-        s.discordant_wrong_to_right,
-        s.p_value_worse
+        paired_test(s)
     );
     if let Some(m) = r.min_detectable_drop {
         let _ = writeln!(
@@ -329,7 +343,7 @@ fn statistics(report: &Report) -> Vec<String> {
         .into_iter()
         .flatten()
         .collect();
-    let s = &r.summary;
+    let s = &r.paired.summary;
     out.push(format!(
         "<details><summary>Statistics: routing {} → {} over {} cases, exact one-sided p = {:.4}</summary>\n\n{}\n</details>\n",
         pct(s.base_accuracy),
@@ -351,19 +365,13 @@ fn calls_summary(report: &Report) -> Option<String> {
             md_inline(why)
         ));
     };
-    let s = &c.summary;
+    let s = &c.paired.summary;
     let mut out = format!(
-        "**Call accuracy** (right tool, arguments valid and as expected; {} of {} cases with `args`) {} → {} ({:+.1} pts, paired 95% CI [{:+.1}, {:+.1}]): {} regressed, {} fixed, exact one-sided p = {:.4}\n",
+        "**Call accuracy** (right tool, arguments valid and as expected; {} of {} cases with `args`) {}: {}\n",
         c.cases_with_args,
         s.n_cases,
-        pct(s.base_accuracy),
-        pct(s.head_accuracy),
-        s.delta * 100.0,
-        s.delta_ci.lo * 100.0,
-        s.delta_ci.hi * 100.0,
-        s.discordant_right_to_wrong,
-        s.discordant_wrong_to_right,
-        s.p_value_worse
+        paired_move(s),
+        paired_test(s)
     );
     if !c.invented.is_empty() {
         out.push_str("\n<details><summary>Parameter names the model invented</summary>\n\n| Tool | Name | Did you mean | Base → head |\n|---|---|---|---:|\n");
@@ -405,12 +413,13 @@ fn call_flips(report: &Report) -> Vec<String> {
     let Some(c) = report.routing.as_ref().and_then(|r| r.calls.as_ref()) else {
         return Vec::new();
     };
-    if c.flips.is_empty() {
-        return not_reproduced(&c.not_reproduced, "Call flips")
+    if c.paired.flips.is_empty() {
+        return not_reproduced(&c.paired.not_reproduced, "Call flips")
             .into_iter()
             .collect();
     }
     let regressed = c
+        .paired
         .flips
         .iter()
         .filter(|f| f.direction == Direction::Regressed)
@@ -442,10 +451,17 @@ fn call_flips(report: &Report) -> Vec<String> {
     };
     let title = format!(
         "#### Arguments moved, routing unchanged: {regressed} regressed, {} fixed\n\n{header}",
-        c.flips.len() - regressed
+        c.paired.flips.len() - regressed
     );
-    let mut blocks = folded(title, header, &c.flips, OPEN_FLIPS, "call flip(s)", row);
-    blocks.extend(not_reproduced(&c.not_reproduced, "Call flips"));
+    let mut blocks = folded(
+        title,
+        header,
+        &c.paired.flips,
+        OPEN_FLIPS,
+        "call flip(s)",
+        row,
+    );
+    blocks.extend(not_reproduced(&c.paired.not_reproduced, "Call flips"));
     blocks
 }
 
@@ -597,6 +613,7 @@ fn mermaid_label(s: &str) -> String {
 fn chart(report: &Report) -> Option<String> {
     let r = report.routing.as_ref()?;
     let changed: Vec<&crate::replay::ToolRouting> = r
+        .paired
         .per_tool
         .iter()
         .filter(|t| {
@@ -631,7 +648,7 @@ fn flips(report: &Report) -> Vec<String> {
     let unconfirmed = report
         .routing
         .as_ref()
-        .is_some_and(|r| !r.not_reproduced.is_empty());
+        .is_some_and(|r| !r.paired.not_reproduced.is_empty());
     if flips.is_empty() && !unconfirmed {
         return Vec::new();
     }
@@ -666,7 +683,7 @@ fn flips(report: &Report) -> Vec<String> {
         })
     };
     if let Some(r) = &report.routing {
-        blocks.extend(not_reproduced(&r.not_reproduced, "Flips"));
+        blocks.extend(not_reproduced(&r.paired.not_reproduced, "Flips"));
     }
     blocks
 }

@@ -212,7 +212,7 @@ fn table(header: &[&str], rows: &[Vec<String>]) -> Vec<String> {
 
 fn routing(report: &Report, p: &Paint, out: &mut String) {
     let Some(r) = &report.routing else { return };
-    let s = &r.summary;
+    let s = &r.paired.summary;
     if let (Some(router), Some(suite)) = (&report.router, &report.suite) {
         let _ = writeln!(
             out,
@@ -242,8 +242,8 @@ fn routing(report: &Report, p: &Paint, out: &mut String) {
             let _ = writeln!(out, "  {}", cell(e, 160));
         }
     }
-    flip_tables(&r.flips, p, out);
-    not_reproduced(&r.not_reproduced, "Flips", out);
+    flip_tables(&r.paired.flips, p, out);
+    not_reproduced(&r.paired.not_reproduced, "Flips", out);
     let _ = writeln!(
         out,
         "\nRouting accuracy: base {} [{}, {}] → head {} [{}, {}] (Wilson 95%), {} cases",
@@ -255,16 +255,7 @@ fn routing(report: &Report, p: &Paint, out: &mut String) {
         pct(s.head_ci.hi),
         s.n_cases
     );
-    let _ = writeln!(
-        out,
-        "Paired delta {:+.1} pts, bootstrap 95% CI [{:+.1}, {:+.1}]; {} regressed, {} fixed; exact one-sided p = {:.4}",
-        s.delta * 100.0,
-        s.delta_ci.lo * 100.0,
-        s.delta_ci.hi * 100.0,
-        s.discordant_right_to_wrong,
-        s.discordant_wrong_to_right,
-        s.p_value_worse
-    );
+    paired_delta(s, out);
     if let Some(m) = r.min_detectable_drop {
         let _ = writeln!(
             out,
@@ -281,7 +272,7 @@ fn routing(report: &Report, p: &Paint, out: &mut String) {
             cell(&s.unstable_cases.join(", "), 200)
         );
     }
-    moved_tools(&r.per_tool, "TOOL", out);
+    moved_tools(&r.paired.per_tool, "TOOL", out);
     let new_confusions: Vec<_> = r
         .head_confusions
         .iter()
@@ -301,6 +292,20 @@ fn routing(report: &Report, p: &Paint, out: &mut String) {
         );
     }
     requests(report, r, out);
+}
+
+/// A paired metric's delta, its interval, its discordant cases and the exact test.
+fn paired_delta(s: &crate::stats::PairedSummary, out: &mut String) {
+    let _ = writeln!(
+        out,
+        "Paired delta {:+.1} pts, bootstrap 95% CI [{:+.1}, {:+.1}]; {} regressed, {} fixed; exact one-sided p = {:.4}",
+        s.delta * 100.0,
+        s.delta_ci.lo * 100.0,
+        s.delta_ci.hi * 100.0,
+        s.discordant_right_to_wrong,
+        s.discordant_wrong_to_right,
+        s.p_value_worse
+    );
 }
 
 /// The regressed, then the fixed cases, one row each.
@@ -443,7 +448,7 @@ fn calls(report: &Report, p: &Paint, out: &mut String) {
         }
         return;
     };
-    let s = &c.summary;
+    let s = &c.paired.summary;
     let _ = writeln!(
         out,
         "\nCall accuracy (right tool, arguments valid for its schema and as the case expects; {} of {} case(s) with `args`): base {} [{}, {}] → head {} [{}, {}]",
@@ -456,21 +461,17 @@ fn calls(report: &Report, p: &Paint, out: &mut String) {
         pct(s.head_ci.lo),
         pct(s.head_ci.hi),
     );
-    let _ = writeln!(
-        out,
-        "Paired delta {:+.1} pts, bootstrap 95% CI [{:+.1}, {:+.1}]; {} regressed, {} fixed; exact one-sided p = {:.4}",
-        s.delta * 100.0,
-        s.delta_ci.lo * 100.0,
-        s.delta_ci.hi * 100.0,
-        s.discordant_right_to_wrong,
-        s.discordant_wrong_to_right,
-        s.p_value_worse
-    );
+    paired_delta(s, out);
     for (dir, title, code) in [
         (Direction::Regressed, "Arguments regressed", "1;31"),
         (Direction::Fixed, "Arguments fixed", "1;32"),
     ] {
-        let flips: Vec<_> = c.flips.iter().filter(|f| f.direction == dir).collect();
+        let flips: Vec<_> = c
+            .paired
+            .flips
+            .iter()
+            .filter(|f| f.direction == dir)
+            .collect();
         if flips.is_empty() {
             continue;
         }
@@ -508,8 +509,8 @@ fn calls(report: &Report, p: &Paint, out: &mut String) {
             let _ = writeln!(out, "  {l}");
         }
     }
-    not_reproduced(&c.not_reproduced, "Call flips", out);
-    moved_tools(&c.per_tool, "TOOL (CALLS)", out);
+    not_reproduced(&c.paired.not_reproduced, "Call flips", out);
+    moved_tools(&c.paired.per_tool, "TOOL (CALLS)", out);
     if !c.invented.is_empty() {
         let _ = writeln!(
             out,
