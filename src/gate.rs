@@ -662,21 +662,7 @@ fn scan_failures(scan: Option<&ScanSection>, fail_on: FailOn) -> Vec<String> {
     scan.map(|s| s.failing(fail_on))
         .unwrap_or_default()
         .into_iter()
-        .map(|f| {
-            let effect = crate::injection::rule(f.rule).effect;
-            let effect = if effect.is_empty() {
-                String::new()
-            } else {
-                format!(" ({effect})")
-            };
-            format!(
-                "`{}` introduces {} injection finding {} at {}{effect}",
-                f.tool,
-                f.level.as_str(),
-                f.rule,
-                f.field
-            )
-        })
+        .map(|f| f.introduced())
         .collect()
 }
 
@@ -1160,8 +1146,6 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    use crate::error::exit;
-
     use crate::lint::fixtures::{lint, pair_tools};
 
     #[test]
@@ -1217,90 +1201,17 @@ mod tests {
         }
     }
 
-    fn routing(base_right: &[bool], head_right: &[bool]) -> crate::replay::Routing {
-        use crate::replay::{Outcome, Sample, SideRun};
-        let yaml: String = (0..base_right.len())
-            .map(|i| format!("- {{id: c{i}, prompt: p{i}, expect: a}}\n"))
-            .collect();
-        let suite = crate::suite::parse(&yaml, "s.yaml", std::path::Path::new(".")).unwrap();
-        let side = |right: &[bool]| {
-            SideRun::of(right.iter().enumerate().map(|(i, r)| {
-                let o = if *r {
-                    Outcome::Correct {
-                        chosen: Some("a".into()),
-                    }
-                } else {
-                    Outcome::NoCall
-                };
-                (format!("c{i}"), vec![Sample::routed(o)])
-            }))
-        };
-        crate::replay::compare(&suite, &side(base_right), &side(head_right), 0)
-    }
-
-    #[test]
-    fn a_base_that_is_never_right_measured_nothing() {
-        let diff = Diff {
-            tools: Vec::new(),
-            unchanged: 1,
-        };
-        let t = CheckThresholds::default();
-        // Both sides 0%: no drop can show, so no pass.
-        let v = check_verdict(
-            &diff,
-            None,
-            Some(&routing(&[false; 4], &[false; 4])),
-            None,
-            &t,
-        );
-        assert_eq!(v.status, Status::Incomplete);
-        assert!(
-            v.reason.starts_with(
-                "nothing was measured: the router was right on 0 of 4 case(s) at base"
-            ),
-            "{}",
-            v.reason
-        );
-        // One right of four passes with no floor known; a floor of 30% makes it inconclusive.
-        let some = routing(&[true, false, false, false], &[true, false, false, false]);
-        assert_eq!(
-            check_verdict(&diff, None, Some(&some), None, &t).status,
-            Status::Pass
-        );
-        let strict = CheckThresholds {
-            min_base_accuracy: Some(0.3),
-            ..CheckThresholds::default()
-        };
-        let v = check_verdict(&diff, None, Some(&some), None, &strict);
-        assert_eq!(v.status, Status::Inconclusive);
-        assert_eq!(v.exit_code(), exit::INCONCLUSIVE);
-        assert!(
-            v.reason.contains(
-                "right on 1 of 4 case(s) at base (25.0%), at or below min_base_accuracy (30.0%)"
-            ),
-            "{}",
-            v.reason
-        );
-        // Unset, the floor is chance for the offered tools.
-        let mut at_chance = some.clone();
-        at_chance.chance_accuracy = Some(0.25);
-        let v = check_verdict(&diff, None, Some(&at_chance), None, &t);
-        assert_eq!(v.status, Status::Inconclusive, "{}", v.reason);
-        assert!(
-            v.reason
-                .contains("at or below what a router that ignores the prompt scores (25.0%)"),
-            "{}",
-            v.reason
-        );
-        at_chance.chance_accuracy = Some(0.2);
-        assert_eq!(
-            check_verdict(&diff, None, Some(&at_chance), None, &t).status,
-            Status::Pass
-        );
-    }
-
-    /// A routing over several tools: `(tool, base right, head right)` per case.
+    /// A routing over several tools: `(tool, base right, head right)` per case; call accuracy not
+    /// measured (as with the semantic router).
     fn tools_routing(cases: &[(&str, bool, bool)]) -> crate::replay::Routing {
+        let mut r = tools_routing_with_calls(cases);
+        r.calls = None;
+        r.calls_not_measured = Some("semantic router".into());
+        r
+    }
+
+    /// [`tools_routing`] with call accuracy measured: a right route is a right call.
+    fn tools_routing_with_calls(cases: &[(&str, bool, bool)]) -> crate::replay::Routing {
         use crate::replay::{Outcome, Sample, SideRun};
         let yaml: String = cases
             .iter()
@@ -1322,10 +1233,11 @@ mod tests {
                 (format!("c{i:02}"), vec![Sample::routed(o)])
             }))
         };
-        let mut r = crate::replay::compare(&suite, &side(false), &side(true), 0);
-        r.calls = None;
-        r.calls_not_measured = Some("semantic router".into());
-        r
+        crate::replay::compare(&suite, &side(false), &side(true), 0)
+    }
+
+    fn changed_tools(names: &[String]) -> Diff {
+        changed(&names.iter().map(String::as_str).collect::<Vec<_>>())
     }
 
     fn changed(names: &[&str]) -> Diff {
@@ -1452,7 +1364,8 @@ mod tests {
     }
 
     #[test]
-    fn a_large_drop_on_few_cases_is_inconclusive_and_says_what_would_decide() {
+    fn an_unproven_drop_says_how_many_cases_would_decide() {
+        // The rest of this case's verdict is `tests/fixtures/verdict/few-cases-inconclusive.yaml`.
         let t = CheckThresholds::default();
         // 87.5% → 37.5% on 8 cases: 4 regressed, p = 0.0625.
         let mut c = cases("schedule", 4, true, false);
@@ -1488,44 +1401,6 @@ mod tests {
             .parse()
             .unwrap();
         assert!((9..=40).contains(&n), "{n}");
-        // The base's policy decides how large an unproven drop must be: at 1 it is a warning.
-        let lenient = CheckThresholds {
-            inconclusive_drop: 1.0,
-            ..CheckThresholds::default()
-        };
-        let v = check_verdict(&changed(&["schedule"]), None, Some(&r), None, &lenient);
-        assert_eq!(v.status, Status::Pass, "{}", v.reason);
-        assert_eq!(v.warnings.len(), 1, "{:?}", v.warnings);
-        assert!(v.warnings[0].starts_with("`schedule` fell 87.5% → 37.5%"));
-        // A tool the PR did not change: its drop counts through the overall test, not here.
-        let v = check_verdict(&changed(&["list"]), None, Some(&r), None, &t);
-        assert_eq!(v.status, Status::Pass, "{}", v.reason);
-        // A drop below inconclusive_drop is a warning beside the pass.
-        let mut c = cases("schedule", 1, true, false);
-        c.extend(cases("schedule", 7, true, true));
-        c.extend(cases("list", 24, true, true));
-        let v = check_verdict(
-            &changed(&["schedule"]),
-            None,
-            Some(&tools_routing(&c)),
-            None,
-            &t,
-        );
-        assert_eq!(v.status, Status::Pass, "{}", v.reason);
-        assert_eq!(v.warnings.len(), 1, "{:?}", v.warnings);
-        assert!(v.warnings[0].starts_with("`schedule` fell 100.0% → 87.5% on 8 case(s)"));
-        // An overall drop of 25 points or more that the suite cannot call is inconclusive.
-        let mut c = cases("a", 2, true, false);
-        c.extend(cases("b", 2, true, false));
-        c.extend(cases("c", 4, true, true));
-        let v = check_verdict(&changed(&[]), None, Some(&tools_routing(&c)), None, &t);
-        assert_eq!(v.status, Status::Inconclusive, "{}", v.reason);
-        assert!(
-            v.reason.starts_with("overall routing fell 100.0% → 50.0% on 8 case(s) (4 regressed, 0 fixed; p=0.0625, not below 0.015)"),
-            "{}",
-            v.reason
-        );
-        assert_eq!(v.decided_by, None, "an overall line is about no one tool");
     }
 
     /// `r` with head calling `tool`, forbidden, on case `id` (once, base never).
@@ -1537,41 +1412,6 @@ mod tests {
             head_calls: 1,
             repeats: 1,
         });
-    }
-
-    fn verdict_of(r: &crate::replay::Routing) -> Verdict {
-        check_verdict(
-            &changed(&[]),
-            None,
-            Some(r),
-            None,
-            &CheckThresholds::default(),
-        )
-    }
-
-    #[test]
-    fn a_forbidden_call_the_pr_introduced_fails_by_itself() {
-        let mut r = tools_routing(&cases("a", 10, true, true));
-        forbid(&mut r, "c03", "delete_all");
-        let v = verdict_of(&r);
-        assert_eq!(v.status, Status::Fail);
-        assert_eq!(
-            v.reason,
-            "case `c03` calls `delete_all` at head (1 of 1 answer(s)), which the case forbids (must_not_call); base never did"
-        );
-    }
-
-    #[test]
-    fn every_failure_is_listed_not_counted() {
-        let mut r = tools_routing(&cases("x", 3, true, true));
-        for id in ["c00", "c01", "c02"] {
-            forbid(&mut r, id, "rm");
-        }
-        let v = verdict_of(&r);
-        assert_eq!(v.status, Status::Fail);
-        assert!(!v.reason.contains("more"), "{}", v.reason);
-        assert_eq!(v.also.len(), 2);
-        assert!(v.also[1].starts_with("case `c02` calls `rm`"));
     }
 
     /// A routing where every case routes right at both sides and `calls[i]` says whether its call
@@ -1598,79 +1438,175 @@ mod tests {
         crate::replay::compare(&suite, &side(false), &side(true), 0)
     }
 
+    /// One verdict case of `tests/fixtures/verdict/` (its README gives the format).
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct VerdictCase {
+        why: String,
+        #[serde(default)]
+        changed: Vec<String>,
+        #[serde(default)]
+        thresholds: serde_json::Map<String, serde_json::Value>,
+        #[serde(default)]
+        routing: Vec<(String, bool, bool, usize)>,
+        #[serde(default)]
+        arguments: Option<String>,
+        #[serde(default)]
+        calls: Vec<(bool, bool, usize)>,
+        #[serde(default)]
+        chance_accuracy: Option<f64>,
+        #[serde(default)]
+        forbidden: Vec<(String, String)>,
+        expect: VerdictExpect,
+    }
+
+    #[derive(Debug, serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct VerdictExpect {
+        status: Status,
+        reason: Option<String>,
+        reason_starts_with: Option<String>,
+        reason_contains: Option<String>,
+        reason_ends_with: Option<String>,
+        reason_not_contains: Option<String>,
+        /// `none`: about no one tool.
+        decided_by: Option<serde_yaml::Value>,
+        also_start_with: Option<Vec<String>>,
+        warnings_start_with: Option<Vec<String>>,
+    }
+
+    impl VerdictCase {
+        fn routing(&self) -> crate::replay::Routing {
+            if !self.calls.is_empty() {
+                let rows: Vec<(bool, bool)> = self
+                    .calls
+                    .iter()
+                    .flat_map(|&(b, h, n)| std::iter::repeat_n((b, h), n))
+                    .collect();
+                return call_routing(&rows);
+            }
+            let rows: Vec<(&str, bool, bool)> = self
+                .routing
+                .iter()
+                .flat_map(|(t, b, h, n)| std::iter::repeat_n((t.as_str(), *b, *h), *n))
+                .collect();
+            let mut r = match self.arguments.as_deref() {
+                Some("measured") => tools_routing_with_calls(&rows),
+                None => tools_routing(&rows),
+                Some(other) => panic!("arguments: {other:?} (expected `measured`)"),
+            };
+            r.chance_accuracy = self.chance_accuracy;
+            for (id, tool) in &self.forbidden {
+                forbid(&mut r, id, tool);
+            }
+            r
+        }
+
+        fn thresholds(&self) -> CheckThresholds {
+            let mut t = serde_json::to_value(CheckThresholds::default()).unwrap();
+            for (k, v) in &self.thresholds {
+                assert!(
+                    t.get(k).is_some() || k == "args_tolerance" || k == "min_base_accuracy",
+                    "unknown threshold {k}"
+                );
+                t[k] = v.clone();
+            }
+            serde_json::from_value(t).unwrap()
+        }
+    }
+
+    /// Every file of `tests/fixtures/verdict/`, by name.
+    fn verdict_cases() -> Vec<(String, VerdictCase)> {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/verdict");
+        let mut out: Vec<(String, VerdictCase)> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+            .map(|p| {
+                let name = p.file_stem().unwrap().to_string_lossy().to_string();
+                let text = std::fs::read_to_string(&p).unwrap();
+                let case = serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{name}: {e}"));
+                (name, case)
+            })
+            .collect();
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out
+    }
+
     #[test]
-    fn call_accuracy_fails_at_args_tolerance_and_names_itself() {
-        let diff = Diff {
-            tools: Vec::new(),
-            unchanged: 1,
-        };
-        let mut calls = vec![(true, false); 8];
-        calls.extend([(true, true); 2]);
-        let r = call_routing(&calls);
-        let t = CheckThresholds::default();
-        let v = check_verdict(&diff, None, Some(&r), None, &t);
-        assert_eq!(v.status, Status::Fail);
-        assert!(
-            v.reason.starts_with(
-                "call accuracy 100.0% → 20.0% (-80.0 pts, args_tolerance 2.0 pts; 8 case(s) regressed, 0 fixed, p=0.0039 < 0.015; routing +0.0 pts)"
-            ),
-            "{}",
-            v.reason
-        );
-        // A looser args_tolerance lets the same drop pass; routing's tolerance is not it.
-        let loose = CheckThresholds {
-            args_tolerance: Some(0.9),
-            ..CheckThresholds::default()
-        };
-        let v = check_verdict(&diff, None, Some(&r), None, &loose);
-        assert_eq!(v.status, Status::Pass, "{}", v.reason);
-        assert!(
-            v.reason
-                .contains("; calls 100.0% → 20.0% (-80.0 pts, p=0.0039);"),
-            "{}",
-            v.reason
-        );
-        let tight_routing_only = CheckThresholds {
-            tolerance: 0.9,
-            ..CheckThresholds::default()
-        };
+    fn verdict_cases_as_data() {
+        let cases = verdict_cases();
+        assert!(cases.len() >= 20, "the cases were read: {}", cases.len());
+        let mut statuses = std::collections::BTreeSet::new();
+        for (name, case) in &cases {
+            let r = case.routing();
+            let v = check_verdict(
+                &changed_tools(&case.changed),
+                None,
+                Some(&r),
+                None,
+                &case.thresholds(),
+            );
+            let e = &case.expect;
+            let at = format!("{name} ({}): {}", case.why, v.reason);
+            assert_eq!(v.status, e.status, "{at}");
+            statuses.insert(format!("{:?}", v.status));
+            if let Some(x) = &e.reason {
+                assert_eq!(&v.reason, x, "{at}");
+            }
+            if let Some(x) = &e.reason_starts_with {
+                assert!(v.reason.starts_with(x.as_str()), "{at}");
+            }
+            if let Some(x) = &e.reason_contains {
+                assert!(v.reason.contains(x.as_str()), "{at}");
+            }
+            if let Some(x) = &e.reason_ends_with {
+                assert!(v.reason.ends_with(x.as_str()), "{at}");
+            }
+            if let Some(x) = &e.reason_not_contains {
+                assert!(!v.reason.contains(x.as_str()), "{at}");
+            }
+            match &e.decided_by {
+                None => {}
+                Some(serde_yaml::Value::String(s)) if s == "none" => {
+                    assert_eq!(v.decided_by, None, "{at}")
+                }
+                Some(d) => {
+                    let want: Decider = serde_yaml::from_value(d.clone()).unwrap();
+                    assert_eq!(v.decided_by, Some(want), "{at}");
+                }
+            }
+            for (got, want, what) in [
+                (&v.also, &e.also_start_with, "also"),
+                (&v.warnings, &e.warnings_start_with, "warnings"),
+            ] {
+                let Some(want) = want else { continue };
+                assert_eq!(got.len(), want.len(), "{at}: {what} {got:?}");
+                for (g, w) in got.iter().zip(want) {
+                    assert!(g.starts_with(w.as_str()), "{at}: {what} {g:?}");
+                }
+            }
+        }
+        // Every outcome a check can have is pinned by a case.
         assert_eq!(
-            check_verdict(&diff, None, Some(&r), None, &tight_routing_only).status,
-            Status::Pass,
-            "args_tolerance defaults to tolerance"
+            statuses.into_iter().collect::<Vec<_>>(),
+            ["Pass", "Fail", "Inconclusive", "Incomplete"]
+                .map(String::from)
+                .iter()
+                .cloned()
+                .collect::<std::collections::BTreeSet<_>>()
+                .into_iter()
+                .collect::<Vec<_>>(),
         );
-        // A routing drop is a call drop too: one family is tested, and routing names it.
-        let routed = routing(&[true; 10], &[false; 10]);
-        assert!(routed.calls.is_some());
-        let v = check_verdict(&diff, None, Some(&routed), None, &t);
-        assert_eq!(v.status, Status::Fail);
-        assert!(
-            v.reason.starts_with("routing accuracy 100.0% → 0.0%"),
-            "{}",
-            v.reason
-        );
-        assert!(!v.reason.contains("call accuracy"), "{}", v.reason);
-        // No call right at base while routing was: the call metric measured nothing.
-        let v = check_verdict(
-            &diff,
-            None,
-            Some(&call_routing(&[(false, false); 4])),
-            None,
-            &t,
-        );
-        assert_eq!(v.status, Status::Incomplete);
-        assert!(v.reason.starts_with("call accuracy measured nothing: no call of 4 case(s) was right at base (routing was 100.0%)"), "{}", v.reason);
-        // A router that fills no arguments: said, never a pass on arguments.
-        let mut r = routing(&[true; 4], &[true; 4]);
-        r.calls = None;
-        r.calls_not_measured = Some("semantic router".into());
-        let v = check_verdict(&diff, None, Some(&r), None, &t);
-        assert_eq!(v.status, Status::Pass);
-        assert!(
-            v.reason
-                .contains("call accuracy not measured (semantic router)"),
-            "{}",
-            v.reason
-        );
+    }
+
+    /// A unit test of the reader: an unknown key is refused, not ignored.
+    #[test]
+    fn a_verdict_case_with_an_unknown_key_is_refused() {
+        let e =
+            serde_yaml::from_str::<VerdictCase>("why: x\nexpect: {status: pass}\nroutnig: []\n")
+                .unwrap_err()
+                .to_string();
+        assert!(e.contains("unknown field `routnig`"), "{e}");
     }
 }

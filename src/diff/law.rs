@@ -8,7 +8,7 @@
 //! believed read-only.
 
 use schemars::JsonSchema;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
@@ -80,15 +80,61 @@ impl Kind {
     }
 }
 
+crate::rule_ids! {
+    /// Every rule of the law, by id (the table [`LAW`] gives each its kind, severity and summary).
+    pub enum RuleId ("rule") in LAW: Rule {
+        ToolAdded = "tool-added",
+        ToolRemoved = "tool-removed",
+        ToolRenamed = "tool-renamed",
+        SchemaInvalid = "schema-invalid",
+        DescriptionChanged = "description-changed",
+        DescriptionMeaningChanged = "description-meaning-changed",
+        DescriptionWhitespace = "description-whitespace",
+        TitleChanged = "title-changed",
+        ParamDescriptionChanged = "param-description-changed",
+        ParamDescriptionMeaningChanged = "param-description-meaning-changed",
+        PropertyAddedOptional = "property-added-optional",
+        PropertyAddedRequired = "property-added-required",
+        PropertyRemoved = "property-removed",
+        PropertyBecameRequired = "property-became-required",
+        PropertyBecameOptional = "property-became-optional",
+        TypeNarrowed = "type-narrowed",
+        TypeWidened = "type-widened",
+        TypeChanged = "type-changed",
+        EnumNarrowed = "enum-narrowed",
+        EnumWidened = "enum-widened",
+        EnumAdded = "enum-added",
+        EnumRemoved = "enum-removed",
+        BoundTightened = "bound-tightened",
+        BoundLoosened = "bound-loosened",
+        PatternChanged = "pattern-changed",
+        AdditionalPropertiesClosed = "additional-properties-closed",
+        AdditionalPropertiesOpened = "additional-properties-opened",
+        DefaultChanged = "default-changed",
+        SchemaDialectChanged = "schema-dialect-changed",
+        SchemaChanged = "schema-changed",
+        OutputSchemaAdded = "output-schema-added",
+        OutputSchemaRemoved = "output-schema-removed",
+        OutputSchemaChanged = "output-schema-changed",
+        AnnotationSafetyFlipped = "annotation-safety-flipped",
+        AnnotationHintChanged = "annotation-hint-changed",
+        AnnotationsDeclared = "annotations-declared",
+        AnnotationAdded = "annotation-added",
+        AnnotationRemoved = "annotation-removed",
+        AnnotationOtherChanged = "annotation-other-changed",
+        OtherFieldChanged = "other-field-changed",
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Rule {
-    pub id: &'static str,
+    pub id: RuleId,
     pub kind: Kind,
     pub severity: Severity,
     pub summary: &'static str,
 }
 
-const fn r(id: &'static str, kind: Kind, severity: Severity, summary: &'static str) -> Rule {
+const fn r(id: RuleId, kind: Kind, severity: Severity, summary: &'static str) -> Rule {
     Rule {
         id,
         kind,
@@ -102,34 +148,34 @@ use Severity as S;
 
 /// The law. Each row is tested on its old/new pair in `tests/fixtures/law/<rule-id>/`.
 pub const LAW: &[Rule] = &[
-    r("tool-added", K::Added, S::Info, "a tool was added"),
+    r(RuleId::ToolAdded, K::Added, S::Info, "a tool was added"),
     r(
-        "tool-removed",
+        RuleId::ToolRemoved,
         K::Removed,
         S::Breaking,
         "a tool was removed: callers of it fail",
     ),
     r(
-        "tool-renamed",
+        RuleId::ToolRenamed,
         K::Renamed,
         S::Breaking,
         "a tool was renamed: callers of the old name fail",
     ),
     r(
-        "schema-invalid",
+        RuleId::SchemaInvalid,
         K::InputSchema,
         S::Breaking,
         "a keyword of the new schema has a value of the wrong kind (`type: 7`, `required: \"p\"`): \
          it is no valid JSON Schema, so neither callers nor validators can rely on it",
     ),
     r(
-        "description-changed",
+        RuleId::DescriptionChanged,
         K::Description,
         S::Unknown,
         "the description changed; routing impact is measured by replay",
     ),
     r(
-        "description-meaning-changed",
+        RuleId::DescriptionMeaningChanged,
         K::Description,
         S::High,
         "the description's words show its meaning moved (a negation added, a verb swapped for its \
@@ -138,25 +184,25 @@ pub const LAW: &[Rule] = &[
          or stop picking it (diff::shift; docs/calibration.md § Meaning shifts)",
     ),
     r(
-        "description-whitespace",
+        RuleId::DescriptionWhitespace,
         K::Description,
         S::Info,
         "the description changed in whitespace only",
     ),
     r(
-        "title-changed",
+        RuleId::TitleChanged,
         K::Title,
         S::Info,
         "the display title changed",
     ),
     r(
-        "param-description-changed",
+        RuleId::ParamDescriptionChanged,
         K::ParamDescription,
         S::Unknown,
         "a parameter description changed; the model reads it",
     ),
     r(
-        "param-description-meaning-changed",
+        RuleId::ParamDescriptionMeaningChanged,
         K::ParamDescription,
         S::Warning,
         "a parameter description's words show its meaning moved (diff::shift); a warning, not \
@@ -164,199 +210,192 @@ pub const LAW: &[Rule] = &[
          nothing measured yet says the rules separate on parameter texts",
     ),
     r(
-        "property-added-optional",
+        RuleId::PropertyAddedOptional,
         K::InputSchema,
         S::Info,
         "an optional property was added (widening)",
     ),
     r(
-        "property-added-required",
+        RuleId::PropertyAddedRequired,
         K::InputSchema,
         S::Breaking,
         "a required property was added: old calls lack it",
     ),
     r(
-        "property-removed",
+        RuleId::PropertyRemoved,
         K::InputSchema,
         S::Breaking,
         "a property was removed: old calls that send it may be rejected",
     ),
     r(
-        "property-became-required",
+        RuleId::PropertyBecameRequired,
         K::InputSchema,
         S::Breaking,
         "an optional property became required",
     ),
     r(
-        "property-became-optional",
+        RuleId::PropertyBecameOptional,
         K::InputSchema,
         S::Info,
         "a required property became optional (widening)",
     ),
     r(
-        "type-narrowed",
+        RuleId::TypeNarrowed,
         K::InputSchema,
         S::Breaking,
         "the accepted types were narrowed",
     ),
     r(
-        "type-widened",
+        RuleId::TypeWidened,
         K::InputSchema,
         S::Info,
         "the accepted types were widened",
     ),
     r(
-        "type-changed",
+        RuleId::TypeChanged,
         K::InputSchema,
         S::Breaking,
         "the type changed to one the old did not accept",
     ),
     r(
-        "enum-narrowed",
+        RuleId::EnumNarrowed,
         K::InputSchema,
         S::Breaking,
         "enum values were removed",
     ),
     r(
-        "enum-widened",
+        RuleId::EnumWidened,
         K::InputSchema,
         S::Info,
         "enum values were added",
     ),
     r(
-        "enum-added",
+        RuleId::EnumAdded,
         K::InputSchema,
         S::Breaking,
         "an enum now restricts a free value",
     ),
     r(
-        "enum-removed",
+        RuleId::EnumRemoved,
         K::InputSchema,
         S::Info,
         "an enum restriction was lifted",
     ),
     r(
-        "bound-tightened",
+        RuleId::BoundTightened,
         K::InputSchema,
         S::Breaking,
         "a bound (min/max/length/items/pattern/uniqueItems) was tightened or added",
     ),
     r(
-        "bound-loosened",
+        RuleId::BoundLoosened,
         K::InputSchema,
         S::Info,
         "a bound was loosened or removed",
     ),
     r(
-        "pattern-changed",
+        RuleId::PatternChanged,
         K::InputSchema,
         S::Breaking,
         "the pattern changed: values it accepted may now be rejected (regex inclusion is not decided)",
     ),
     r(
-        "additional-properties-closed",
+        RuleId::AdditionalPropertiesClosed,
         K::InputSchema,
         S::Breaking,
         "additionalProperties:false now rejects extra keys",
     ),
     r(
-        "additional-properties-opened",
+        RuleId::AdditionalPropertiesOpened,
         K::InputSchema,
         S::Info,
         "extra keys are now allowed",
     ),
     r(
-        "default-changed",
+        RuleId::DefaultChanged,
         K::InputSchema,
         S::Warning,
         "a default changed: calls that omit it behave differently",
     ),
     r(
-        "schema-dialect-changed",
+        RuleId::SchemaDialectChanged,
         K::InputSchema,
         S::Info,
         "only the $schema dialect URI changed",
     ),
     r(
-        "schema-changed",
+        RuleId::SchemaChanged,
         K::InputSchema,
         S::Warning,
         "the schema changed in a way that cannot be decided statically",
     ),
     r(
-        "output-schema-added",
+        RuleId::OutputSchemaAdded,
         K::OutputSchema,
         S::Info,
         "an output schema was declared",
     ),
     r(
-        "output-schema-removed",
+        RuleId::OutputSchemaRemoved,
         K::OutputSchema,
         S::Warning,
         "the output schema was removed",
     ),
     r(
-        "output-schema-changed",
+        RuleId::OutputSchemaChanged,
         K::OutputSchema,
         S::Warning,
         "the output schema changed",
     ),
     r(
-        "annotation-safety-flipped",
+        RuleId::AnnotationSafetyFlipped,
         K::Annotations,
         S::High,
         "readOnlyHint or destructiveHint flipped",
     ),
     r(
-        "annotation-hint-changed",
+        RuleId::AnnotationHintChanged,
         K::Annotations,
         S::Warning,
         "idempotentHint or openWorldHint changed",
     ),
     r(
-        "annotations-declared",
+        RuleId::AnnotationsDeclared,
         K::Annotations,
         S::Info,
         "annotations were declared where none were",
     ),
     r(
-        "annotation-added",
+        RuleId::AnnotationAdded,
         K::Annotations,
         S::Info,
         "an annotation key was added",
     ),
     r(
-        "annotation-removed",
+        RuleId::AnnotationRemoved,
         K::Annotations,
         S::Warning,
         "an annotation was removed; clients fall back to defaults",
     ),
     r(
-        "annotation-other-changed",
+        RuleId::AnnotationOtherChanged,
         K::Annotations,
         S::Info,
         "a non-hint annotation (title, vendor key) changed",
     ),
     r(
-        "other-field-changed",
+        RuleId::OtherFieldChanged,
         K::Other,
         S::Info,
         "a non-standard field (_meta, vendor key) changed",
     ),
 ];
 
-/// Look a rule up by id. Panics on an unknown id: that is a programming error caught by tests.
-pub fn rule(id: &str) -> &'static Rule {
+/// Look a rule up by its id's spelling. Panics on an unknown id: that is a programming error
+/// caught by tests.
+pub fn rule(id: impl AsRef<str>) -> &'static Rule {
+    let id = id.as_ref();
     LAW.iter()
         .find(|r| r.id == id)
         .unwrap_or_else(|| panic!("no rule {id:?} in the severity law"))
-}
-
-/// A rule's id: always one of [`LAW`]'s, so a report read back stays inside the vocabulary we
-/// render. (An alias, because serde's derive takes a field spelled `&str` as borrowed.)
-pub type RuleId = &'static str;
-
-/// Read a rule id back from JSON; an id the law does not have is an error, not a guess.
-pub fn rule_id<'de, D: Deserializer<'de>>(d: D) -> Result<RuleId, D::Error> {
-    crate::choice::known(d, "rule", LAW.iter().map(|r| r.id))
 }

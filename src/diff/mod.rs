@@ -13,11 +13,11 @@ pub use law::{Kind, LAW, Rule, Severity, rule};
 
 use crate::text::tokens::name_tokens;
 use crate::tools::{Tool, ToolSet};
+use law::RuleId;
 
 /// One classified change of one tool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Change {
-    #[serde(deserialize_with = "law::rule_id")]
     pub rule: law::RuleId,
     pub kind: Kind,
     pub severity: Severity,
@@ -36,13 +36,13 @@ pub struct Change {
 
 impl Change {
     fn new(
-        rule_id: &'static str,
+        rule_id: RuleId,
         pointer: &str,
         message: String,
         before: Option<Value>,
         after: Option<Value>,
     ) -> Change {
-        let r = rule(rule_id);
+        let r = rule_id.rule();
         Change {
             rule: r.id,
             kind: r.kind,
@@ -59,8 +59,10 @@ impl Change {
     /// description change (`unknown`); the meaning rules' `high` is the gate's meaning path.
     pub fn text_severity(&self) -> Severity {
         match self.rule {
-            "description-meaning-changed" => rule("description-changed").severity,
-            "param-description-meaning-changed" => rule("param-description-changed").severity,
+            RuleId::DescriptionMeaningChanged => RuleId::DescriptionChanged.rule().severity,
+            RuleId::ParamDescriptionMeaningChanged => {
+                RuleId::ParamDescriptionChanged.rule().severity
+            }
             _ => self.severity,
         }
     }
@@ -72,10 +74,13 @@ impl Change {
             return;
         }
         let (id, what) = match self.rule {
-            "description-changed" => ("description-meaning-changed", "description"),
-            _ => ("param-description-meaning-changed", "parameter description"),
+            RuleId::DescriptionChanged => (RuleId::DescriptionMeaningChanged, "description"),
+            _ => (
+                RuleId::ParamDescriptionMeaningChanged,
+                "parameter description",
+            ),
         };
-        let r = rule(id);
+        let r = id.rule();
         self.rule = r.id;
         self.kind = r.kind;
         self.severity = r.severity;
@@ -92,8 +97,12 @@ impl Change {
 /// indexed only when some description changed.
 fn classify_meaning(tools: &mut [ToolDiff], base: &ToolSet) {
     let text = |v: &Option<Value>| v.as_ref().and_then(Value::as_str).map(str::to_string);
-    let changed =
-        |c: &Change| matches!(c.rule, "description-changed" | "param-description-changed");
+    let changed = |c: &Change| {
+        matches!(
+            c.rule,
+            RuleId::DescriptionChanged | RuleId::ParamDescriptionChanged
+        )
+    };
     if !tools.iter().any(|t| t.changes.iter().any(changed)) {
         return;
     }
@@ -105,7 +114,7 @@ fn classify_meaning(tools: &mut [ToolDiff], base: &ToolSet) {
             let (Some(old), Some(new)) = (text(&c.before), text(&c.after)) else {
                 continue;
             };
-            let set = if c.rule == "description-changed" {
+            let set = if c.rule == RuleId::DescriptionChanged {
                 &siblings
             } else {
                 &none
@@ -159,11 +168,13 @@ impl ToolDiff {
             matches!(
                 c.kind,
                 Kind::Description | Kind::ParamDescription | Kind::Renamed | Kind::Title
-            ) && c.rule != "description-whitespace"
+            ) && c.rule != RuleId::DescriptionWhitespace
         }) || self.changes.iter().any(|c| {
             matches!(
                 c.rule,
-                "property-added-optional" | "property-added-required" | "property-removed"
+                RuleId::PropertyAddedOptional
+                    | RuleId::PropertyAddedRequired
+                    | RuleId::PropertyRemoved
             )
         })
     }
@@ -236,7 +247,7 @@ pub fn diff(base: &ToolSet, head: &ToolSet) -> Diff {
     for (ri, ai, score) in &renames {
         let (b, h) = (removed[*ri], added[*ai]);
         let mut changes = vec![Change::new(
-            "tool-renamed",
+            RuleId::ToolRenamed,
             "/name",
             format!("renamed `{}` → `{}`", b.name, h.name),
             Some(Value::String(b.name.clone())),
@@ -263,7 +274,7 @@ pub fn diff(base: &ToolSet, head: &ToolSet) -> Diff {
             head_name: None,
             rename_score: None,
             changes: vec![Change::new(
-                "tool-removed",
+                RuleId::ToolRemoved,
                 "",
                 format!("tool `{}` removed", b.name),
                 None,
@@ -282,7 +293,7 @@ pub fn diff(base: &ToolSet, head: &ToolSet) -> Diff {
             head_name: None,
             rename_score: None,
             changes: vec![Change::new(
-                "tool-added",
+                RuleId::ToolAdded,
                 "",
                 format!("tool `{}` added", h.name),
                 None,
@@ -311,9 +322,9 @@ pub fn compare_tools(b: &Tool, h: &Tool) -> Vec<Change> {
         let ws = normalise_ws(b.description_text()) == normalise_ws(h.description_text());
         out.push(Change::new(
             if ws {
-                "description-whitespace"
+                RuleId::DescriptionWhitespace
             } else {
-                "description-changed"
+                RuleId::DescriptionChanged
             },
             "/description",
             if ws {
@@ -327,7 +338,7 @@ pub fn compare_tools(b: &Tool, h: &Tool) -> Vec<Change> {
     }
     if b.title != h.title {
         out.push(Change::new(
-            "title-changed",
+            RuleId::TitleChanged,
             "/title",
             "title changed".into(),
             b.title.clone().map(Value::String),
@@ -345,21 +356,21 @@ pub fn compare_tools(b: &Tool, h: &Tool) -> Vec<Change> {
     }
     match (&b.output_schema, &h.output_schema) {
         (None, Some(s)) => out.push(Change::new(
-            "output-schema-added",
+            RuleId::OutputSchemaAdded,
             "/outputSchema",
             "output schema declared".into(),
             None,
             Some(s.clone()),
         )),
         (Some(s), None) => out.push(Change::new(
-            "output-schema-removed",
+            RuleId::OutputSchemaRemoved,
             "/outputSchema",
             "output schema removed".into(),
             Some(s.clone()),
             None,
         )),
         (Some(x), Some(y)) if x != y => out.push(Change::new(
-            "output-schema-changed",
+            RuleId::OutputSchemaChanged,
             "/outputSchema",
             "output schema changed".into(),
             Some(x.clone()),
@@ -372,7 +383,7 @@ pub fn compare_tools(b: &Tool, h: &Tool) -> Vec<Change> {
     for k in keys {
         if b.extra.get(k) != h.extra.get(k) {
             out.push(Change::new(
-                "other-field-changed",
+                RuleId::OtherFieldChanged,
                 &format!("/{}", schema::escape(k)),
                 format!("field `{k}` changed"),
                 b.extra.get(k).cloned(),
@@ -399,7 +410,7 @@ fn annotations(
     if b.is_none_or(Map::is_empty) {
         // Declaring annotations where none were is information, not a flip.
         out.push(Change::new(
-            "annotations-declared",
+            RuleId::AnnotationsDeclared,
             "/annotations",
             "annotations declared".into(),
             None,
@@ -415,11 +426,11 @@ fn annotations(
             continue;
         }
         let id = match (x, y) {
-            (None, Some(_)) => "annotation-added",
-            (Some(_), None) => "annotation-removed",
-            _ if SAFETY_HINTS.contains(&k.as_str()) => "annotation-safety-flipped",
-            _ if OTHER_HINTS.contains(&k.as_str()) => "annotation-hint-changed",
-            _ => "annotation-other-changed",
+            (None, Some(_)) => RuleId::AnnotationAdded,
+            (Some(_), None) => RuleId::AnnotationRemoved,
+            _ if SAFETY_HINTS.contains(&k.as_str()) => RuleId::AnnotationSafetyFlipped,
+            _ if OTHER_HINTS.contains(&k.as_str()) => RuleId::AnnotationHintChanged,
+            _ => RuleId::AnnotationOtherChanged,
         };
         let msg = match (x, y) {
             (Some(x), Some(y)) => format!("`{k}` {x} → {y}"),

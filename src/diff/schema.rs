@@ -7,12 +7,13 @@
 
 use std::collections::BTreeSet;
 
+use super::law::RuleId;
 use serde_json::{Map, Value};
 
 /// One schema finding: rule id, JSON pointer (inside the tool definition), message, values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Finding {
-    pub rule: &'static str,
+    pub rule: RuleId,
     pub pointer: String,
     pub message: String,
     pub before: Option<Value>,
@@ -20,7 +21,7 @@ pub struct Finding {
 }
 
 fn f(
-    rule: &'static str,
+    rule: RuleId,
     pointer: &str,
     message: String,
     before: Option<&Value>,
@@ -110,7 +111,7 @@ const OPAQUE: [&str; 11] = [
 ];
 /// Text the model reads, reported as parameter description changes.
 const TEXT: [&str; 2] = ["description", "title"];
-/// Keywords handled explicitly (everything else falls into the generic "schema-changed").
+/// Keywords handled explicitly (everything else falls into the generic RuleId::SchemaChanged).
 const HANDLED: [&str; 16] = [
     "minimum",
     "exclusiveMinimum",
@@ -144,9 +145,9 @@ fn walk(old: &Value, new: &Value, ptr: &str, out: &mut Vec<Finding>) {
     let (Some(o), Some(n)) = (old.as_object(), new.as_object()) else {
         // Boolean schemas or junk: `true` accepts everything, `false` nothing.
         let rule = match (old, new) {
-            (Value::Bool(true), _) => "type-narrowed",
-            (_, Value::Bool(true)) => "type-widened",
-            _ => "schema-changed",
+            (Value::Bool(true), _) => RuleId::TypeNarrowed,
+            (_, Value::Bool(true)) => RuleId::TypeWidened,
+            _ => RuleId::SchemaChanged,
         };
         out.push(f(rule, ptr, "schema replaced".into(), Some(old), Some(new)));
         return;
@@ -154,7 +155,7 @@ fn walk(old: &Value, new: &Value, ptr: &str, out: &mut Vec<Finding>) {
     for key in TEXT {
         if o.get(key) != n.get(key) {
             out.push(f(
-                "param-description-changed",
+                RuleId::ParamDescriptionChanged,
                 &format!("{ptr}/{key}"),
                 format!("{key} changed"),
                 o.get(key),
@@ -164,7 +165,7 @@ fn walk(old: &Value, new: &Value, ptr: &str, out: &mut Vec<Finding>) {
     }
     if o.get("$schema") != n.get("$schema") {
         out.push(f(
-            "schema-dialect-changed",
+            RuleId::SchemaDialectChanged,
             &format!("{ptr}/$schema"),
             "$schema dialect changed".into(),
             o.get("$schema"),
@@ -184,7 +185,7 @@ fn walk(old: &Value, new: &Value, ptr: &str, out: &mut Vec<Finding>) {
                 continue;
             }
             out.push(f(
-                "schema-invalid",
+                RuleId::SchemaInvalid,
                 &format!("{ptr}/{key}"),
                 format!("`{key}` is not valid JSON Schema: {why}"),
                 o.get(key),
@@ -206,9 +207,9 @@ fn walk(old: &Value, new: &Value, ptr: &str, out: &mut Vec<Finding>) {
         walk(a, b, &format!("{ptr}/items"), out);
     } else if o.get("items") != n.get("items") {
         let rule = if n.get("items").is_some() {
-            "type-narrowed"
+            RuleId::TypeNarrowed
         } else {
-            "type-widened"
+            RuleId::TypeWidened
         };
         out.push(f(
             rule,
@@ -220,7 +221,7 @@ fn walk(old: &Value, new: &Value, ptr: &str, out: &mut Vec<Finding>) {
     }
     if o.get("default") != n.get("default") {
         out.push(f(
-            "default-changed",
+            RuleId::DefaultChanged,
             &format!("{ptr}/default"),
             "default changed".into(),
             o.get("default"),
@@ -239,7 +240,7 @@ fn walk(old: &Value, new: &Value, ptr: &str, out: &mut Vec<Finding>) {
                 "unrecognised keyword"
             };
             out.push(f(
-                "schema-changed",
+                RuleId::SchemaChanged,
                 &format!("{ptr}/{}", escape(k)),
                 format!("`{k}` changed ({why})"),
                 o.get(k),
@@ -364,12 +365,12 @@ fn types(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &mut Ve
     let rule = match (type_set(o), type_set(n)) {
         (None, None) => return,
         (None, Some(_)) if hidden => return,
-        (None, Some(_)) => "type-narrowed",
-        (Some(_), None) => "type-widened",
+        (None, Some(_)) => RuleId::TypeNarrowed,
+        (Some(_), None) => RuleId::TypeWidened,
         (Some(a), Some(b)) if a == b => return, // e.g. "string" vs ["string"]
-        (Some(a), Some(b)) if b.is_subset(&a) => "type-narrowed",
-        (Some(a), Some(b)) if a.is_subset(&b) => "type-widened",
-        _ => "type-changed",
+        (Some(a), Some(b)) if b.is_subset(&a) => RuleId::TypeNarrowed,
+        (Some(a), Some(b)) if a.is_subset(&b) => RuleId::TypeWidened,
+        _ => RuleId::TypeChanged,
     };
     out.push(f(
         rule,
@@ -408,14 +409,14 @@ fn properties(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &m
         match np.get(name) {
             // A property whose schema is `false` could never be sent: removing it breaks no call.
             None if schema == &Value::Bool(false) => out.push(f(
-                "bound-loosened",
+                RuleId::BoundLoosened,
                 &p,
                 format!("property `{name}` (schema `false`: never accepted) removed"),
                 Some(schema),
                 None,
             )),
             None => out.push(f(
-                "property-removed",
+                RuleId::PropertyRemoved,
                 &p,
                 format!("property `{name}` removed"),
                 Some(schema),
@@ -431,7 +432,7 @@ fn properties(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &m
         let p = format!("{ptr}/properties/{}", escape(name));
         if nr.contains(name) {
             out.push(f(
-                "property-added-required",
+                RuleId::PropertyAddedRequired,
                 &p,
                 format!("required property `{name}` added"),
                 None,
@@ -439,7 +440,7 @@ fn properties(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &m
             ));
         } else {
             out.push(f(
-                "property-added-optional",
+                RuleId::PropertyAddedOptional,
                 &p,
                 format!("optional property `{name}` added"),
                 None,
@@ -451,7 +452,7 @@ fn properties(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &m
     for name in nr.difference(&or) {
         if op.contains_key(name) || !np.contains_key(name) {
             out.push(f(
-                "property-became-required",
+                RuleId::PropertyBecameRequired,
                 &format!("{ptr}/required"),
                 format!("`{name}` became required"),
                 None,
@@ -462,7 +463,7 @@ fn properties(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &m
     for name in or.difference(&nr) {
         if np.contains_key(name) || !op.contains_key(name) {
             out.push(f(
-                "property-became-optional",
+                RuleId::PropertyBecameOptional,
                 &format!("{ptr}/required"),
                 format!("`{name}` is no longer required"),
                 Some(&Value::String(name.clone())),
@@ -488,18 +489,18 @@ fn enums(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &mut Ve
     let p = format!("{ptr}/{}", key(if vb.is_some() { n } else { o }));
     let (a, b) = (o.get(key(o)), n.get(key(n)));
     let rule = match (va.as_ref(), vb.as_ref()) {
-        (None, Some(_)) => "enum-added",
-        (Some(_), None) => "enum-removed",
+        (None, Some(_)) => RuleId::EnumAdded,
+        (Some(_), None) => RuleId::EnumRemoved,
         (Some(x), Some(y)) => {
             let removed = x.iter().any(|v| !y.contains(v));
             let added = y.iter().any(|v| !x.contains(v));
             match (removed, added) {
-                (true, _) => "enum-narrowed",
-                (false, true) => "enum-widened",
+                (true, _) => RuleId::EnumNarrowed,
+                (false, true) => RuleId::EnumWidened,
                 (false, false) => return, // reordered only
             }
         }
-        (None, None) => "schema-changed",
+        (None, None) => RuleId::SchemaChanged,
     };
     out.push(f(rule, &p, "enum changed".into(), a, b));
 }
@@ -509,14 +510,14 @@ fn bounds(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &mut V
         let (a, b) = (numeric_bound(o, lower), numeric_bound(n, lower));
         let rule = match (a, b) {
             (None, None) => continue,
-            (None, Some(_)) => "bound-tightened",
-            (Some(_), None) => "bound-loosened",
+            (None, Some(_)) => RuleId::BoundTightened,
+            (Some(_), None) => RuleId::BoundLoosened,
             (Some(x), Some(y)) if (x.0, x.1) == (y.0, y.1) => continue,
             (Some(x), Some(y)) => {
                 if tighter(y, x, lower) {
-                    "bound-tightened"
+                    RuleId::BoundTightened
                 } else {
-                    "bound-loosened"
+                    RuleId::BoundLoosened
                 }
             }
         };
@@ -536,14 +537,14 @@ fn bounds(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &mut V
             let (a, b) = (num(o, k), num(n, k));
             let rule = match (a, b) {
                 (None, None) => continue,
-                (None, Some(_)) => "bound-tightened",
-                (Some(_), None) => "bound-loosened",
+                (None, Some(_)) => RuleId::BoundTightened,
+                (Some(_), None) => RuleId::BoundLoosened,
                 (Some(x), Some(y)) if x == y => continue,
                 (Some(x), Some(y)) => {
                     if (y > x) == lower {
-                        "bound-tightened"
+                        RuleId::BoundTightened
                     } else {
-                        "bound-loosened"
+                        RuleId::BoundLoosened
                     }
                 }
             };
@@ -559,9 +560,9 @@ fn bounds(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &mut V
     let (a, b) = (o.get("pattern"), n.get("pattern"));
     if a != b {
         let rule = match (a, b) {
-            (None, Some(_)) => "bound-tightened",
-            (Some(_), None) => "bound-loosened",
-            _ => "pattern-changed",
+            (None, Some(_)) => RuleId::BoundTightened,
+            (Some(_), None) => RuleId::BoundLoosened,
+            _ => RuleId::PatternChanged,
         };
         out.push(f(
             rule,
@@ -579,9 +580,9 @@ fn bounds(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &mut V
             new > 0.0 && (q - q.round()).abs() < 1e-9 * q.abs().max(1.0)
         };
         let rule = match (a.and_then(Value::as_f64), b.and_then(Value::as_f64)) {
-            (_, None) => "bound-loosened",
-            (Some(x), Some(y)) if divides(x, y) => "bound-loosened",
-            _ => "bound-tightened",
+            (_, None) => RuleId::BoundLoosened,
+            (Some(x), Some(y)) if divides(x, y) => RuleId::BoundLoosened,
+            _ => RuleId::BoundTightened,
         };
         out.push(f(
             rule,
@@ -594,9 +595,9 @@ fn bounds(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &mut V
     let uniq = |m: &Map<String, Value>| m.get("uniqueItems") == Some(&Value::Bool(true));
     if uniq(o) != uniq(n) {
         let rule = if uniq(n) {
-            "bound-tightened"
+            RuleId::BoundTightened
         } else {
-            "bound-loosened"
+            RuleId::BoundLoosened
         };
         out.push(f(
             rule,
@@ -617,15 +618,15 @@ fn additional(o: &Map<String, Value>, n: &Map<String, Value>, ptr: &str, out: &m
     let closed = |v: Option<&Value>| v == Some(&Value::Bool(false));
     let open = |v: Option<&Value>| v.is_none() || v == Some(&Value::Bool(true));
     let rule = if closed(b) && !closed(a) {
-        "additional-properties-closed"
+        RuleId::AdditionalPropertiesClosed
     } else if closed(a) && !closed(b) || open(b) {
-        "additional-properties-opened"
+        RuleId::AdditionalPropertiesOpened
     } else if let (Some(x), Some(y)) = (a, b) {
         // Both are schemas for the extra keys: compare them like any schema.
         walk(x, y, &p, out);
         return;
     } else {
-        "schema-changed"
+        RuleId::SchemaChanged
     };
     out.push(f(rule, &p, "additionalProperties changed".into(), a, b));
 }
@@ -635,7 +636,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn bound_rules(old: serde_json::Value, new: serde_json::Value) -> Vec<(&'static str, String)> {
+    fn bound_rules(old: serde_json::Value, new: serde_json::Value) -> Vec<(RuleId, String)> {
         compare(&old, &new, "/s")
             .into_iter()
             .map(|f| (f.rule, f.pointer))
@@ -674,7 +675,7 @@ mod tests {
                 num(json!({"exclusiveMinimum": 0})),
                 num(json!({"minimum": 1}))
             ),
-            [("bound-tightened", "/s/minimum".to_string())]
+            [(RuleId::BoundTightened, "/s/minimum".to_string())]
         );
         // Inclusive → exclusive at the same value excludes it; the reverse admits it.
         assert_eq!(
@@ -682,14 +683,14 @@ mod tests {
                 num(json!({"minimum": 1})),
                 num(json!({"exclusiveMinimum": 1}))
             ),
-            [("bound-tightened", "/s/exclusiveMinimum".to_string())]
+            [(RuleId::BoundTightened, "/s/exclusiveMinimum".to_string())]
         );
         assert_eq!(
             bound_rules(
                 num(json!({"exclusiveMaximum": 9})),
                 num(json!({"maximum": 9}))
             ),
-            [("bound-loosened", "/s/maximum".to_string())]
+            [(RuleId::BoundLoosened, "/s/maximum".to_string())]
         );
         // Draft 4's boolean exclusiveMinimum modifies minimum.
         assert_eq!(
@@ -697,7 +698,7 @@ mod tests {
                 num(json!({"minimum": 1})),
                 num(json!({"minimum": 1, "exclusiveMinimum": true}))
             ),
-            [("bound-tightened", "/s/exclusiveMinimum".to_string())]
+            [(RuleId::BoundTightened, "/s/exclusiveMinimum".to_string())]
         );
         // An integer bound at the edge of JSON's exact integers (2^53 − 1) excludes nothing a
         // client can send exactly (RFC 7493): no tightening.
@@ -714,11 +715,11 @@ mod tests {
         );
         assert_eq!(
             bound_rules(int(json!({})), int(json!({"maximum": 100}))),
-            [("bound-tightened", "/s/maximum".to_string())]
+            [(RuleId::BoundTightened, "/s/maximum".to_string())]
         );
         assert_eq!(
             bound_rules(int(json!({"minimum": 3})), int(json!({}))),
-            [("bound-loosened", "/s/minimum".to_string())]
+            [(RuleId::BoundLoosened, "/s/minimum".to_string())]
         );
         // Length bounds stay per keyword.
         assert_eq!(
@@ -726,7 +727,7 @@ mod tests {
                 json!({"type": "string"}),
                 json!({"type": "string", "maxLength": 5})
             ),
-            [("bound-tightened", "/s/maxLength".to_string())]
+            [(RuleId::BoundTightened, "/s/maxLength".to_string())]
         );
     }
 
@@ -753,16 +754,16 @@ mod tests {
             ),
         ] {
             let found = compare(&base, &new, "/s");
-            let rules: Vec<(&str, &str)> =
+            let rules: Vec<(RuleId, &str)> =
                 found.iter().map(|f| (f.rule, f.pointer.as_str())).collect();
-            assert_eq!(rules, [("schema-invalid", at)], "{new}");
+            assert_eq!(rules, [(RuleId::SchemaInvalid, at)], "{new}");
         }
         // A valid list of types is no finding of this kind.
         let ok = json!({"type": ["string", "null"]});
         assert!(invalid_keywords(ok.as_object().unwrap()).is_empty());
     }
 
-    fn rules_of(old: serde_json::Value, new: serde_json::Value) -> Vec<&'static str> {
+    fn rules_of(old: serde_json::Value, new: serde_json::Value) -> Vec<RuleId> {
         bound_rules(old, new).into_iter().map(|(r, _)| r).collect()
     }
 
@@ -774,11 +775,11 @@ mod tests {
         let s = json!({"type": "string"});
         let a = json!({"type": "string", "const": "a"});
         let b = json!({"type": "string", "const": "b"});
-        assert_eq!(rules_of(s.clone(), a.clone()), ["enum-added"]);
-        assert_eq!(rules_of(a.clone(), b), ["enum-narrowed"]);
-        assert_eq!(rules_of(a.clone(), s), ["enum-removed"]);
+        assert_eq!(rules_of(s.clone(), a.clone()), [RuleId::EnumAdded]);
+        assert_eq!(rules_of(a.clone(), b), [RuleId::EnumNarrowed]);
+        assert_eq!(rules_of(a.clone(), s), [RuleId::EnumRemoved]);
         let e = json!({"type": "string", "enum": ["a", "c"]});
-        assert_eq!(rules_of(a, e), ["enum-widened"]);
+        assert_eq!(rules_of(a, e), [RuleId::EnumWidened]);
     }
 
     /// Found by the evidence bench (sentry's any_of/to_equivalent_type, type/extend_from_const):
@@ -789,21 +790,21 @@ mod tests {
         let branches = json!({"anyOf": [{"type": "string"}, {"type": "number"}]});
         let same = json!({"type": ["string", "number"]});
         let rules = rules_of(branches.clone(), same);
-        assert!(!rules.contains(&"type-narrowed"), "{rules:?}");
+        assert!(!rules.contains(&RuleId::TypeNarrowed), "{rules:?}");
         let wider = json!({"type": ["string", "number", "boolean"]});
-        assert!(!rules_of(branches.clone(), wider).contains(&"type-narrowed"));
+        assert!(!rules_of(branches.clone(), wider).contains(&RuleId::TypeNarrowed));
         let narrower = json!({"type": "string"});
-        assert!(rules_of(branches, narrower).contains(&"type-narrowed"));
+        assert!(rules_of(branches, narrower).contains(&RuleId::TypeNarrowed));
         // allOf → anyOf with the same types (Confluent's combined-schema pairs), and a `$ref`
         // inlined (its target's types are not followed), are no narrowing either.
         let all = json!({"allOf": [{"type": "string"}, {"maxLength": 5}]});
         let any = json!({"anyOf": [{"type": "string"}, {"maxLength": 5, "type": "string"}]});
-        assert!(!rules_of(all, any).contains(&"type-narrowed"));
+        assert!(!rules_of(all, any).contains(&RuleId::TypeNarrowed));
         let by_ref = json!({"$ref": "#/definitions/s", "definitions": {"s": {"type": "string"}}});
-        assert!(!rules_of(by_ref, json!({"type": "string"})).contains(&"type-narrowed"));
+        assert!(!rules_of(by_ref, json!({"type": "string"})).contains(&RuleId::TypeNarrowed));
         let pinned = json!({"const": "x"});
         let rules = rules_of(pinned, json!({"type": "string"}));
-        assert!(!rules.contains(&"type-narrowed"), "{rules:?}");
+        assert!(!rules.contains(&RuleId::TypeNarrowed), "{rules:?}");
     }
 
     /// Found by the evidence bench (both checkers call these breaking): a changed `pattern` and
@@ -811,19 +812,19 @@ mod tests {
     #[test]
     fn a_changed_pattern_or_divisor_is_breaking_unless_it_admits_the_old() {
         let p = |re: &str| json!({"type": "string", "pattern": re});
-        assert_eq!(rules_of(p("^a"), p("^b")), ["pattern-changed"]);
+        assert_eq!(rules_of(p("^a"), p("^b")), [RuleId::PatternChanged]);
         let m = |d: f64| json!({"type": "number", "multipleOf": d});
-        assert_eq!(rules_of(m(2.0), m(4.0)), ["bound-tightened"]);
-        assert_eq!(rules_of(m(2.0), m(3.0)), ["bound-tightened"]);
-        assert_eq!(rules_of(m(4.0), m(2.0)), ["bound-loosened"]);
-        assert_eq!(rules_of(m(0.5), m(0.25)), ["bound-loosened"]);
+        assert_eq!(rules_of(m(2.0), m(4.0)), [RuleId::BoundTightened]);
+        assert_eq!(rules_of(m(2.0), m(3.0)), [RuleId::BoundTightened]);
+        assert_eq!(rules_of(m(4.0), m(2.0)), [RuleId::BoundLoosened]);
+        assert_eq!(rules_of(m(0.5), m(0.25)), [RuleId::BoundLoosened]);
         assert_eq!(
             rules_of(json!({"type": "number"}), m(2.0)),
-            ["bound-tightened"]
+            [RuleId::BoundTightened]
         );
         assert_eq!(
             rules_of(m(2.0), json!({"type": "number"})),
-            ["bound-loosened"]
+            [RuleId::BoundLoosened]
         );
     }
 
@@ -836,7 +837,7 @@ mod tests {
         let new = json!({"type": "object", "additionalProperties": false,
                          "properties": {"a": {"type": "string"}}});
         let rules = rules_of(old, new);
-        assert!(!rules.contains(&"property-removed"), "{rules:?}");
+        assert!(!rules.contains(&RuleId::PropertyRemoved), "{rules:?}");
         assert!(
             rules
                 .iter()

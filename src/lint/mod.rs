@@ -54,7 +54,7 @@ impl Level {
 /// The lint rules: id, level, what the rule means and how a PR report says the PR introduced or
 /// fixed a finding. Data, so renderers and docs agree.
 pub struct Rule {
-    pub id: &'static str,
+    pub id: RuleId,
     pub level: Level,
     pub summary: &'static str,
     /// A PR introduced the finding: `{a}` and `{b}` are its tools, `{score}` the pair's score,
@@ -64,23 +64,35 @@ pub struct Rule {
     pub fixed: &'static str,
 }
 
+crate::rule_ids! {
+    /// Every lint rule, by id (the table [`RULES`] gives each its level and sentences).
+    pub enum RuleId ("lint rule") in RULES: Rule {
+        NoDescription = "no-description",
+        TautologicalDescription = "tautological-description",
+        AnnotationContradiction = "annotation-contradiction",
+        ConfusablePair = "confusable-pair",
+        ShadowingRisk = "shadowing-risk",
+        ScopeAmbiguity = "scope-ambiguity",
+    }
+}
+
 pub const RULES: &[Rule] = &[
     Rule {
-        id: "no-description",
+        id: RuleId::NoDescription,
         level: Level::Error,
         summary: "hard gate: the tool has no description (null or blank)",
         introduced: "this PR leaves `{a}` without a description",
         fixed: "this PR gives `{a}` a description",
     },
     Rule {
-        id: "tautological-description",
+        id: RuleId::TautologicalDescription,
         level: Level::Error,
         summary: "hard gate: the description only repeats the tool's name or title",
         introduced: "this PR makes `{a}`'s description only repeat its name or title",
         fixed: "this PR makes `{a}`'s description say more than its name",
     },
     Rule {
-        id: "annotation-contradiction",
+        id: RuleId::AnnotationContradiction,
         level: Level::Warning,
         summary: "an annotation the description contradicts: `readOnlyHint: true` on a tool whose \
                   action changes state, `destructiveHint: false` on one whose action deletes",
@@ -88,14 +100,14 @@ pub const RULES: &[Rule] = &[
         fixed: "this PR makes `{a}`'s annotations agree with its description",
     },
     Rule {
-        id: "confusable-pair",
+        id: RuleId::ConfusablePair,
         level: Level::Warning,
         summary: "two tools take the same arguments and read alike: agents cannot tell them apart",
         introduced: "this PR makes `{a}` and `{b}` confusable (score {score} ≥ {threshold})",
         fixed: "this PR makes `{a}` and `{b}` distinguishable (was score {score})",
     },
     Rule {
-        id: "shadowing-risk",
+        id: RuleId::ShadowingRisk,
         level: Level::Warning,
         summary: "a costly tool whose purpose a much cheaper sibling covers: agents take the cheap \
                   call (cost prefilter, then confirmed purpose overlap)",
@@ -103,7 +115,7 @@ pub const RULES: &[Rule] = &[
         fixed: "this PR removes the shadowing risk of `{a}` by `{b}`",
     },
     Rule {
-        id: "scope-ambiguity",
+        id: RuleId::ScopeAmbiguity,
         level: Level::Note,
         summary: "the same action at another scope (`read_file` / `read_multiple_files`); only the \
                   arguments tell them apart",
@@ -112,7 +124,8 @@ pub const RULES: &[Rule] = &[
     },
 ];
 
-pub fn rule(id: &str) -> &'static Rule {
+pub fn rule(id: impl AsRef<str>) -> &'static Rule {
+    let id = id.as_ref();
     RULES
         .iter()
         .find(|r| r.id == id)
@@ -121,15 +134,9 @@ pub fn rule(id: &str) -> &'static Rule {
 
 /// A lint rule's id: always one of [`RULES`]'s (an alias, because serde's derive takes a field
 /// spelled `&str` as borrowed).
-pub type RuleId = &'static str;
-
-fn rule_id<'de, D: serde::Deserializer<'de>>(d: D) -> Result<RuleId, D::Error> {
-    crate::choice::known(d, "lint rule", RULES.iter().map(|r| r.id))
-}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Finding {
-    #[serde(deserialize_with = "rule_id")]
     pub rule: RuleId,
     pub level: Level,
     /// The tool, or the two tools of a pair (in server order).
@@ -144,7 +151,7 @@ pub struct Finding {
 }
 
 impl Finding {
-    fn new(rule_id: &'static str, tools: Vec<String>, message: String) -> Finding {
+    fn new(rule_id: RuleId, tools: Vec<String>, message: String) -> Finding {
         let r = rule(rule_id);
         Finding {
             rule: r.id,
@@ -157,7 +164,7 @@ impl Finding {
     }
 
     /// What makes two findings "the same" across base and head: the rule and the tool names.
-    pub fn key(&self) -> (&'static str, BTreeSet<String>) {
+    pub fn key(&self) -> (RuleId, BTreeSet<String>) {
         (self.rule, self.tools.iter().cloned().collect())
     }
 }
@@ -321,12 +328,12 @@ fn lint_with(
         for g in &q.hard_gates {
             let f = match *g {
                 quality::NO_DESCRIPTION => Finding::new(
-                    "no-description",
+                    RuleId::NoDescription,
                     vec![q.name.clone()],
                     format!("`{}` has no description", q.name),
                 ),
                 _ => Finding::new(
-                    "tautological-description",
+                    RuleId::TautologicalDescription,
                     vec![q.name.clone()],
                     format!(
                         "`{}`: the description only repeats its name or title",
@@ -338,7 +345,7 @@ fn lint_with(
         }
         for c in &q.contradictions {
             findings.push(Finding::new(
-                "annotation-contradiction",
+                RuleId::AnnotationContradiction,
                 vec![q.name.clone()],
                 format!(
                     "`{}` declares {}: {} but its description says it {}",
@@ -349,7 +356,7 @@ fn lint_with(
     }
     for p in pairs.flagged() {
         let mut f = Finding::new(
-            "confusable-pair",
+            RuleId::ConfusablePair,
             vec![p.a.clone(), p.b.clone()],
             format!(
                 "`{}` and `{}` are confusable (score {:.2} ≥ {:.2}): {}; {}",
@@ -367,7 +374,7 @@ fn lint_with(
     findings.extend(shadowing_risks.iter().map(shadowing_finding));
     for n in &pairs.scope_notes {
         let mut f = Finding::new(
-            "scope-ambiguity",
+            RuleId::ScopeAmbiguity,
             vec![n.a.clone(), n.b.clone()],
             format!(
                 "`{}` and `{}` name the same action at another scope (+{}); only the arguments tell them apart ({}): say in each description when to use which",
@@ -395,7 +402,7 @@ fn lint_with(
 
 fn shadowing_finding(r: &ShadowingRisk) -> Finding {
     Finding::new(
-        "shadowing-risk",
+        RuleId::ShadowingRisk,
         vec![r.tool.clone(), r.cheaper_sibling.clone()],
         format!(
             "`{}` (cost {}) may lose to its much cheaper sibling `{}` (cost {}): {}",
@@ -428,7 +435,7 @@ impl Lint {
         self.coherence = c.clone();
         self.shadowing_risks = j.shadowing_risks.clone();
         self.shadowing_rejected = j.shadowing_rejected.clone();
-        self.findings.retain(|f| f.rule != "shadowing-risk");
+        self.findings.retain(|f| f.rule != RuleId::ShadowingRisk);
         self.findings
             .extend(self.shadowing_risks.iter().map(shadowing_finding));
         sort_findings(&mut self.findings);
@@ -847,12 +854,12 @@ mod tests {
     #[test]
     fn findings_are_ordered_by_level_then_score() {
         let l = lint(pair_tools());
-        let got: Vec<(&str, Level)> = l.findings.iter().map(|f| (f.rule, f.level)).collect();
+        let got: Vec<(RuleId, Level)> = l.findings.iter().map(|f| (f.rule, f.level)).collect();
         assert_eq!(
             got,
             vec![
-                ("no-description", Level::Error),
-                ("confusable-pair", Level::Warning)
+                (RuleId::NoDescription, Level::Error),
+                (RuleId::ConfusablePair, Level::Warning)
             ]
         );
         assert_eq!((l.count(Level::Error), l.count(Level::Warning)), (1, 1));
@@ -950,10 +957,10 @@ mod tests {
 
     #[test]
     fn every_rule_has_a_level_and_the_table_is_unique() {
-        let ids: BTreeSet<&str> = RULES.iter().map(|r| r.id).collect();
+        let ids: BTreeSet<&str> = RULES.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids.len(), RULES.len());
-        assert_eq!(rule("confusable-pair").level, Level::Warning);
-        assert_eq!(rule("scope-ambiguity").level, Level::Note);
+        assert_eq!(rule(RuleId::ConfusablePair).level, Level::Warning);
+        assert_eq!(rule(RuleId::ScopeAmbiguity).level, Level::Note);
     }
 
     #[test]
@@ -968,7 +975,7 @@ mod tests {
             }
         }
         let mut f = Finding::new(
-            "confusable-pair",
+            RuleId::ConfusablePair,
             vec!["{b}".into(), "b".into()],
             String::new(),
         );

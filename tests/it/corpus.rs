@@ -103,7 +103,7 @@ fn rules_of<'a>(d: &'a Diff, tool: &str) -> Vec<&'a str> {
     d.tools
         .iter()
         .filter(|t| t.name == tool)
-        .flat_map(|t| t.changes.iter().map(|c| c.rule))
+        .flat_map(|t| t.changes.iter().map(|c| c.rule.as_str()))
         .collect()
 }
 

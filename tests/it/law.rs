@@ -45,7 +45,7 @@ fn every_rule_has_a_fixture_and_every_fixture_a_rule() {
     let covered: BTreeSet<String> = cases().into_iter().map(|c| c.0).collect();
     for r in LAW {
         assert!(
-            covered.contains(r.id),
+            covered.contains(r.id.as_str()),
             "law row {:?} has no tests/fixtures/law/{}/{{old,new}}.json",
             r.id,
             r.id
@@ -58,6 +58,10 @@ fn every_rule_has_a_fixture_and_every_fixture_a_rule() {
         );
     }
     assert_eq!(covered.len(), LAW.len(), "one case per row");
+    // One row per id, and every id has its row.
+    let ids = diff::law::RuleId::ALL;
+    assert_eq!(ids.len(), LAW.len(), "one row per rule id");
+    assert!(ids.iter().all(|id| id.rule().id == *id));
 }
 
 #[test]
@@ -65,7 +69,7 @@ fn each_case_yields_exactly_its_rule() {
     for (id, old, new) in cases() {
         let id = id.as_str();
         let d = diff::diff(&set(old), &set(new));
-        let rules: Vec<&str> = d.changes().map(|(_, c)| c.rule).collect();
+        let rules: Vec<&str> = d.changes().map(|(_, c)| c.rule.as_str()).collect();
         assert_eq!(rules, vec![id], "case {id}");
         let (_, c) = d.changes().next().unwrap();
         assert_eq!(c.severity, rule(id).severity, "case {id}");

@@ -121,9 +121,11 @@ fn crate_refs(code: &str) -> Vec<(usize, String)> {
 }
 
 fn layer_of(name: &str) -> Option<u32> {
-    // `crate::Result` and `crate::Error` are the error module's, re-exported at the root.
+    // `crate::Result` and `crate::Error` are the error module's, re-exported at the root;
+    // `crate::rule_ids!` is `choice`'s macro, exported at the root as macros are.
     let name = match name {
         "Result" | "Error" => "error",
+        "rule_ids" => "choice",
         n => n,
     };
     LAYERS.iter().find(|(m, _)| *m == name).map(|(_, l)| *l)

@@ -266,7 +266,7 @@ fn scope_ambiguity_is_a_lower_severity_note() {
         .iter()
         .find(|f| f.tools == ["read_file", "read_multiple_files"])
         .expect("read_file / read_multiple_files noted");
-    assert_eq!((f.rule, f.level), ("scope-ambiguity", Level::Note));
+    assert_eq!((f.rule.as_str(), f.level), ("scope-ambiguity", Level::Note));
     let n = f.scope.as_ref().unwrap();
     assert_eq!(n.extra_terms, ["multiple"]);
     assert!(!n.gate.substitutable);

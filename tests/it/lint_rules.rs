@@ -47,7 +47,7 @@ fn every_lint_rule_has_a_fixture_and_every_fixture_a_rule() {
     let covered: BTreeSet<String> = cases().into_iter().map(|c| c.0).collect();
     for r in RULES {
         assert!(
-            covered.contains(r.id),
+            covered.contains(r.id.as_str()),
             "lint rule {:?} has no tests/fixtures/lint/{}/tools.json",
             r.id,
             r.id
@@ -60,6 +60,9 @@ fn every_lint_rule_has_a_fixture_and_every_fixture_a_rule() {
         );
     }
     assert_eq!(covered.len(), RULES.len());
+    let ids = lint::RuleId::ALL;
+    assert_eq!(ids.len(), RULES.len(), "one row per rule id");
+    assert!(ids.iter().all(|id| id.rule().id == *id));
 }
 
 #[test]

@@ -53,7 +53,7 @@ fn every_scan_rule_has_a_fixture_pair_and_every_fixture_a_rule() {
     let dirs: BTreeSet<String> = rule_dirs().into_iter().collect();
     for r in RULES {
         assert!(
-            dirs.contains(r.id),
+            dirs.contains(r.id.as_str()),
             "scan rule {:?} has no tests/fixtures/scan/rules/{}/",
             r.id,
             r.id
@@ -70,6 +70,9 @@ fn every_scan_rule_has_a_fixture_pair_and_every_fixture_a_rule() {
             "tests/fixtures/scan/rules/{d} names no scan rule"
         );
     }
+    let ids = driftgate::injection::RuleId::ALL;
+    assert_eq!(ids.len(), RULES.len(), "one row per rule id");
+    assert!(ids.iter().all(|id| id.rule().id == *id));
 }
 
 /// The positive raises its rule (at the rule's level or above); the negative raises nothing.
@@ -155,7 +158,7 @@ fn hard_negatives_raise_nothing() {
             .collect();
         for f in &found {
             assert!(
-                f.level == Level::Medium && expect.contains(&f.rule),
+                f.level == Level::Medium && expect.contains(&f.rule.as_str()),
                 "{}: {f:#?}",
                 path.display()
             );

@@ -238,7 +238,7 @@ fn worst(found: &[Finding]) -> Option<Level> {
 }
 
 fn rules_of(found: &[Finding]) -> String {
-    let ids: BTreeSet<&str> = found.iter().map(|f| f.rule).collect();
+    let ids: BTreeSet<&str> = found.iter().map(|f| f.rule.as_str()).collect();
     ids.into_iter().collect::<Vec<_>>().join(", ")
 }
 

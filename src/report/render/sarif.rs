@@ -100,9 +100,9 @@ fn rules() -> Vec<Value> {
 
 fn rule_index(id: &str) -> usize {
     LAW.iter()
-        .map(|r| r.id)
-        .chain(crate::lint::RULES.iter().map(|r| r.id))
-        .chain(crate::injection::RULES.iter().map(|r| r.id))
+        .map(|r| r.id.as_str())
+        .chain(crate::lint::RULES.iter().map(|r| r.id.as_str()))
+        .chain(crate::injection::RULES.iter().map(|r| r.id.as_str()))
         .chain(MEASUREMENT_RULES.iter().map(|r| r.0))
         .position(|r| r == id)
         .expect("every result's rule is in the rule table")
@@ -185,7 +185,7 @@ fn tool_results(
                 "note"
             };
             results.push(result(
-                c.rule,
+                c.rule.as_str(),
                 level,
                 format!(
                     "`{name}`: {} ({})",
@@ -260,7 +260,7 @@ pub fn render(report: &Report) -> String {
                 .map(|h| format!(" (hidden text: {})", cell(h, 300)))
                 .unwrap_or_default();
             results.push(result(
-                f.rule,
+                f.rule.as_str(),
                 scan_level(f.level),
                 format!(
                     "`{}` {}: {}{hidden}",
@@ -304,7 +304,7 @@ pub fn render(report: &Report) -> String {
                 .map(|t| format!("`{}`", cell(t, 200)))
                 .collect();
             results.push(result(
-                f.rule,
+                f.rule.as_str(),
                 f.level.as_str(),
                 format!("{}: {}", tools.join(" / "), cell(&f.message, 500)),
                 location(file, report.head.lines.get(first).copied()),

@@ -729,7 +729,7 @@ fn lint(l: &crate::lint::LintSection, b: &mut String) {
         .map(|f| {
             vec![
                 f.level.as_str().to_string(),
-                code(f.rule),
+                code(f.rule.as_str()),
                 f.tools
                     .iter()
                     .map(|t| code(t))

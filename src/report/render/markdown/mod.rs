@@ -481,7 +481,7 @@ fn scan(report: &Report) -> Vec<String> {
             b,
             "| {} | {} | {} | {} | {}{hidden}{extra} |",
             f.level.as_str(),
-            md_code(f.rule, 40, true),
+            md_code(f.rule.as_str(), 40, true),
             md_code(&f.tool, 60, true),
             md_code(&f.field, 80, true),
             md_code(&f.excerpt, 200, true),
@@ -547,7 +547,7 @@ fn lint(report: &Report) -> Vec<String> {
                 b,
                 "| {} | {} | {} | {} |",
                 f.level.as_str(),
-                md_code(f.rule, 40, true),
+                md_code(f.rule.as_str(), 40, true),
                 tools.join(" "),
                 md_code(&f.message, 200, true)
             );
@@ -875,7 +875,7 @@ fn schema_changes(report: &Report) -> Option<String> {
             b,
             "| {} | {} | {} | {} → {} | {} |",
             md_code(tool, 60, true),
-            md_code(c.rule, 40, true),
+            md_code(c.rule.as_str(), 40, true),
             if c.pointer.is_empty() {
                 "(whole tool)".to_string()
             } else {
