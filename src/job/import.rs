@@ -21,7 +21,7 @@ use crate::error::Result;
 use crate::http::secret::{Pii, scrub};
 use crate::llm::Message;
 use crate::suite::draft::Draft;
-use crate::suite::import::{self, Exchange, LogFormat};
+use crate::suite::import::{self, Duplicate, Exchange, LogFormat, Summary};
 use crate::tools::ToolSet;
 
 /// The end of every imported case's note.
@@ -45,45 +45,6 @@ pub struct ImportOptions {
     /// The server the suite is for (`--tools`, with its label): a call to a tool it does not
     /// have proposes nothing, and requests that offered another tool list are counted.
     pub tools: Option<(ToolSet, String)>,
-}
-
-/// A case dropped as a duplicate of a kept one.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Duplicate {
-    pub at: String,
-    pub of: String,
-    /// `None`: the same text (case and spacing aside).
-    pub cosine: Option<f32>,
-}
-
-/// What the import did with every record.
-#[derive(Debug, Default)]
-pub struct Summary {
-    pub files: Vec<(String, Option<LogFormat>)>,
-    pub records: usize,
-    /// Exchanges that made a proposed case (before duplicates and the cap).
-    pub exchanges: usize,
-    pub skipped: Vec<(String, String)>,
-    pub malformed: Vec<(String, String)>,
-    pub duplicates: Vec<Duplicate>,
-    /// Cases left out by the per-tool cap.
-    pub capped: usize,
-    /// Cases kept per expectation (`(none)` for no call).
-    pub kept: BTreeMap<String, usize>,
-    /// Masked tokens per kind over the kept cases, and which cases had any.
-    pub redacted: BTreeMap<Pii, usize>,
-    pub redacted_cases: Vec<(String, Vec<(Pii, usize)>)>,
-    /// Kept cases whose production answer made more than one call (the first is proposed).
-    pub several_calls: usize,
-    /// Ids of kept cases that ask the same question (history and prompt, case and spacing aside)
-    /// but expect different tools: the production model answered it differently on different
-    /// occasions, and `suite check` will call the group contradictory until one is chosen.
-    pub inconsistent: Vec<Vec<String>>,
-    /// With `--tools`: exchanges whose request offered a tool list other than the server's, and
-    /// the names that differ (the server's tools not offered; offered tools it lacks).
-    pub offered_other: usize,
-    pub offered_missing: BTreeSet<String>,
-    pub offered_extra: BTreeSet<String>,
 }
 
 pub struct Imported {

@@ -3,5 +3,7 @@
 pub mod check;
 pub mod import;
 pub mod lint;
+pub mod lock;
 pub mod merge;
 pub mod stress;
+pub mod suite;

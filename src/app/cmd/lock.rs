@@ -8,11 +8,11 @@ use crate::app::console::{Progress, Terminal};
 use crate::app::flags::{LiveArgs, SourceArgs};
 use crate::app::{output, settings};
 use crate::console::Console;
-use crate::diff;
 use crate::error::{Error, Result, exit};
+use crate::job;
 use crate::report::escape;
 use crate::source::{self, Spec};
-use crate::tools::lock::{self, LockMeta};
+use crate::tools::lock::LockMeta;
 
 #[derive(Debug, Args)]
 pub struct LockArgs {
@@ -48,15 +48,14 @@ pub async fn run(a: LockArgs) -> Result<i32> {
         other => crate::app::sides::load_noted(other, &opts).await?,
     };
     let console = Terminal::new(Progress::Off);
-    let text = lock::render(&loaded.tools, &meta);
+    let text = job::lock::render(&loaded.tools, &meta);
     match (&a.output, a.check) {
         (Some(path), true) => {
             let old_text =
                 crate::fs::read_text(path, crate::fs::MAX_INPUT_BYTES, crate::fs::INPUT_WAIT)
                     .map_err(|e| Error::io(path, e))?;
             let label = path.display().to_string();
-            let (old, _) = source::parse_text(&old_text, &label)?;
-            let d = diff::diff(&old, &loaded.tools);
+            let d = job::lock::stale(&old_text, &label, &loaded.tools)?;
             if d.tools.is_empty() {
                 console.note(&format!(
                     "{label}: up to date ({} tools)",

@@ -9,13 +9,14 @@ use crate::app::console::{Progress, Terminal};
 use crate::app::flags::{CacheArgs, EmbedArgs, LiveArgs, ModelArgs, choice};
 use crate::app::settings::RouterSettings;
 use crate::app::{config, output, settings, sides};
-use crate::canon::hash_str;
 use crate::choice::Choice;
 use crate::console::Console;
 use crate::error::{Error, Result, exit};
-use crate::job::import::{ImportOptions, Summary};
+use crate::job;
+use crate::job::import::ImportOptions;
+use crate::job::suite::Drafter;
+use crate::report::render::terminal;
 use crate::report::render::{Format, Options};
-use crate::route::Router;
 use crate::route::semantic::SemanticRouter;
 use crate::source::Spec;
 use crate::suite::check;
@@ -156,75 +157,49 @@ async fn init(a: InitArgs) -> Result<i32> {
     let r = RouterSettings::resolve(&a.model.router, &cfg)?;
     let semantic = SemanticRouter::new(embedder.clone(), r.semantic_options());
     let console = Terminal::new(Progress::Off);
-    let (drafts, drafted_by) = if a.llm {
-        let llm = r.drafter("suite init --llm", &cache)?;
-        let d = draft::draft_llm(
-            &llm,
-            &loaded.tools,
-            &semantic,
-            a.per_tool,
-            a.none_cases,
-            &console,
-        )
-        .await?;
-        let by = format!(
-            "model {} at {}, prompt {} ({}); notes from the semantic router ({})",
-            llm.model(),
-            llm.host(),
-            draft::PROMPT_FILE,
-            &hash_str(draft::PROMPT)[..19],
-            semantic.model()
-        );
-        (d, by)
+    let llm = if a.llm {
+        Some(r.drafter("suite init --llm", &cache)?)
     } else {
-        let d = draft::draft_offline(
-            &loaded.tools,
-            &semantic,
-            embedder.as_ref(),
-            a.per_tool,
-            a.none_cases,
-        )
-        .await?;
-        let by = format!(
-            "offline templates from the descriptions, picked with the semantic router ({})",
-            semantic.model()
-        );
-        (d, by)
+        None
     };
+    let drafter = match &llm {
+        Some(llm) => Drafter::Model(llm),
+        None => Drafter::Offline {
+            embedder: embedder.as_ref(),
+        },
+    };
+    let drafted = job::suite::draft(
+        &loaded.tools,
+        &semantic,
+        drafter,
+        a.per_tool,
+        a.none_cases,
+        &console,
+    )
+    .await?;
     let out_name = a
         .output
         .as_ref()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|| "SUITE".into());
-    let head = draft::header(&a.tools, &loaded.tools, &drafted_by, &out_name);
     let jsonl = a
         .output
         .as_ref()
         .is_some_and(|p| p.extension().is_some_and(|e| e == "jsonl"));
-    let text = if jsonl {
-        draft::render_jsonl(&head, &drafts)
-    } else {
-        draft::render_yaml(&head, &drafts)
-    };
-    let notes = drafts.iter().filter(|d| d.note.is_some()).count();
+    let text = drafted.render(&a.tools, &loaded.tools, &out_name, jsonl);
     match &a.output {
         Some(p) => {
             output::write(p, &text)?;
             console.note(&format!(
-                "wrote {} ({} cases, {notes} with a note to review first); review it, then freeze it",
+                "wrote {} ({} cases, {} with a note to review first); review it, then freeze it",
                 p.display(),
-                drafts.len()
+                drafted.drafts.len(),
+                drafted.noted()
             ));
         }
         None => console.out(&text),
     }
-    let overlap = check::overlap_of(
-        drafts
-            .iter()
-            .map(|d| (d.prompt.as_str(), d.expect.as_slice())),
-        &loaded.tools,
-    );
-    if let Some(o) = overlap {
+    if let Some(o) = &drafted.overlap {
         console.note(&format!(
             "wording: a drafted prompt shares {:.0}% of its words with its tool's description on average ({} of {} at {:.0}% or more); replace those with what your users really type",
             o.mean * 100.0,
@@ -242,21 +217,7 @@ async fn check(a: CheckArgs) -> Result<i32> {
         .map_err(|e| Error::io(&a.suite, e))?;
     let source = a.suite.display().to_string();
     let base_dir = a.suite.parent().unwrap_or(Path::new("."));
-    let mut r = check::check_text(&text, &source, base_dir, &loaded.tools, &loaded.label);
-    // What the suite can see at the gate's default thresholds, for a typical 80% base accuracy.
-    let t = crate::gate::CheckThresholds::default();
-    let assumed = 0.8;
-    r.min_detectable_drop = crate::stats::min_detectable_drop(
-        r.cases,
-        assumed,
-        t.tolerance,
-        t.require_significance,
-        0.8,
-    )
-    .map(|drop| check::DetectableDrop {
-        drop,
-        assumed_base_accuracy: assumed,
-    });
+    let r = job::suite::check(&text, &source, base_dir, &loaded.tools, &loaded.label);
     let out = a
         .format
         .renderer()
@@ -265,9 +226,6 @@ async fn check(a: CheckArgs) -> Result<i32> {
     output::deliver(a.output.as_deref(), &out, &Terminal::new(Progress::Off))?;
     Ok(if r.errors > 0 { exit::FAIL } else { exit::PASS })
 }
-
-/// Lines of a list printed before the rest is counted.
-const LISTED: usize = 20;
 
 /// Every log into `reader`. A log is read whole up to the input cap; a larger regular file is
 /// streamed as JSON lines (production logs grow past any cap; a document that large is not read).
@@ -338,7 +296,9 @@ async fn import(a: ImportArgs) -> Result<i32> {
     let console = Terminal::new(Progress::Off);
     let s = &imported.summary;
     if a.strict && !s.malformed.is_empty() {
-        listed(&console, "malformed", &s.malformed);
+        for line in terminal::import::malformed(s) {
+            console.note(&line);
+        }
         return Err(Error::Usage(format!(
             "{} malformed record{} (--strict); the first: {}: {}",
             s.malformed.len(),
@@ -347,7 +307,9 @@ async fn import(a: ImportArgs) -> Result<i32> {
             s.malformed[0].1
         )));
     }
-    summarise(&console, s, a.per_tool);
+    for line in terminal::import::summary(s, a.per_tool) {
+        console.note(&line);
+    }
     if imported.drafts.is_empty() {
         return Err(Error::Usage(format!(
             "no case to import: {} record{} read, none a user turn with its answer (see above)",
@@ -387,170 +349,6 @@ async fn import(a: ImportArgs) -> Result<i32> {
         None => console.out(&text),
     }
     Ok(exit::PASS)
-}
-
-/// "1 case", "2 cases".
-fn count(n: usize, what: &str) -> String {
-    format!("{n} {what}{}", if n == 1 { "" } else { "s" })
-}
-
-/// `where: why` lines of a list, the first [`LISTED`] of them.
-fn listed(console: &dyn Console, what: &str, items: &[(String, String)]) {
-    for (at, why) in items.iter().take(LISTED) {
-        console.note(&format!(
-            "  {what} {}: {}",
-            crate::text::tokens::ellipsis(at, 200),
-            crate::text::tokens::ellipsis(why, 300)
-        ));
-    }
-    if items.len() > LISTED {
-        console.note(&format!("  … and {} more {what}", items.len() - LISTED));
-    }
-}
-
-/// The logged requests that offered another tool list than `--tools`.
-fn offered_note(console: &dyn Console, s: &Summary) {
-    if s.offered_other == 0 {
-        return;
-    }
-    let names = |set: &std::collections::BTreeSet<String>| {
-        let v: Vec<&str> = set.iter().take(8).map(String::as_str).collect();
-        let more = set.len().saturating_sub(8);
-        if more > 0 {
-            format!("{} and {more} more", v.join(", "))
-        } else {
-            v.join(", ")
-        }
-    };
-    let mut what = Vec::new();
-    if !s.offered_missing.is_empty() {
-        what.push(format!("not offered: {}", names(&s.offered_missing)));
-    }
-    if !s.offered_extra.is_empty() {
-        what.push(format!(
-            "offered but not in --tools: {}",
-            names(&s.offered_extra)
-        ));
-    }
-    console.note(&format!(
-        "  {} offered another tool list than --tools ({}): the production model chose among other options, so review those expectations first",
-        count(s.offered_other, "logged request"),
-        what.join("; ")
-    ));
-}
-
-/// What the import redacted, by kind and by case (never the text itself).
-fn redacted_note(console: &dyn Console, s: &Summary) {
-    if s.redacted.is_empty() {
-        console.note("  redacted: nothing looked like an email, key or long number");
-    } else {
-        let total: usize = s.redacted.values().sum();
-        let kinds: Vec<String> = s
-            .redacted
-            .iter()
-            .map(|(k, n)| format!("{n} {}", k.name()))
-            .collect();
-        console.note(&format!(
-            "  redacted {} ({}) in {}:",
-            count(total, "token"),
-            kinds.join(", "),
-            count(s.redacted_cases.len(), "case")
-        ));
-        let lines: Vec<(String, String)> = s
-            .redacted_cases
-            .iter()
-            .map(|(id, kinds)| {
-                let k: Vec<String> = kinds
-                    .iter()
-                    .map(|(k, n)| format!("{n} {}", k.name()))
-                    .collect();
-                (id.clone(), k.join(", "))
-            })
-            .collect();
-        listed(console, "case", &lines);
-    }
-}
-
-/// What the import read, kept, dropped, skipped and masked — never a masked text itself.
-fn summarise(console: &dyn Console, s: &Summary, per_tool: usize) {
-    let formats: Vec<String> = s
-        .files
-        .iter()
-        .map(|(f, fmt)| format!("{f}: {}", fmt.map(Choice::name).unwrap_or("unrecognised")))
-        .collect();
-    console.note(&format!(
-        "suite import: {} read ({})",
-        count(s.records, "record"),
-        formats.join(", ")
-    ));
-    let kept: usize = s.kept.values().sum();
-    let per: Vec<String> = s.kept.iter().map(|(t, n)| format!("{t} {n}")).collect();
-    console.note(&format!(
-        "  {} proposed a case; kept {kept}: {}",
-        count(s.exchanges, "exchange"),
-        if per.is_empty() {
-            "none".to_string()
-        } else {
-            per.join(", ")
-        }
-    ));
-    offered_note(console, s);
-    if !s.duplicates.is_empty() {
-        let near = s.duplicates.iter().filter(|d| d.cosine.is_some()).count();
-        console.note(&format!(
-            "  dropped {} as duplicates ({} exact, {near} near)",
-            s.duplicates.len(),
-            s.duplicates.len() - near
-        ));
-        let lines: Vec<(String, String)> = s
-            .duplicates
-            .iter()
-            .map(|d| {
-                let how = match d.cosine {
-                    Some(c) => format!("cosine {c:.3} to {}", d.of),
-                    None => format!("the same text as {}", d.of),
-                };
-                (d.at.clone(), how)
-            })
-            .collect();
-        listed(console, "duplicate", &lines);
-    }
-    if s.capped > 0 {
-        console.note(&format!("  left out {} by --per-tool {per_tool}", s.capped));
-    }
-    if s.several_calls > 0 {
-        console.note(&format!(
-            "  {} made several calls: the first is proposed",
-            count(s.several_calls, "kept answer")
-        ));
-    }
-    if !s.inconsistent.is_empty() {
-        console.note(&format!(
-            "  {} answered differently on different occasions (suite check calls them contradictory until you keep one):",
-            count(s.inconsistent.len(), "prompt")
-        ));
-        let lines: Vec<(String, String)> = s
-            .inconsistent
-            .iter()
-            .map(|ids| (ids[0].clone(), format!("also {}", ids[1..].join(", "))))
-            .collect();
-        listed(console, "case", &lines);
-    }
-    if !s.skipped.is_empty() {
-        console.note(&format!(
-            "  skipped {} that make no case",
-            count(s.skipped.len(), "record")
-        ));
-        listed(console, "skipped", &s.skipped);
-    }
-    if !s.malformed.is_empty() {
-        console.note(&format!(
-            "  skipped {} (--strict makes them fatal)",
-            count(s.malformed.len(), "malformed record")
-        ));
-        listed(console, "malformed", &s.malformed);
-    }
-    redacted_note(console, s);
 }
 
 pub async fn run(a: SuiteArgs) -> Result<i32> {

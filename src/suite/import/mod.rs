@@ -19,11 +19,12 @@ mod openai;
 mod otel;
 mod posthog;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::Value;
 
 use crate::choice::Choice;
+use crate::http::secret::Pii;
 use crate::llm::Message;
 use crate::tools::json_kind;
 
@@ -772,6 +773,45 @@ fn object<'a>(
         )),
         None => Err(format!("missing `{key}`: expected {what}")),
     }
+}
+
+/// A case dropped as a duplicate of a kept one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Duplicate {
+    pub at: String,
+    pub of: String,
+    /// `None`: the same text (case and spacing aside).
+    pub cosine: Option<f32>,
+}
+
+/// What the import did with every record.
+#[derive(Debug, Default)]
+pub struct Summary {
+    pub files: Vec<(String, Option<LogFormat>)>,
+    pub records: usize,
+    /// Exchanges that made a proposed case (before duplicates and the cap).
+    pub exchanges: usize,
+    pub skipped: Vec<(String, String)>,
+    pub malformed: Vec<(String, String)>,
+    pub duplicates: Vec<Duplicate>,
+    /// Cases left out by the per-tool cap.
+    pub capped: usize,
+    /// Cases kept per expectation (`(none)` for no call).
+    pub kept: BTreeMap<String, usize>,
+    /// Masked tokens per kind over the kept cases, and which cases had any.
+    pub redacted: BTreeMap<Pii, usize>,
+    pub redacted_cases: Vec<(String, Vec<(Pii, usize)>)>,
+    /// Kept cases whose production answer made more than one call (the first is proposed).
+    pub several_calls: usize,
+    /// Ids of kept cases that ask the same question (history and prompt, case and spacing aside)
+    /// but expect different tools: the production model answered it differently on different
+    /// occasions, and `suite check` will call the group contradictory until one is chosen.
+    pub inconsistent: Vec<Vec<String>>,
+    /// With `--tools`: exchanges whose request offered a tool list other than the server's, and
+    /// the names that differ (the server's tools not offered; offered tools it lacks).
+    pub offered_other: usize,
+    pub offered_missing: BTreeSet<String>,
+    pub offered_extra: BTreeSet<String>,
 }
 
 #[cfg(test)]

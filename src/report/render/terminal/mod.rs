@@ -1,6 +1,7 @@
 //! Terminal renderer: verdict line, a compact table of changes, then word-level diffs of the
 //! texts an agent reads. Colour only when asked (the caller honours NO_COLOR and non-TTY).
 
+pub mod import;
 mod lint;
 pub mod stress;
 pub mod suite;
