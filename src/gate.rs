@@ -699,20 +699,24 @@ pub fn check_verdict(
     scan: Option<&ScanSection>,
     t: &CheckThresholds,
 ) -> Verdict {
-    let mut v = decide(diff, drift, routing, scan, t);
+    let meaning = meaning_calls(diff, routing, t);
+    let meaning_rulings: Vec<Ruling> = meaning
+        .fail
+        .iter()
+        .filter_map(|l| {
+            l.about.as_ref().map(|about| Ruling {
+                tool: about.tool.clone(),
+                metric: Metric::Meaning,
+                outcome: Outcome::Fail,
+                message: l.text.clone(),
+            })
+        })
+        .collect();
+    let mut v = decide(diff, drift, routing, scan, t, meaning);
     v.rulings = rulings(drift, routing, t);
     // A meaning line fails only when it reached the verdict's failures.
     if v.status == Status::Fail && matches!(t.meaning, MeaningPolicy::Fail) {
-        for l in meaning_calls(diff, routing, t).fail {
-            if let Some(about) = l.about {
-                v.rulings.push(Ruling {
-                    tool: about.tool,
-                    metric: Metric::Meaning,
-                    outcome: Outcome::Fail,
-                    message: l.text,
-                });
-            }
-        }
+        v.rulings.extend(meaning_rulings);
     }
     v
 }
@@ -763,13 +767,15 @@ fn rulings(
     out
 }
 
-/// [`check_verdict`] before the rulings.
+/// [`check_verdict`] before the rulings; `meaning` is what the words of the changed texts say
+/// ([`meaning_calls`], computed once by the caller).
 fn decide(
     diff: &Diff,
     drift: Option<&crate::cosine::Drift>,
     routing: Option<&crate::replay::Routing>,
     scan: Option<&ScanSection>,
     t: &CheckThresholds,
+    meaning: MeaningCalls,
 ) -> Verdict {
     if let Some(r) = routing
         && r.incomplete()
@@ -813,7 +819,6 @@ fn decide(
             }
         }
     }
-    let meaning = meaning_calls(diff, routing, t);
     match t.meaning {
         MeaningPolicy::Fail => failures.extend(meaning.fail),
         MeaningPolicy::Review => warnings.extend(

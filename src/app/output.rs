@@ -5,7 +5,6 @@ use std::io::{IsTerminal, Write};
 use std::path::Path;
 
 use crate::app::flags::{Color, OutputArgs};
-use crate::console::Console;
 use crate::error::{Error, Result};
 use crate::report::Report;
 use crate::report::render::{self, Format, Options};
@@ -39,19 +38,13 @@ pub fn write(path: &Path, text: &str) -> Result<()> {
     crate::fs::write_atomic(path, text.as_bytes()).map_err(|e| Error::io(path, e))
 }
 
-/// `text` to `path`, or to stdout.
-pub fn deliver(path: Option<&Path>, text: &str, console: &dyn Console) -> Result<()> {
-    match path {
-        Some(p) => write(p, text),
-        None => {
-            console.out(text);
-            Ok(())
-        }
-    }
+/// `text` to `path`, or to stdout: every command's output goes through [`write`].
+pub fn deliver(path: Option<&Path>, text: &str) -> Result<()> {
+    write(path.unwrap_or(Path::new("-")), text)
 }
 
 /// The report in the chosen format (and the JSON and HTML beside it when asked).
-pub fn emit(report: &Report, out: &OutputArgs, console: &dyn Console) -> Result<()> {
+pub fn emit(report: &Report, out: &OutputArgs) -> Result<()> {
     let opts = Options {
         color: use_color(out.color, out.output.is_some()),
     };
@@ -62,7 +55,7 @@ pub fn emit(report: &Report, out: &OutputArgs, console: &dyn Console) -> Result<
     if let Some(path) = &out.html_out {
         write(path, &render::render(report, Format::Html, &opts))?;
     }
-    deliver(out.output.as_deref(), &text, console)
+    deliver(out.output.as_deref(), &text)
 }
 
 /// `report` with every credential the process holds masked in every string, before any format

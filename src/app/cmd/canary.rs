@@ -148,7 +148,7 @@ async fn plan(a: PlanArgs) -> Result<i32> {
         r.stages,
         r.salt
     ));
-    output::deliver(a.output.as_deref(), &r.render(), &console)?;
+    output::deliver(a.output.as_deref(), &r.render())?;
     Ok(exit::PASS)
 }
 
@@ -171,11 +171,13 @@ fn bucket_of(a: BucketArgs) -> Result<i32> {
         Arm::Base => "base",
         Arm::Head => "head",
     };
-    let console = Terminal::new(Progress::Off);
-    console.out(&format!(
-        "{arm} (bucket {:.6}, stage {stage} %)\n",
-        bucket(&r.salt, &a.session)
-    ));
+    output::deliver(
+        None,
+        &format!(
+            "{arm} (bucket {:.6}, stage {stage} %)\n",
+            bucket(&r.salt, &a.session)
+        ),
+    )?;
     Ok(exit::PASS)
 }
 
@@ -310,7 +312,7 @@ pub async fn watch(a: WatchArgs) -> Result<i32> {
         let map = crate::canary::aliases::map(&r, &traffic.invented, &embedder).await?;
         write_aliases(path, &map, &console)?;
     }
-    output::deliver(a.output.as_deref(), &text, &console)?;
+    output::deliver(a.output.as_deref(), &text)?;
     if a.github {
         publish(&report, &console);
     }

@@ -201,9 +201,9 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
             crate::report::render::Format::Json => {
                 serde_json::to_string_pretty(&plan).expect("a plan serialises") + "\n"
             }
-            _ => plan.to_string(),
+            _ => crate::report::render::terminal::plan::render(&plan),
         };
-        crate::app::output::deliver(a.out.output.as_deref(), &text, &console)?;
+        crate::app::output::deliver(a.out.output.as_deref(), &text)?;
         return Ok(crate::error::exit::PASS);
     }
     let stats = inputs.embedder.clone();
@@ -278,6 +278,7 @@ fn embedding_notes(
 /// both sides, the packs, the embedder and the router.
 async fn prepare(k: &CheckArgs) -> Result<Prepared> {
     let a = &k.c;
+    // Which sides, and the policy: read at the PR's base, it decides everything below.
     let (base_spec, head_spec) = sides::side_specs(k.base.as_ref(), k.head.as_ref(), &a.sides)?;
     let rev = sides::policy_revision(&base_spec, &a.sides);
     let mut policy = Policy::resolve(
@@ -286,7 +287,6 @@ async fn prepare(k: &CheckArgs) -> Result<Prepared> {
         a.gate.trust_head_policy,
     )?;
     let cfg = policy.config.clone();
-    let thresholds = settings::thresholds(&a.gate, &cfg)?;
     let Some(suite_path) = k.suite.clone().or(cfg.suite.path.clone()) else {
         if k.suite_optional {
             return Ok(Prepared::WithoutSuite(Box::new((
@@ -297,6 +297,9 @@ async fn prepare(k: &CheckArgs) -> Result<Prepared> {
             "check needs --suite FILE (or suite.path in driftgate.toml)".into(),
         ));
     };
+    // Every setting, once, before any input is read.
+    let s = Settings::resolve(k, &cfg, sides::starts_server(&[&base_spec, &head_spec]))?;
+    // The inputs: the suite, both sides, the distractor packs.
     let suite = crate::suite::choose_suite(
         &suite_path,
         rev.as_deref(),
@@ -307,16 +310,8 @@ async fn prepare(k: &CheckArgs) -> Result<Prepared> {
     if let Some(n) = unreviewed_note(&suite, k.allow_unreviewed)? {
         notes.push(n);
     }
-    // The cache (and its key) before the sides load: a server started now runs after the cache
-    // opened, so whatever it writes there reads as appeared-during-the-run, never as an answer.
-    let (cache, cache_notes) = settings::cache(
-        &a.gate.cache,
-        &cfg,
-        sides::starts_server(&[&base_spec, &head_spec]),
-    );
-    notes.extend(cache_notes);
-    let live = settings::live(&a.live)?;
-    let (base, head, masked) = sides::load_sides(&base_spec, &head_spec, &live).await?;
+    notes.extend(s.cache_notes);
+    let (base, head, masked) = sides::load_sides(&base_spec, &head_spec, &s.live).await?;
     notes.extend(masked);
     let pack_files: Vec<String> = k
         .distractors
@@ -329,49 +324,86 @@ async fn prepare(k: &CheckArgs) -> Result<Prepared> {
                 .map(|p| p.display().to_string()),
         )
         .collect();
-    let packs = load_packs(pack_files, &mut policy, &live).await?;
-    let embedder = settings::drift_embedder(&a.gate, &cache)?;
-    let r = RouterSettings::resolve(&k.router, &cfg)?;
-    let router = r.router(embedder.clone())?;
-    let lint_model = match k.lint_llm {
-        false => None,
-        true if router.kind().is_proxy() => {
-            return Err(Error::Usage(
-                "--lint-llm needs a model: --router openai|anthropic --model M (or [router] in driftgate.toml)"
-                    .into(),
-            ));
-        }
-        true => Some(check::LintModel {
-            router: r.router(None)?,
-            cache: cache.clone(),
-            concurrency: r.concurrency(settings::Use::Check),
-            retry: r.retry(),
-        }),
-    };
-    let mut config = r.replay(settings::Use::Check);
-    config.batch = settings::batch(&k.batch_settings(), &cfg, router.as_ref())?;
+    let packs = load_packs(pack_files, &mut policy, &s.live).await?;
     let inputs = CheckInputs {
         base,
         head,
-        thresholds,
-        embedder,
+        thresholds: s.thresholds,
+        embedder: s.embedder,
         replay: Some(ReplayInputs {
             suite,
-            router,
-            cache: cache.clone(),
-            config,
+            router: s.router,
+            cache: s.cache.clone(),
+            config: s.config,
             packs,
-            price_per_mtok: r.prices,
-            price_cached_input: r.cached_price,
+            price_per_mtok: s.prices.0,
+            price_cached_input: s.prices.1,
             confirm: k.confirm,
             shard: k.shard,
             targeted: k.replay == Replay::Targeted,
         }),
         notes,
         scan_allow: cfg.scan.allow.clone(),
-        lint_model,
+        lint_model: s.lint_model,
     };
-    Ok(Prepared::Check(Box::new((inputs, policy, cache))))
+    Ok(Prepared::Check(Box::new((inputs, policy, s.cache))))
+}
+
+/// Every setting `check` measures with: flags over the base side's config over defaults,
+/// resolved in one place before any input is read.
+struct Settings {
+    thresholds: crate::gate::CheckThresholds,
+    /// Opened before the sides load: a server started later runs after the cache opened, so
+    /// whatever it writes there reads as appeared-during-the-run, never as an answer.
+    cache: Cache,
+    cache_notes: Vec<String>,
+    live: crate::source::live::LiveOptions,
+    embedder: Option<std::sync::Arc<dyn crate::embed::Embedder>>,
+    router: Box<dyn crate::route::Router>,
+    config: crate::replay::ReplayConfig,
+    /// Per million tokens, and for cached input.
+    prices: (Option<[f64; 2]>, Option<f64>),
+    lint_model: Option<check::LintModel>,
+}
+
+impl Settings {
+    fn resolve(k: &CheckArgs, cfg: &crate::app::config::Config, server: bool) -> Result<Settings> {
+        let a = &k.c;
+        let thresholds = settings::thresholds(&a.gate, cfg)?;
+        let (cache, cache_notes) = settings::cache(&a.gate.cache, cfg, server);
+        let live = settings::live(&a.live)?;
+        let embedder = settings::drift_embedder(&a.gate, &cache)?;
+        let r = RouterSettings::resolve(&k.router, cfg)?;
+        let router = r.router(embedder.clone())?;
+        let lint_model = match k.lint_llm {
+            false => None,
+            true if router.kind().is_proxy() => {
+                return Err(Error::Usage(
+                    "--lint-llm needs a model: --router openai|anthropic --model M (or [router] in driftgate.toml)"
+                        .into(),
+                ));
+            }
+            true => Some(check::LintModel {
+                router: r.router(None)?,
+                cache: cache.clone(),
+                concurrency: r.concurrency(settings::Use::Check),
+                retry: r.retry(),
+            }),
+        };
+        let mut config = r.replay(settings::Use::Check);
+        config.batch = settings::batch(&k.batch_settings(), cfg, router.as_ref())?;
+        Ok(Settings {
+            thresholds,
+            cache,
+            cache_notes,
+            live,
+            embedder,
+            router,
+            config,
+            prices: (r.prices, r.cached_price),
+            lint_model,
+        })
+    }
 }
 
 impl CheckArgs {

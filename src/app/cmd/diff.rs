@@ -42,9 +42,11 @@ pub async fn compare(a: &CompareArgs, base: Spec, head: Spec, policy: Policy) ->
     // The cache before the sides load (see check): a server cannot plant entries it then reads.
     let (cache, mut notes) =
         settings::cache(&a.gate.cache, cfg, sides::starts_server(&[&base, &head]));
-    let (base, head, masked) = sides::load_sides(&base, &head, &settings::live(&a.live)?).await?;
-    notes.extend(masked);
+    let live = settings::live(&a.live)?;
     let embedder = settings::drift_embedder(&a.gate, &cache)?;
+    // Every setting is resolved; now the inputs.
+    let (base, head, masked) = sides::load_sides(&base, &head, &live).await?;
+    notes.extend(masked);
     let console = Terminal::new(Progress::detect());
     let inputs = CheckInputs {
         base,

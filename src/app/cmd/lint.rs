@@ -3,7 +3,6 @@
 use clap::Args;
 
 use crate::app::config::{self, RouterKind};
-use crate::app::console::{Progress, Terminal};
 use crate::app::flags::{LiveArgs, ModelArgs, OutputArgs, SourceArgs, choice};
 use crate::app::settings::RouterSettings;
 use crate::app::{output, settings, sides};
@@ -92,6 +91,6 @@ pub async fn run(a: LintArgs) -> Result<i32> {
         strict: a.strict,
     })
     .await?;
-    output::emit(&report, &a.out, &Terminal::new(Progress::Off))?;
+    output::emit(&report, &a.out)?;
     Ok(report.verdict.exit_code())
 }

@@ -88,7 +88,7 @@ pub async fn run(a: LockArgs) -> Result<i32> {
             Ok(exit::PASS)
         }
         (None, _) => {
-            console.out(&text);
+            output::deliver(None, &text)?;
             Ok(exit::PASS)
         }
     }

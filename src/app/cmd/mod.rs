@@ -62,7 +62,7 @@ async fn deliver(
         }
         report.sign_part(&key);
     }
-    output::emit(&report, out, console)?;
+    output::emit(&report, out)?;
     crate::github::publish(&report, &publish, &actions, console).await;
     Ok(match report.verdict.status {
         crate::gate::Status::Incomplete => crate::error::exit::INCOMPLETE,

@@ -160,7 +160,7 @@ pub async fn run(a: StressArgs) -> Result<i32> {
     if let Some(p) = &a.out.html_out {
         output::write(p, &crate::report::render::html::stress::render(&report))?;
     }
-    output::deliver(a.out.output.as_deref(), &text, &console)?;
+    output::deliver(a.out.output.as_deref(), &text)?;
     Ok(if report.incomplete() {
         exit::INCOMPLETE
     } else {

@@ -197,7 +197,7 @@ async fn init(a: InitArgs) -> Result<i32> {
                 drafted.noted()
             ));
         }
-        None => console.out(&text),
+        None => output::deliver(None, &text)?,
     }
     if let Some(o) = &drafted.overlap {
         console.note(&format!(
@@ -223,7 +223,7 @@ async fn check(a: CheckArgs) -> Result<i32> {
         .renderer()
         .suite_check(&r, &Options::default())
         .expect("--format offers only formats that render suite check");
-    output::deliver(a.output.as_deref(), &out, &Terminal::new(Progress::Off))?;
+    output::deliver(a.output.as_deref(), &out)?;
     Ok(if r.errors > 0 { exit::FAIL } else { exit::PASS })
 }
 
@@ -346,7 +346,7 @@ async fn import(a: ImportArgs) -> Result<i32> {
                 imported.drafts.len()
             ));
         }
-        None => console.out(&text),
+        None => output::deliver(None, &text)?,
     }
     Ok(exit::PASS)
 }

@@ -814,6 +814,22 @@ pub struct Summary {
     pub offered_extra: BTreeSet<String>,
 }
 
+/// The shape the OpenAI and Anthropic log lines share: an object, with a `custom_id` when it is
+/// a batch line (the id, as written; a number keeps its digits).
+fn batch_id(v: &Value) -> Result<Option<String>, String> {
+    if !v.is_object() {
+        return Err(format!(
+            "expected an object {{request, response}} or a batch line, found {}",
+            json_kind(v)
+        ));
+    }
+    Ok(v.get("custom_id").map(|id| {
+        id.as_str()
+            .map(String::from)
+            .unwrap_or_else(|| id.to_string())
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

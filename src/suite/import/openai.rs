@@ -24,17 +24,7 @@ pub(super) fn looks_like(v: &Value) -> bool {
 }
 
 pub(super) fn record(v: &Value) -> Result<Vec<(String, Got)>, String> {
-    if !v.is_object() {
-        return Err(format!(
-            "expected an object {{request, response}} or a batch line, found {}",
-            json_kind(v)
-        ));
-    }
-    if let Some(id) = v.get("custom_id") {
-        let id = id
-            .as_str()
-            .map(String::from)
-            .unwrap_or_else(|| id.to_string());
+    if let Some(id) = super::batch_id(v)? {
         if let Some(body) = v.get("body") {
             return Ok(vec![("".into(), Got::Request(id, messages(body)?))]);
         }

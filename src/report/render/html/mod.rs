@@ -5,6 +5,7 @@
 //! and writes markup characters as entities, so a description can open no tag and run nothing.
 
 pub mod chart;
+mod lint;
 pub mod stress;
 
 use super::pct;
@@ -243,7 +244,7 @@ pub fn render(report: &Report) -> String {
         text_diffs(&rows, &mut b);
     }
     if let Some(l) = &report.lint {
-        lint(l, &mut b);
+        lint::section(l, &mut b);
     }
     if !report.notes.is_empty() {
         b.push_str("<h2>Notes</h2>\n<ul class=\"notes\">\n");
@@ -710,117 +711,6 @@ fn text_diffs(rows: &[ToolView], b: &mut String) {
             "<p class=\"muted\">{left_out} more text changes are in the JSON report.</p>"
         );
     }
-}
-
-fn lint(l: &crate::lint::LintSection, b: &mut String) {
-    let findings = l
-        .findings
-        .as_deref()
-        .or(l.introduced.as_deref())
-        .unwrap_or_default();
-    let title = if l.findings.is_some() {
-        "Lint findings"
-    } else {
-        "Lint findings this change introduced"
-    };
-    let _ = writeln!(b, "<h2>{title} ({})</h2>", findings.len());
-    let rows: Vec<Vec<String>> = findings
-        .iter()
-        .map(|f| {
-            vec![
-                f.level.as_str().to_string(),
-                code(f.rule.as_str()),
-                f.tools
-                    .iter()
-                    .map(|t| code(t))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                html(&f.message, false),
-            ]
-        })
-        .collect();
-    if !rows.is_empty() {
-        b.push_str(&table(None, &["level", "rule", "tools", "message"], &rows));
-    }
-    if let Some(c) = &l.coherence {
-        let _ = writeln!(
-            b,
-            "<h2>Server coherence ({}): {:.1}, tier {}</h2>",
-            html(&c.source, false),
-            c.score,
-            c.tier
-        );
-        let rows: Vec<Vec<String>> = c
-            .dimensions()
-            .into_iter()
-            .map(|(name, d)| vec![code(name), num(d.score), html(&d.justification, false)])
-            .collect();
-        b.push_str(&table(None, &["dimension", "grade", "why"], &rows));
-        if let Some(s) = &c.summary {
-            let _ = writeln!(b, "<p>{}</p>", html(s, false));
-        }
-    }
-    let changes = l.score_changes.as_deref().unwrap_or_default();
-    if !changes.is_empty() {
-        let _ = writeln!(b, "<h2>Scores this change moved</h2>\n<ul>");
-        for c in changes {
-            let _ = writeln!(b, "<li>{}</li>", html(&c.message, false));
-        }
-        b.push_str("</ul>\n");
-    }
-    if let Some(p) = &l.pairs {
-        pair_map(p, b);
-    }
-}
-
-/// The scored pairs as a symmetric matrix over the tools they name, red at or above the
-/// threshold.
-fn pair_map(p: &crate::lint::pairs::PairAnalysis, b: &mut String) {
-    let mut names: Vec<String> = Vec::new();
-    for pair in &p.scored {
-        for n in [&pair.a, &pair.b] {
-            if !names.contains(n) && names.len() < MAX_AXIS {
-                names.push(n.clone());
-            }
-        }
-    }
-    if names.is_empty() {
-        return;
-    }
-    let at = |n: &str| names.iter().position(|x| x == n);
-    let mut cells = vec![vec![None; names.len()]; names.len()];
-    let mut marked = Vec::new();
-    for pair in &p.scored {
-        if let (Some(i), Some(j)) = (at(&pair.a), at(&pair.b)) {
-            cells[i][j] = Some(pair.score);
-            cells[j][i] = Some(pair.score);
-            if pair.flagged {
-                marked.push((i, j));
-                marked.push((j, i));
-            }
-        }
-    }
-    let _ = writeln!(
-        b,
-        "<h2>Confusable pairs</h2>\n<p>{} pairs, {} dropped by the schema gate, {} scored; flagged at score ≥ {:.2} (outlined).</p>",
-        p.total_pairs,
-        p.dropped_by_gate,
-        p.scored.len(),
-        p.weights.threshold
-    );
-    b.push_str(&figure(chart::heatmap(&chart::Grid {
-        title: "pair score".into(),
-        row_title: "tool".into(),
-        col_title: "tool".into(),
-        rows: names.clone(),
-        cols: names,
-        cells,
-        marked,
-        scale: chart::Scale::Threshold {
-            at: p.weights.threshold,
-        },
-        text: |v| format!("{v:.2}"),
-    })));
 }
 
 #[cfg(test)]

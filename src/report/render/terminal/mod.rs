@@ -3,6 +3,7 @@
 
 pub mod import;
 mod lint;
+pub mod plan;
 pub mod stress;
 pub mod suite;
 
