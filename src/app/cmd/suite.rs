@@ -129,16 +129,19 @@ pub struct CheckArgs {
     pub live: LiveArgs,
 }
 
-async fn init(a: InitArgs) -> Result<i32> {
-    if let Some(p) = &a.output
-        && p.exists()
-        && !a.force
-    {
-        return Err(Error::Usage(format!(
+/// A suite is a frozen instrument: an existing file is not overwritten without `--force`.
+fn refuse_overwrite(output: Option<&Path>, force: bool) -> Result<()> {
+    match output {
+        Some(p) if p.exists() && !force => Err(Error::Usage(format!(
             "{}: exists; a suite is a frozen instrument, so it is not overwritten without --force",
             p.display()
-        )));
+        ))),
+        _ => Ok(()),
     }
+}
+
+async fn init(a: InitArgs) -> Result<i32> {
+    refuse_overwrite(a.output.as_deref(), a.force)?;
     if a.per_tool == 0 && a.none_cases == 0 {
         return Err(Error::Usage(
             "nothing to draft: --per-tool and --none are both 0".into(),
@@ -250,15 +253,7 @@ pub(crate) fn read_logs(reader: &mut import::Reader, logs: &[PathBuf]) -> Result
 }
 
 async fn import(a: ImportArgs) -> Result<i32> {
-    if let Some(p) = &a.output
-        && p.exists()
-        && !a.force
-    {
-        return Err(Error::Usage(format!(
-            "{}: exists; a suite is a frozen instrument, so it is not overwritten without --force",
-            p.display()
-        )));
-    }
+    refuse_overwrite(a.output.as_deref(), a.force)?;
     if !(a.dedupe_threshold > 0.0 && a.dedupe_threshold <= 1.0) {
         return Err(Error::Usage(format!(
             "--dedupe-threshold {}: expected a cosine in (0, 1]",

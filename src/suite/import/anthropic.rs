@@ -57,16 +57,7 @@ pub(super) fn record(v: &Value) -> Result<Vec<(String, Got)>, String> {
 
 /// The request's conversation (the `system` field is not a turn: it is left out).
 fn messages(request: &Value) -> Result<Vec<Turn>, String> {
-    let list = match request.get("messages") {
-        Some(Value::Array(a)) => a,
-        Some(other) => {
-            return Err(format!(
-                "`messages`: expected a list, found {}",
-                json_kind(other)
-            ));
-        }
-        None => return Err("missing `messages`: expected the request's message list".into()),
-    };
+    let list = super::message_list(request, "the request's message list")?;
     list.iter()
         .enumerate()
         .map(|(i, m)| {

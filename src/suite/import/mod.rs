@@ -814,6 +814,18 @@ pub struct Summary {
     pub offered_extra: BTreeSet<String>,
 }
 
+/// A request's `messages` list (both wire formats call it that); `what` names it in the error.
+fn message_list<'a>(request: &'a Value, what: &str) -> Result<&'a Vec<Value>, String> {
+    match request.get("messages") {
+        Some(Value::Array(a)) => Ok(a),
+        Some(other) => Err(format!(
+            "`messages`: expected a list, found {}",
+            json_kind(other)
+        )),
+        None => Err(format!("missing `messages`: expected {what}")),
+    }
+}
+
 /// The shape the OpenAI and Anthropic log lines share: an object, with a `custom_id` when it is
 /// a batch line (the id, as written; a number keeps its digits).
 fn batch_id(v: &Value) -> Result<Option<String>, String> {

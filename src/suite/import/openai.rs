@@ -88,16 +88,7 @@ fn unwrap_http(resp: &Value) -> Result<Result<&Value, String>, String> {
 /// The request's conversation: `messages[]` of `{role, content}`, content a string, null or
 /// parts; `tool` (and legacy `function`) messages are tool results.
 pub(super) fn messages(request: &Value) -> Result<Vec<Turn>, String> {
-    let list = match request.get("messages") {
-        Some(Value::Array(a)) => a,
-        Some(other) => {
-            return Err(format!(
-                "`messages`: expected a list, found {}",
-                json_kind(other)
-            ));
-        }
-        None => return Err("missing `messages`: expected the chat request's message list".into()),
-    };
+    let list = super::message_list(request, "the chat request's message list")?;
     list.iter()
         .enumerate()
         .map(|(i, m)| {
