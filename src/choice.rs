@@ -83,12 +83,6 @@ macro_rules! rule_ids {
             }
         }
 
-        impl AsRef<str> for $name {
-            fn as_ref(&self) -> &str {
-                self.as_str()
-            }
-        }
-
         impl PartialEq<String> for $name {
             fn eq(&self, other: &String) -> bool {
                 self.as_str() == other

@@ -93,6 +93,14 @@ impl Metric {
             Metric::Cosine => "cosine",
         }
     }
+
+    /// What an accuracy line calls it: "routing accuracy", "call accuracy".
+    pub fn accuracy(self) -> &'static str {
+        match self {
+            Metric::Routing => "routing accuracy",
+            _ => self.noun(),
+        }
+    }
 }
 
 /// One line of a verdict, with the tool and metric it is about where it is about one.
@@ -960,10 +968,7 @@ fn routing_findings(
             };
             failures.push(Line::from(format!(
                 "{} {:.1}% → {:.1}% ({}, {} {}; {} case(s) regressed, {} fixed, p={:.4}{evidence}{routing})",
-                match metric {
-                    Metric::Routing => "routing accuracy",
-                    _ => metric.noun(),
-                },
+                metric.accuracy(),
                 s.base_accuracy * 100.0,
                 s.head_accuracy * 100.0,
                 pts(s.delta),

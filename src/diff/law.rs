@@ -393,8 +393,7 @@ pub const LAW: &[Rule] = &[
 
 /// Look a rule up by its id's spelling. Panics on an unknown id: that is a programming error
 /// caught by tests.
-pub fn rule(id: impl AsRef<str>) -> &'static Rule {
-    let id = id.as_ref();
+pub fn rule(id: &str) -> &'static Rule {
     LAW.iter()
         .find(|r| r.id == id)
         .unwrap_or_else(|| panic!("no rule {id:?} in the severity law"))

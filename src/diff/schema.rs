@@ -841,7 +841,7 @@ mod tests {
         assert!(
             rules
                 .iter()
-                .all(|r| crate::diff::law::rule(r).severity < crate::diff::law::Severity::High),
+                .all(|r| r.rule().severity < crate::diff::law::Severity::High),
             "{rules:?}"
         );
     }

@@ -176,8 +176,8 @@ pub struct ScanSection {
 impl Allow {
     /// A usable entry: a known rule, a tool, and a reason a reviewer can read.
     pub fn check(&self) -> std::result::Result<(), String> {
-        if !RULES.iter().any(|r| r.id == self.rule) {
-            let known: Vec<&str> = RULES.iter().map(|r| r.id.as_str()).collect();
+        if RuleId::from_id(&self.rule).is_none() {
+            let known: Vec<&str> = RuleId::ALL.iter().map(|r| r.as_str()).collect();
             return Err(format!(
                 "rule {:?} is no scan rule (expected one of {})",
                 self.rule,
@@ -435,7 +435,7 @@ fn finding(
     matched: String,
 ) -> Finding {
     Finding {
-        rule: rule(id).id,
+        rule: id,
         level,
         tool: tool.name.clone(),
         field: s.field.clone(),
@@ -507,7 +507,7 @@ fn hidden_rules(tool: &Tool, s: &Str, add: &mut impl FnMut(Finding)) {
         .iter()
         .any(|c| matches!(c, '\u{0590}'..='\u{08FF}' | '\u{FB1D}'..='\u{FDFF}' | '\u{FE70}'..='\u{FEFC}'));
     for (id, (at, count, run)) in by_class {
-        let mut level = rule(id).level;
+        let mut level = id.rule().level;
         let decoded = unicode::decode_run(&run);
         if id == RuleId::BidiControl && bidi_marks_only {
             if rtl_text {
@@ -719,7 +719,7 @@ fn text_rules(tool: &Tool, s: &Str, names: &BTreeSet<&str>, add: &mut impl FnMut
         };
         let words = rules::Words::of(text);
         for r in rules::TEXT_RULES.iter() {
-            let level = rule(r.id).level;
+            let level = r.id.rule().level;
             let tiers = [(level, &r.patterns), (Level::Medium, &r.medium)];
             let mut spans: Vec<(std::ops::Range<usize>, Level)> = Vec::new();
             for (level, patterns) in tiers {

@@ -259,8 +259,7 @@ pub const RULES: &[Rule] = &[
     },
 ];
 
-pub fn rule(id: impl AsRef<str>) -> &'static Rule {
-    let id = id.as_ref();
+pub fn rule(id: &str) -> &'static Rule {
     RULES
         .iter()
         .find(|r| r.id == id)

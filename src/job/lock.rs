@@ -1,16 +1,10 @@
-//! `lock` as a library call: a tool set in, its lockfile out, or how an existing lockfile is
-//! stale.
+//! `lock --check` as a library call: how an existing lockfile is stale. (Writing one is
+//! `tools::lock::render`.)
 
 use crate::diff::{self, Diff};
 use crate::error::Result;
 use crate::source;
 use crate::tools::ToolSet;
-use crate::tools::lock::{self, LockMeta};
-
-/// The lockfile of `tools`.
-pub fn render(tools: &ToolSet, meta: &LockMeta) -> String {
-    lock::render(tools, meta)
-}
 
 /// How the lockfile `old_text` (read from `label`) differs from `tools`: an empty diff is up to
 /// date. The old lockfile is verified as any input is (its hashes checked).

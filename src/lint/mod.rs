@@ -124,8 +124,7 @@ pub const RULES: &[Rule] = &[
     },
 ];
 
-pub fn rule(id: impl AsRef<str>) -> &'static Rule {
-    let id = id.as_ref();
+pub fn rule(id: &str) -> &'static Rule {
     RULES
         .iter()
         .find(|r| r.id == id)
@@ -152,7 +151,7 @@ pub struct Finding {
 
 impl Finding {
     fn new(rule_id: RuleId, tools: Vec<String>, message: String) -> Finding {
-        let r = rule(rule_id);
+        let r = rule_id.rule();
         Finding {
             rule: r.id,
             level: r.level,
@@ -680,7 +679,7 @@ impl ScoreChange {
 /// How a finding reads in a PR report: what the PR did, not what the tool set is (the rule's
 /// own sentence, filled in).
 fn pr_message(f: &Finding, introduced: bool, threshold: f64) -> String {
-    let r = rule(f.rule);
+    let r = f.rule.rule();
     let t = |i: usize| f.tools.get(i).map(String::as_str).unwrap_or_default();
     let score = format!("{:.2}", f.pair.as_ref().map_or(0.0, |p| p.score));
     let threshold = format!("{threshold:.2}");
@@ -959,8 +958,8 @@ mod tests {
     fn every_rule_has_a_level_and_the_table_is_unique() {
         let ids: BTreeSet<&str> = RULES.iter().map(|r| r.id.as_str()).collect();
         assert_eq!(ids.len(), RULES.len());
-        assert_eq!(rule(RuleId::ConfusablePair).level, Level::Warning);
-        assert_eq!(rule(RuleId::ScopeAmbiguity).level, Level::Note);
+        assert_eq!(RuleId::ConfusablePair.rule().level, Level::Warning);
+        assert_eq!(RuleId::ScopeAmbiguity.rule().level, Level::Note);
     }
 
     #[test]

@@ -336,8 +336,8 @@ async fn prepare(k: &CheckArgs) -> Result<Prepared> {
             cache: s.cache.clone(),
             config: s.config,
             packs,
-            price_per_mtok: s.prices.0,
-            price_cached_input: s.prices.1,
+            price_per_mtok: s.price_per_mtok,
+            price_cached_input: s.price_cached_input,
             confirm: k.confirm,
             shard: k.shard,
             targeted: k.replay == Replay::Targeted,
@@ -361,8 +361,9 @@ struct Settings {
     embedder: Option<std::sync::Arc<dyn crate::embed::Embedder>>,
     router: Box<dyn crate::route::Router>,
     config: crate::replay::ReplayConfig,
-    /// Per million tokens, and for cached input.
-    prices: (Option<[f64; 2]>, Option<f64>),
+    /// Input and output price per million tokens, and the cached-input price.
+    price_per_mtok: Option<[f64; 2]>,
+    price_cached_input: Option<f64>,
     lint_model: Option<check::LintModel>,
 }
 
@@ -400,7 +401,8 @@ impl Settings {
             embedder,
             router,
             config,
-            prices: (r.prices, r.cached_price),
+            price_per_mtok: r.prices,
+            price_cached_input: r.cached_price,
             lint_model,
         })
     }

@@ -48,7 +48,7 @@ pub async fn run(a: LockArgs) -> Result<i32> {
         other => crate::app::sides::load_noted(other, &opts).await?,
     };
     let console = Terminal::new(Progress::Off);
-    let text = job::lock::render(&loaded.tools, &meta);
+    let text = crate::tools::lock::render(&loaded.tools, &meta);
     match (&a.output, a.check) {
         (Some(path), true) => {
             let old_text =

@@ -190,17 +190,14 @@ async fn init(a: InitArgs) -> Result<i32> {
         .as_ref()
         .is_some_and(|p| p.extension().is_some_and(|e| e == "jsonl"));
     let text = drafted.render(&a.tools, &loaded.tools, &out_name, jsonl);
-    match &a.output {
-        Some(p) => {
-            output::write(p, &text)?;
-            console.note(&format!(
-                "wrote {} ({} cases, {} with a note to review first); review it, then freeze it",
-                p.display(),
-                drafted.drafts.len(),
-                drafted.noted()
-            ));
-        }
-        None => output::deliver(None, &text)?,
+    output::deliver(a.output.as_deref(), &text)?;
+    if let Some(p) = &a.output {
+        console.note(&format!(
+            "wrote {} ({} cases, {} with a note to review first); review it, then freeze it",
+            p.display(),
+            drafted.drafts.len(),
+            drafted.noted()
+        ));
     }
     if let Some(o) = &drafted.overlap {
         console.note(&format!(
@@ -332,16 +329,13 @@ async fn import(a: ImportArgs) -> Result<i32> {
     } else {
         draft::render_yaml(&head, &imported.drafts)
     };
-    match &a.output {
-        Some(p) => {
-            output::write(p, &text)?;
-            console.note(&format!(
-                "wrote {} ({} cases, every one marked `review: true`); review it, then freeze it",
-                p.display(),
-                imported.drafts.len()
-            ));
-        }
-        None => output::deliver(None, &text)?,
+    output::deliver(a.output.as_deref(), &text)?;
+    if let Some(p) = &a.output {
+        console.note(&format!(
+            "wrote {} ({} cases, every one marked `review: true`); review it, then freeze it",
+            p.display(),
+            imported.drafts.len()
+        ));
     }
     Ok(exit::PASS)
 }

@@ -211,10 +211,7 @@ fn tool_results(
             if failed { "error" } else { "warning" },
             format!(
                 "`{name}`: {} {:.1}% → {:.1}% ({:+.1} pts over {} case(s), {} regressed, exact one-sided p={:.4})",
-                match metric {
-                    Metric::Routing => "routing accuracy",
-                    _ => metric.noun(),
-                },
+                metric.accuracy(),
                 r.base_accuracy * 100.0,
                 r.head_accuracy * 100.0,
                 r.delta * 100.0,

@@ -419,12 +419,7 @@ fn call_flips(report: &Report) -> Vec<String> {
             .into_iter()
             .collect();
     }
-    let regressed = c
-        .paired
-        .flips
-        .iter()
-        .filter(|f| f.direction == Direction::Regressed)
-        .count();
+    let regressed = c.paired.regressed();
     let header =
         "| | Case | Prompt | Base → head | Arguments base → head |\n|---|---|---|---|---|\n";
     let row = |f: &crate::replay::Flip| {
