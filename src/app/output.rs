@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::app::flags::{Color, OutputArgs};
 use crate::error::{Error, Result};
 use crate::report::Report;
-use crate::report::render::{self, Format, Options};
+use crate::report::render::{Document, Format, Options};
 
 /// Colour on: `always`; `auto` honours NO_COLOR and colours only a terminal.
 pub fn use_color(c: Color, to_file: bool) -> bool {
@@ -43,17 +43,17 @@ pub fn deliver(path: Option<&Path>, text: &str) -> Result<()> {
     write(path.unwrap_or(Path::new("-")), text)
 }
 
-/// The report in the chosen format (and the JSON and HTML beside it when asked).
-pub fn emit(report: &Report, out: &OutputArgs) -> Result<()> {
+/// The document in the chosen format (and the JSON and HTML beside it when asked).
+pub fn emit(doc: &dyn Document, out: &OutputArgs) -> Result<()> {
     let opts = Options {
         color: use_color(out.color, out.output.is_some()),
     };
-    let text = render::render(report, out.format, &opts);
+    let text = doc.render(out.format, &opts);
     if let Some(path) = &out.json_out {
-        write(path, &render::render(report, Format::Json, &opts))?;
+        write(path, &doc.render(Format::Json, &opts))?;
     }
     if let Some(path) = &out.html_out {
-        write(path, &render::render(report, Format::Html, &opts))?;
+        write(path, &doc.render(Format::Html, &opts))?;
     }
     deliver(out.output.as_deref(), &text)
 }

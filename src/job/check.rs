@@ -104,7 +104,7 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
     // Lint is a heuristic: reported (what the PR introduced or fixed), never part of the verdict.
     let lint = match command {
         Command::Check => lint_delta(sides, embedder, lint_model.as_ref(), &mut notes).await?,
-        Command::Diff | Command::Lint => None,
+        Command::Diff => None,
     };
     if let Some(d) = &drift
         && d.floor_source == crate::cosine::FloorSource::Uncalibrated

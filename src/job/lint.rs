@@ -7,7 +7,8 @@ use crate::error::Result;
 use crate::injection::{FailOn, ScanSection};
 use crate::job::check::LintModel;
 use crate::lint::{self, LintOptions, LintSection};
-use crate::report::{Report, Side};
+use crate::report::Side;
+use crate::report::lint::LintReport;
 use crate::source::Loaded;
 
 /// Everything `lint` measures with, resolved by `app`.
@@ -26,7 +27,7 @@ pub struct LintInputs {
 }
 
 /// Lint and scan the tool set; the verdict is `gate::lint_verdict`'s.
-pub async fn run(i: LintInputs) -> Result<Report> {
+pub async fn run(i: LintInputs) -> Result<LintReport> {
     let tools = &i.loaded.tools;
     let mut analysis = lint::analyse(tools, i.embedder.as_deref(), &i.options).await?;
     let graded = match &i.model {
@@ -44,7 +45,7 @@ pub async fn run(i: LintInputs) -> Result<Report> {
     let mut section = LintSection::full(analysis);
     section.llm = graded;
     let scan = ScanSection::full(tools, &i.scan_allow);
-    Ok(Report::of_lint(
+    Ok(LintReport::new(
         Side::of(&i.loaded),
         section,
         scan,

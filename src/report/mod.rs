@@ -3,6 +3,7 @@
 //! fork-PR commenter) renders exactly what the gate measured.
 
 pub mod escape;
+pub mod lint;
 pub mod render;
 pub mod stress;
 pub mod view;
@@ -57,13 +58,13 @@ impl Side {
     }
 }
 
-/// The subcommand that made a report.
+/// The subcommand that made a report (`lint` writes a document of its own,
+/// `docs/lint.schema.json`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
 pub enum Command {
     Diff,
     Check,
-    Lint,
 }
 
 impl Command {
@@ -71,7 +72,6 @@ impl Command {
         match self {
             Command::Diff => "diff",
             Command::Check => "check",
-            Command::Lint => "lint",
         }
     }
 }
@@ -272,52 +272,19 @@ impl Report {
         key.verify_json(PART_DOMAIN, &self.part_material(), tag)
     }
 
-    /// The report of `lint`: one side, no diff, the lint and scan sections and their verdict
-    /// (`strict`, `scan_fail_on`: see `gate::lint_verdict`).
-    pub fn of_lint(
-        side: Side,
-        section: crate::lint::LintSection,
-        scan: crate::injection::ScanSection,
-        scan_fail_on: crate::injection::FailOn,
-        strict: bool,
-    ) -> Report {
-        let verdict = crate::gate::lint_verdict(&section, Some(&scan), scan_fail_on, strict);
-        Report {
-            schema_version: SCHEMA_VERSION,
-            driftgate_version: VERSION.to_string(),
-            command: Command::Lint,
-            verdict,
-            base: side.clone(),
-            diff: Diff {
-                tools: Vec::new(),
-                unchanged: side.tool_count,
-            },
-            head: side,
-            thresholds: CheckThresholds {
-                scan_fail_on,
-                ..CheckThresholds::default()
-            },
-            drift: None,
-            routing: None,
-            suite: None,
-            router: None,
-            notes: Vec::new(),
-            policy: None,
-            lint: Some(section),
-            scan: Some(scan),
-            github: None,
-            shard: None,
-        }
-    }
-
     /// Read a JSON report back (`driftgate comment --report FILE`).
     pub fn from_json(text: &str, source: &str) -> crate::Result<Report> {
-        let report: Report = serde_json::from_str(text).map_err(|e| crate::Error::Json {
-            source_name: source.to_string(),
-            line: e.line(),
-            column: e.column(),
-            message: e.to_string(),
-        })?;
+        let is_lint = || {
+            serde_json::from_str::<serde_json::Value>(text).is_ok_and(|v| v["command"] == "lint")
+        };
+        let report: Report = match read_json(text, source) {
+            Err(_) if is_lint() => {
+                return Err(crate::Error::Usage(format!(
+                    "{source} is a lint report; this reads the report of `check` or `diff`"
+                )));
+            }
+            r => r?,
+        };
         if report.schema_version != SCHEMA_VERSION {
             return Err(crate::Error::Usage(format!(
                 "{source}: report schema_version {} is not {SCHEMA_VERSION}; render it with the driftgate version that wrote it ({})",
@@ -328,15 +295,32 @@ impl Report {
     }
 }
 
+/// A JSON document read into `T`, a parse error pointing at its line and column.
+fn read_json<T: serde::de::DeserializeOwned>(text: &str, source: &str) -> crate::Result<T> {
+    serde_json::from_str(text).map_err(|e| crate::Error::Json {
+        source_name: source.to_string(),
+        line: e.line(),
+        column: e.column(),
+        message: e.to_string(),
+    })
+}
+
 /// The JSON Schema (draft 2020-12) of the JSON report, derived from the report types as they
 /// serialise: published as `docs/report.schema.json`, which a test keeps equal to this and
 /// checks real reports against.
 pub fn json_schema() -> serde_json::Value {
+    schema_of::<Report>(&format!(
+        "A driftgate report (check, diff) as `--format json` writes it, schema_version {SCHEMA_VERSION}: additions keep the version, an incompatible change bumps it."
+    ))
+}
+
+/// The JSON Schema of document `T` as it serialises, described by `description`.
+fn schema_of<T: JsonSchema>(description: &str) -> serde_json::Value {
     use schemars::transform::Transform;
     let generator = schemars::generate::SchemaSettings::draft2020_12()
         .for_serialize()
         .into_generator();
-    let mut schema = generator.into_root_schema_for::<Report>();
+    let mut schema = generator.into_root_schema_for::<T>();
     // schemars names Rust's number types as formats ("uint64", "double"), which no JSON Schema
     // draft defines and strict validators (ajv) refuse; `minimum: 0` already says unsigned.
     schemars::transform::RecursiveTransform(|s: &mut schemars::Schema| {
@@ -350,56 +334,6 @@ pub fn json_schema() -> serde_json::Value {
         }
     })
     .transform(&mut schema);
-    schema.insert(
-        "description".into(),
-        format!(
-            "A driftgate report (check, diff, lint) as `--format json` writes it, schema_version {SCHEMA_VERSION}: additions keep the version, an incompatible change bumps it."
-        )
-        .into(),
-    );
+    schema.insert("description".into(), description.into());
     schema.to_value()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::gate::Status;
-    use crate::lint::{LintOptions, LintSection};
-    use crate::tools::ToolSet;
-    use serde_json::json;
-
-    #[test]
-    fn a_lint_report_reads_back_whole() {
-        let p = json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]});
-        let tools = json!([
-            {"name": "read_file", "description": "Read a file as text.", "inputSchema": p},
-            {"name": "read_text_file", "description": "Read a text file as text.", "inputSchema": p},
-            {"name": "ping"}
-        ]);
-        let set = ToolSet::from_array(tools.as_array().unwrap(), "t.json", "").unwrap();
-        let section = LintSection::full(
-            crate::lint::analyse_with(&set, None, None, &LintOptions::default()).unwrap(),
-        );
-        let side = Side {
-            source: "t.json".into(),
-            format: Format::BareArray,
-            tool_count: set.len(),
-            file: None,
-            lines: BTreeMap::new(),
-        };
-        let scan = crate::injection::ScanSection::full(&set, &[]);
-        let report = Report::of_lint(side, section, scan, crate::injection::FailOn::High, false);
-        assert_eq!(report.verdict.status, Status::Pass);
-        let text = crate::report::render::json::render(&report);
-        let back = Report::from_json(&text, "r.json").unwrap();
-        assert_eq!(back.lint, report.lint);
-        assert_eq!(crate::report::render::json::render(&back), text);
-        // A rule id outside the registry is refused, not carried.
-        let forged = text.replacen("\"rule\": \"confusable-pair\"", "\"rule\": \"made-up\"", 1);
-        assert_ne!(forged, text);
-        let e = Report::from_json(&forged, "r.json")
-            .unwrap_err()
-            .to_string();
-        assert!(e.contains("unknown lint rule \"made-up\""), "{e}");
-    }
 }

@@ -533,7 +533,7 @@ fn every_capture_in_the_corpus_lints_and_renders() {
     );
 }
 
-fn lint_report(ts: &ToolSet, l: Lint) -> driftgate::report::Report {
+fn lint_report(ts: &ToolSet, l: Lint) -> driftgate::report::lint::LintReport {
     let side = driftgate::report::Side {
         source: "corpus".into(),
         format: driftgate::source::Format::BareArray,
@@ -543,7 +543,7 @@ fn lint_report(ts: &ToolSet, l: Lint) -> driftgate::report::Report {
     };
     let section = LintSection::full(l);
     let scan = driftgate::injection::ScanSection::full(ts, &[]);
-    let mut r = driftgate::report::Report::of_lint(
+    let mut r = driftgate::report::lint::LintReport::new(
         side,
         section,
         scan,
@@ -593,7 +593,16 @@ fn cli_json_carries_findings_evidence_and_signals() {
     assert_eq!(code, 0, "{err}");
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["command"], "lint");
+    assert_eq!(v["schema_version"], 2);
     assert_eq!(v["verdict"]["status"], "pass");
+    // One tool set: no sides, no diff, no check thresholds.
+    assert_eq!(v["tools"]["tool_count"], 14);
+    assert_eq!(v["tools"]["lines"]["read_file"], 3);
+    for field in ["base", "head", "diff", "thresholds"] {
+        assert!(v.get(field).is_none(), "{field}");
+    }
+    assert_eq!(v["scan_fail_on"], "high");
+    assert_eq!(v["strict"], false);
     let l = &v["lint"];
     assert_eq!(l["embedding_model"], serde_json::Value::Null);
     assert_eq!(l["weights"]["threshold"], 0.39);

@@ -115,3 +115,50 @@ fn lint_html_shows_the_coherence_dimensions_escaped() {
         "tool text must not inject markup"
     );
 }
+
+/// Lint's own document: one tool set, never a base compared with itself (it was once a check
+/// report with base = head: "0 tool(s) changed, 14 unchanged").
+#[test]
+fn lint_documents_speak_of_one_tool_set() {
+    let (_, md) = run(&["lint", FS_NEW, "--no-embed", "--format", "markdown"]);
+    assert!(md.contains(&format!("tools `{FS_NEW}` (14 tools)")), "{md}");
+    for stale in ["base `", "→ head", "changed", "No tool definitions"] {
+        assert!(!md.contains(stale), "{stale}: {md}");
+    }
+    let (_, html) = run(&["lint", FS_NEW, "--no-embed", "--format", "html"]);
+    assert!(html.contains("<td>tools</td>"), "{html}");
+    assert!(!html.contains("<td>base</td>"), "{html}");
+}
+
+/// Lint findings are annotated at their first tool's line: a warning, an error under --strict,
+/// a notice for a note.
+#[test]
+fn lint_annotations_point_at_the_confusable_tools() {
+    let (code, text) = run(&["lint", FS_NEW, "--no-embed", "--format", "annotations"]);
+    assert_eq!(code, 0);
+    let pair = text
+        .lines()
+        .find(|l| l.contains("lint confusable-pair read_file ↔ read_text_file"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(pair.starts_with("::warning file="), "{pair}");
+    assert!(pair.contains(",line="), "{pair}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("::notice ") && l.contains("scope-ambiguity")),
+        "{text}"
+    );
+    let (code, text) = run(&[
+        "lint",
+        FS_NEW,
+        "--no-embed",
+        "--strict",
+        "--format",
+        "annotations",
+    ]);
+    assert_eq!(code, 1);
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("::error ") && l.contains("confusable-pair")),
+        "{text}"
+    );
+}

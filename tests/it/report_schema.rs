@@ -1,26 +1,66 @@
-//! The JSON report's published schema: `docs/report.schema.json` is the one derived from the
-//! report types (run with `DRIFTGATE_BLESS=1` to rewrite it after a change), and real reports of
-//! every command match it. Other tests check their own reports against it too (calls, GitHub).
+//! The JSON reports' published schemas: `docs/report.schema.json` (check, diff) and
+//! `docs/lint.schema.json` are the ones derived from the report types (run with
+//! `DRIFTGATE_BLESS=1` to rewrite them after a change), and real reports of every command match
+//! theirs. Other tests check their own reports against them too (calls, GitHub).
 
 use serde_json::{Value, json};
 
 use crate::support::cli;
-use crate::support::reports::{assert_matches_schema, calendar_check_json};
+use crate::support::reports::{
+    LINT_SCHEMA, REPORT_SCHEMA, assert_matches_lint_schema, assert_matches_schema,
+    calendar_check_json,
+};
 
-const PUBLISHED: &str = "docs/report.schema.json";
+const PUBLISHED: &str = REPORT_SCHEMA;
+
+/// The schema published at `path`, after checking it is `derived` (rewritten when blessing).
+fn published(path: &str, derived: Value) -> Value {
+    let derived = serde_json::to_string_pretty(&derived).unwrap() + "\n";
+    if std::env::var_os("DRIFTGATE_BLESS").is_some() {
+        std::fs::write(path, &derived).unwrap();
+    }
+    let published = std::fs::read_to_string(path).unwrap_or_default();
+    assert!(
+        published == derived,
+        "{path} is stale: the report types changed. Rewrite it with `DRIFTGATE_BLESS=1 cargo test --test it report_schema` and review the diff (a removed or retyped field needs a schema_version bump)"
+    );
+    let schema: Value = serde_json::from_str(&published).unwrap();
+    assert_eq!(
+        schema["$schema"],
+        "https://json-schema.org/draft/2020-12/schema"
+    );
+    schema
+}
+
+#[test]
+fn the_published_lint_schema_is_the_derived_one() {
+    let schema = published(LINT_SCHEMA, driftgate::report::lint::json_schema());
+    let required = schema["required"].as_array().unwrap();
+    for field in [
+        "schema_version",
+        "command",
+        "verdict",
+        "tools",
+        "lint",
+        "scan",
+    ] {
+        assert!(required.contains(&json!(field)), "{field} is not required");
+    }
+    // Lint's document has no sides to compare; its command is `lint` and nothing else.
+    for field in ["base", "head", "diff", "thresholds"] {
+        assert!(
+            schema["properties"].get(field).is_none(),
+            "{field} is in it"
+        );
+    }
+    let at = schema["properties"]["command"]["$ref"].as_str().unwrap();
+    let command = &schema["$defs"][at.rsplit('/').next().unwrap()];
+    assert_eq!(command["enum"], json!(["lint"]), "{command}");
+}
 
 #[test]
 fn the_published_schema_is_the_derived_one() {
-    let derived = serde_json::to_string_pretty(&driftgate::report::json_schema()).unwrap() + "\n";
-    if std::env::var_os("DRIFTGATE_BLESS").is_some() {
-        std::fs::write(PUBLISHED, &derived).unwrap();
-    }
-    let published = std::fs::read_to_string(PUBLISHED).unwrap_or_default();
-    assert!(
-        published == derived,
-        "{PUBLISHED} is stale: the report types changed. Rewrite it with `DRIFTGATE_BLESS=1 cargo test --test it report_schema` and review the diff (a removed or retyped field needs a schema_version bump)"
-    );
-    let schema: Value = serde_json::from_str(&published).unwrap();
+    let schema = published(PUBLISHED, driftgate::report::json_schema());
     assert_eq!(
         schema["$schema"],
         "https://json-schema.org/draft/2020-12/schema"
@@ -77,7 +117,15 @@ fn reports_of_every_command_match_it() {
         0,
     );
     assert!(lint["lint"].is_object());
-    assert_matches_schema(&lint, "the calendar lint");
+    assert_matches_lint_schema(&lint, "the calendar lint");
+    // Each document matches its own schema only.
+    let errors = |schema: &str, doc: &Value| {
+        let text = std::fs::read_to_string(schema).unwrap();
+        let v = jsonschema::validator_for(&serde_json::from_str(&text).unwrap()).unwrap();
+        v.iter_errors(doc).count()
+    };
+    assert!(errors(REPORT_SCHEMA, &lint) > 0);
+    assert!(errors(LINT_SCHEMA, &check) > 0);
 }
 
 /// The schema is not a rubber stamp: a wrong type, an unknown enum value or a missing field at

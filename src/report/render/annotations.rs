@@ -6,8 +6,13 @@
 use std::fmt::Write;
 
 use crate::diff::Severity;
+use std::collections::BTreeMap;
+
+use crate::injection::{FailOn, ScanSection};
+use crate::lint::Level as LintLevel;
 use crate::report::Report;
 use crate::report::escape::{cell, workflow_data, workflow_property};
+use crate::report::lint::LintReport;
 use crate::report::view::{self, ToolView};
 
 /// GitHub's per-step limit for each of error, warning and notice annotations.
@@ -108,13 +113,10 @@ fn policy_entries(report: &Report) -> Vec<Entry> {
         .collect()
 }
 
-/// Injection findings the PR introduced come first: an error when they fail the gate, a
-/// warning below `--scan-fail-on`.
-fn scan_entries(report: &Report) -> Vec<Entry> {
-    let Some(s) = &report.scan else {
-        return Vec::new();
-    };
-    let failing = s.failing(report.thresholds.scan_fail_on);
+/// Injection findings the PR introduced (for `lint`, every one) come first: an error when they
+/// fail the gate, a warning below `--scan-fail-on`.
+fn scan_entries(s: &ScanSection, fail_on: FailOn, lines: &BTreeMap<String, usize>) -> Vec<Entry> {
+    let failing = s.failing(fail_on);
     s.introduced
         .iter()
         .map(|f| {
@@ -126,7 +128,7 @@ fn scan_entries(report: &Report) -> Vec<Entry> {
                 .unwrap_or_default();
             Entry {
                 level: if fails { Level::Error } else { Level::Warning },
-                line: report.head.lines.get(&f.tool).copied(),
+                line: lines.get(&f.tool).copied(),
                 title: format!(
                     "driftgate: {} injection finding {} in {}",
                     f.level.as_str(),
@@ -160,12 +162,46 @@ fn tool_entry(v: &ToolView) -> Entry {
 /// The annotation lines (each ends with a newline), ready to print to stdout in Actions.
 pub fn render(report: &Report) -> String {
     let rows = view::tools(report);
+    let scan = report
+        .scan
+        .as_ref()
+        .map(|s| scan_entries(s, report.thresholds.scan_fail_on, &report.head.lines))
+        .unwrap_or_default();
     let entries: Vec<Entry> = policy_entries(report)
         .into_iter()
-        .chain(scan_entries(report))
+        .chain(scan)
         .chain(rows.iter().map(tool_entry))
         .collect();
-    let file = report.head.file.as_deref();
+    print(&entries, report.head.file.as_deref())
+}
+
+/// `driftgate lint`'s annotations: the injection findings, then every lint finding at its
+/// first tool's line, an error where it fails the run (`--strict`).
+pub fn lint(report: &LintReport) -> String {
+    let lines = &report.tools.lines;
+    let mut entries = scan_entries(&report.scan, report.scan_fail_on, lines);
+    for f in report.lint.findings.as_deref().unwrap_or_default() {
+        let level = match f.level {
+            LintLevel::Error | LintLevel::Warning if report.strict => Level::Error,
+            LintLevel::Error | LintLevel::Warning => Level::Warning,
+            LintLevel::Note => Level::Notice,
+        };
+        entries.push(Entry {
+            level,
+            line: f.tools.first().and_then(|t| lines.get(t)).copied(),
+            title: format!(
+                "driftgate: lint {} {}",
+                f.rule,
+                cell(&f.tools.join(" ↔ "), 120)
+            ),
+            message: cell(&f.message, 500),
+        });
+    }
+    print(&entries, report.tools.file.as_deref())
+}
+
+/// The entries as workflow commands against `file`, at most [`PER_KIND`] of each level.
+fn print(entries: &[Entry], file: Option<&str>) -> String {
     let mut out = String::new();
     for lvl in [Level::Error, Level::Warning, Level::Notice] {
         let of_level: Vec<&Entry> = entries.iter().filter(|e| e.level == lvl).collect();
@@ -215,5 +251,8 @@ impl super::Renderer for Annotations {
     }
     fn report(&self, report: &Report, _: &super::Options) -> String {
         render(report)
+    }
+    fn lint(&self, report: &LintReport, _: &super::Options) -> String {
+        lint(report)
     }
 }

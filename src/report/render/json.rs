@@ -5,10 +5,15 @@
 use serde::Serialize;
 
 use crate::report::Report;
+use crate::report::lint::LintReport;
 use crate::report::stress::StressReport;
 use crate::suite::check::SuiteCheck;
 
 pub fn render(report: &Report) -> String {
+    document(report)
+}
+
+pub fn lint(report: &LintReport) -> String {
     document(report)
 }
 
@@ -43,6 +48,9 @@ impl super::Renderer for Json {
     }
     fn report(&self, report: &Report, _: &super::Options) -> String {
         render(report)
+    }
+    fn lint(&self, report: &LintReport, _: &super::Options) -> String {
+        lint(report)
     }
     fn renders_stress(&self) -> bool {
         true

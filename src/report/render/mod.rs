@@ -1,6 +1,7 @@
 //! Renderers: one module per output format, each behind the one `Renderer` trait, found through
-//! one registry (`Format::renderer`). A format renders the check/diff/lint `Report` and may also
-//! render the other documents (the stress report, `suite check`'s findings).
+//! one registry (`Format::renderer`). Every format renders the check/diff `Report` and lint's
+//! `LintReport`, and may also render the other documents (the stress report, `suite check`'s
+//! findings).
 
 pub mod annotations;
 pub mod html;
@@ -11,6 +12,7 @@ pub mod terminal;
 
 use crate::choice::Choice;
 use crate::report::Report;
+use crate::report::lint::LintReport;
 use crate::report::stress::StressReport;
 use crate::suite::check::SuiteCheck;
 
@@ -29,6 +31,8 @@ pub struct Options {
 pub trait Renderer: Sync {
     fn format(&self) -> Format;
     fn report(&self, report: &Report, opts: &Options) -> String;
+    /// `driftgate lint`'s report.
+    fn lint(&self, report: &LintReport, opts: &Options) -> String;
     /// Whether this format has a stress report (asked before the run, which is long).
     fn renders_stress(&self) -> bool {
         false
@@ -105,9 +109,26 @@ impl Choice for Format {
     }
 }
 
-/// `report` in `format`.
-pub fn render(report: &Report, format: Format, opts: &Options) -> String {
-    format.renderer().report(report, opts)
+/// A document every format renders: what a command's output writer is handed.
+pub trait Document {
+    fn render(&self, format: Format, opts: &Options) -> String;
+}
+
+impl Document for Report {
+    fn render(&self, format: Format, opts: &Options) -> String {
+        format.renderer().report(self, opts)
+    }
+}
+
+impl Document for LintReport {
+    fn render(&self, format: Format, opts: &Options) -> String {
+        format.renderer().lint(self, opts)
+    }
+}
+
+/// `doc` in `format`.
+pub fn render(doc: &dyn Document, format: Format, opts: &Options) -> String {
+    doc.render(format, opts)
 }
 
 #[cfg(test)]

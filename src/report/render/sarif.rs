@@ -7,10 +7,15 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::diff::{LAW, Severity};
-use crate::gate::{Metric, Outcome, Status};
+use crate::gate::{Metric, Outcome, Status, Verdict};
+use crate::injection::ScanSection;
 use crate::report::Report;
 use crate::report::escape::{cell, clean};
+use crate::report::lint::LintReport;
 use crate::report::view;
+
+/// Each tool's line in the tools file.
+type Lines = std::collections::BTreeMap<String, usize>;
 
 pub const SCHEMA_URI: &str = "https://json.schemastore.org/sarif-2.1.0.json";
 
@@ -246,17 +251,52 @@ fn tool_results(
 
 pub fn render(report: &Report) -> String {
     let file = report.head.file.as_deref();
-    let mut results = Vec::new();
-    // Injection scan: what the PR introduced (for `lint`, every finding), at the tool's line;
-    // first, as in every format.
-    if let Some(s) = &report.scan {
-        for f in &s.introduced {
+    let lines = &report.head.lines;
+    // The scan's findings first, as in every format; for `check` only what the PR introduced.
+    let mut results = report
+        .scan
+        .as_ref()
+        .map(|s| scan_results(s, file, lines))
+        .unwrap_or_default();
+    results.extend(unmeasured(&report.verdict, file));
+    for v in view::tools(report) {
+        tool_results(report, &v, file, &mut results);
+    }
+    // Lint: only what the PR introduced (what it fixed is not a result).
+    if let Some(l) = &report.lint {
+        let introduced = l.introduced.as_deref().unwrap_or_default();
+        results.extend(lint_results(introduced, file, lines));
+    }
+    document(
+        &report.driftgate_version,
+        &report.verdict,
+        report.command.as_str(),
+        results,
+    )
+}
+
+/// `driftgate lint`'s findings: every injection and lint finding, at its tool's line.
+pub fn lint(report: &LintReport) -> String {
+    let file = report.tools.file.as_deref();
+    let lines = &report.tools.lines;
+    let mut results = scan_results(&report.scan, file, lines);
+    results.extend(unmeasured(&report.verdict, file));
+    let findings = report.lint.findings.as_deref().unwrap_or_default();
+    results.extend(lint_results(findings, file, lines));
+    document(&report.driftgate_version, &report.verdict, "lint", results)
+}
+
+/// The scan's new findings (`introduced`), at the tool's line.
+fn scan_results(s: &ScanSection, file: Option<&str>, lines: &Lines) -> Vec<Value> {
+    s.introduced
+        .iter()
+        .map(|f| {
             let hidden = f
                 .hidden
                 .as_deref()
                 .map(|h| format!(" (hidden text: {})", cell(h, 300)))
                 .unwrap_or_default();
-            results.push(result(
+            result(
                 f.rule.as_str(),
                 scan_level(f.level),
                 format!(
@@ -265,68 +305,77 @@ pub fn render(report: &Report) -> String {
                     cell(&f.field, 200),
                     cell(&f.excerpt, 300)
                 ),
-                location(file, report.head.lines.get(&f.tool).copied()),
+                location(file, lines.get(&f.tool).copied()),
                 &f.tool,
                 &f.field,
-            ));
-        }
-    }
-    let unmeasured = match report.verdict.status {
-        Status::Inconclusive => Some(("measurement-inconclusive", "warning")),
-        Status::Incomplete => Some(("measurement-incomplete", "error")),
-        Status::Pass | Status::Fail => None,
+            )
+        })
+        .collect()
+}
+
+/// A verdict the measurement could not reach, as one result on the file.
+fn unmeasured(v: &Verdict, file: Option<&str>) -> Option<Value> {
+    let (rule, level) = match v.status {
+        Status::Inconclusive => ("measurement-inconclusive", "warning"),
+        Status::Incomplete => ("measurement-incomplete", "error"),
+        Status::Pass | Status::Fail => return None,
     };
-    if let Some((rule, level)) = unmeasured {
-        results.push(result(
-            rule,
-            level,
-            cell(&report.verdict.reason, 1000),
-            location(file, None),
-            "",
-            "",
-        ));
-    }
-    for v in view::tools(report) {
-        tool_results(report, &v, file, &mut results);
-    }
-    // Lint: for `check` only what the PR introduced (what it fixed is not a result), for `lint`
-    // every finding; located at the first tool's line.
-    if let Some(l) = &report.lint {
-        let findings = l.introduced.iter().chain(l.findings.iter()).flatten();
-        for f in findings {
+    Some(result(
+        rule,
+        level,
+        cell(&v.reason, 1000),
+        location(file, None),
+        "",
+        "",
+    ))
+}
+
+/// Lint findings, each at its first tool's line.
+fn lint_results(
+    findings: &[crate::lint::Finding],
+    file: Option<&str>,
+    lines: &Lines,
+) -> Vec<Value> {
+    findings
+        .iter()
+        .map(|f| {
             let first = f.tools.first().map(String::as_str).unwrap_or("");
             let tools: Vec<String> = f
                 .tools
                 .iter()
                 .map(|t| format!("`{}`", cell(t, 200)))
                 .collect();
-            results.push(result(
+            result(
                 f.rule.as_str(),
                 f.level.as_str(),
                 format!("{}: {}", tools.join(" / "), cell(&f.message, 500)),
-                location(file, report.head.lines.get(first).copied()),
+                location(file, lines.get(first).copied()),
                 &f.tools.join("|"),
                 "",
-            ));
-        }
-    }
+            )
+        })
+        .collect()
+}
+
+/// The SARIF log: one run with every rule, the results and the verdict.
+fn document(version: &str, verdict: &Verdict, command: &str, results: Vec<Value>) -> String {
     let doc = json!({
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
         "runs": [{
             "tool": {"driver": {
                 "name": "driftgate",
-                "version": report.driftgate_version,
+                "version": version,
                 "rules": rules(),
             }},
             "invocations": [{
-                "executionSuccessful": report.verdict.status != Status::Incomplete,
+                "executionSuccessful": verdict.status != Status::Incomplete,
             }],
             "results": results,
             "properties": {
-                "verdict": report.verdict.status,
-                "reason": cell(&report.verdict.reason, 1000),
-                "command": report.command,
+                "verdict": verdict.status,
+                "reason": cell(&verdict.reason, 1000),
+                "command": command,
             },
         }],
     });
@@ -344,5 +393,8 @@ impl super::Renderer for Sarif {
     }
     fn report(&self, report: &Report, _: &super::Options) -> String {
         render(report)
+    }
+    fn lint(&self, report: &LintReport, _: &super::Options) -> String {
+        lint(report)
     }
 }

@@ -18,29 +18,43 @@ pub fn calendar_check_json() -> &'static str {
     })
 }
 
-/// The published JSON Schema of the report (`docs/report.schema.json`), compiled once.
-fn report_validator() -> &'static jsonschema::Validator {
-    static V: OnceLock<jsonschema::Validator> = OnceLock::new();
-    V.get_or_init(|| {
-        let text = std::fs::read_to_string("docs/report.schema.json").unwrap();
-        let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
-        jsonschema::draft202012::options()
-            .should_validate_formats(true)
-            .build(&schema)
-            .expect("docs/report.schema.json compiles")
-    })
+/// The published JSON Schema at `path`, compiled.
+fn validator(path: &str) -> jsonschema::Validator {
+    let text = std::fs::read_to_string(path).unwrap();
+    let schema: serde_json::Value = serde_json::from_str(&text).unwrap();
+    jsonschema::draft202012::options()
+        .should_validate_formats(true)
+        .build(&schema)
+        .unwrap_or_else(|e| panic!("{path} compiles: {e}"))
 }
 
-/// Fail with every violation (and its pointer) when `report` does not match the published schema.
+/// Fail with every violation (and its pointer) when `report` does not match the published schema
+/// of check and diff reports (`docs/report.schema.json`).
 pub fn assert_matches_schema(report: &serde_json::Value, what: &str) {
-    let errors: Vec<String> = report_validator()
+    static V: OnceLock<jsonschema::Validator> = OnceLock::new();
+    let v = V.get_or_init(|| validator(REPORT_SCHEMA));
+    matches(v, REPORT_SCHEMA, report, what);
+}
+
+/// The same against lint's published schema (`docs/lint.schema.json`).
+pub fn assert_matches_lint_schema(report: &serde_json::Value, what: &str) {
+    static V: OnceLock<jsonschema::Validator> = OnceLock::new();
+    let v = V.get_or_init(|| validator(LINT_SCHEMA));
+    matches(v, LINT_SCHEMA, report, what);
+}
+
+pub const REPORT_SCHEMA: &str = "docs/report.schema.json";
+pub const LINT_SCHEMA: &str = "docs/lint.schema.json";
+
+fn matches(v: &jsonschema::Validator, path: &str, report: &serde_json::Value, what: &str) {
+    let errors: Vec<String> = v
         .iter_errors(report)
         .map(|e| format!("{}: {e}", e.instance_path()))
         .take(20)
         .collect();
     assert!(
         errors.is_empty(),
-        "{what} does not match docs/report.schema.json:\n{}",
+        "{what} does not match {path}:\n{}",
         errors.join("\n")
     );
 }

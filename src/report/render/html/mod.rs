@@ -17,11 +17,12 @@ use sha2::{Digest, Sha256};
 
 use crate::gate::Status;
 use crate::replay::{Direction, Flip, Routing, ToolRouting};
+use crate::report::Report;
 use crate::report::escape::html;
+use crate::report::lint::LintReport;
 use crate::report::render::{Format, Options, Renderer};
 use crate::report::stress::StressReport;
 use crate::report::view::{self, ToolView};
-use crate::report::{Command, Report};
 use crate::stats::{Confusion, Interval, Z_95, wilson};
 
 pub struct Html;
@@ -32,6 +33,9 @@ impl Renderer for Html {
     }
     fn report(&self, report: &Report, _opts: &Options) -> String {
         render(report)
+    }
+    fn lint(&self, report: &LintReport, _opts: &Options) -> String {
+        lint(report)
     }
     fn renders_stress(&self) -> bool {
         true
@@ -193,33 +197,7 @@ pub fn word_diff(old: &str, new: &str) -> String {
 }
 
 pub fn render(report: &Report) -> String {
-    let mut b = String::new();
-    let title = format!(
-        "driftgate {}: {}",
-        report.command,
-        status_word(report.verdict.status)
-    );
-    let _ = writeln!(b, "<h1>driftgate {}</h1>", report.command);
-    let _ = writeln!(
-        b,
-        "<div class=\"verdict {}\"><strong>{}</strong> — {}</div>",
-        status_class(report.verdict.status),
-        status_word(report.verdict.status),
-        html(&report.verdict.reason, false)
-    );
-    for (class, lines) in [
-        ("also", &report.verdict.also),
-        ("warnings", &report.verdict.warnings),
-    ] {
-        if lines.is_empty() {
-            continue;
-        }
-        let _ = writeln!(b, "<ul class=\"notes {class}\">");
-        for line in lines {
-            let _ = writeln!(b, "<li>{}</li>", html(line, false));
-        }
-        b.push_str("</ul>\n");
-    }
+    let (title, mut b) = verdict(report.command.as_str(), &report.verdict);
     sides(report, &mut b);
     if let Some(p) = &report.policy {
         let _ = writeln!(
@@ -239,10 +217,8 @@ pub fn render(report: &Report) -> String {
     if let Some(d) = &report.drift {
         drift(d, &mut b);
     }
-    if report.command != Command::Lint {
-        changed_tools(&rows, &mut b);
-        text_diffs(&rows, &mut b);
-    }
+    changed_tools(&rows, &mut b);
+    text_diffs(&rows, &mut b);
     if let Some(l) = &report.lint {
         lint::section(l, &mut b);
     }
@@ -253,17 +229,62 @@ pub fn render(report: &Report) -> String {
         }
         b.push_str("</ul>\n");
     }
+    page(
+        &title,
+        &footer(&report.driftgate_version, report.schema_version, b),
+    )
+}
+
+/// `driftgate lint`'s page: the verdict, the tool set, the findings and the pair map.
+pub fn lint(report: &LintReport) -> String {
+    let (title, mut b) = verdict("lint", &report.verdict);
+    let t = &report.tools;
+    let row = vec!["tools".into(), code(&t.source), num(t.tool_count)];
+    b.push_str(&table(None, &["side", "tools from", "tools"], &[row]));
+    lint::section(&report.lint, &mut b);
+    page(
+        &title,
+        &footer(&report.driftgate_version, report.schema_version, b),
+    )
+}
+
+/// The page's title, and its body up to the verdict and the lines behind it.
+fn verdict(command: &str, v: &crate::gate::Verdict) -> (String, String) {
+    let mut b = String::new();
+    let title = format!("driftgate {command}: {}", status_word(v.status));
+    let _ = writeln!(b, "<h1>driftgate {command}</h1>");
     let _ = writeln!(
         b,
-        "<p class=\"muted\">driftgate {} · report schema {}</p>",
-        html(&report.driftgate_version, false),
-        report.schema_version
+        "<div class=\"verdict {}\"><strong>{}</strong> — {}</div>",
+        status_class(v.status),
+        status_word(v.status),
+        html(&v.reason, false)
     );
-    page(&title, &b)
+    for (class, lines) in [("also", &v.also), ("warnings", &v.warnings)] {
+        if lines.is_empty() {
+            continue;
+        }
+        let _ = writeln!(b, "<ul class=\"notes {class}\">");
+        for line in lines {
+            let _ = writeln!(b, "<li>{}</li>", html(line, false));
+        }
+        b.push_str("</ul>\n");
+    }
+    (title, b)
+}
+
+/// `body` with the version line under it.
+fn footer(version: &str, schema: u32, mut body: String) -> String {
+    let _ = writeln!(
+        body,
+        "<p class=\"muted\">driftgate {} · report schema {schema}</p>",
+        html(version, false)
+    );
+    body
 }
 
 fn sides(report: &Report, b: &mut String) {
-    let mut rows = vec![
+    let rows = vec![
         vec![
             "base".into(),
             code(&report.base.source),
@@ -275,9 +296,6 @@ fn sides(report: &Report, b: &mut String) {
             num(report.head.tool_count),
         ],
     ];
-    if report.command == Command::Lint {
-        rows.pop();
-    }
     b.push_str(&table(None, &["side", "tools from", "tools"], &rows));
     if let (Some(s), Some(r)) = (&report.suite, &report.router) {
         let _ = writeln!(

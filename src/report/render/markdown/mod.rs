@@ -13,10 +13,12 @@ use std::fmt::Write;
 use similar::{ChangeTag, TextDiff};
 
 use crate::gate::Status;
+use crate::gate::Verdict;
 use crate::replay::Direction;
+use crate::report::Report;
 use crate::report::escape::{md_code, md_fence, md_inline, md_url};
+use crate::report::lint::LintReport;
 use crate::report::view::{self, ToolView};
-use crate::report::{Command, Report};
 
 /// The PR's changes to the gate's own rules, as a caution block.
 fn policy(report: &Report) -> Option<String> {
@@ -100,52 +102,14 @@ pub fn verdict_prefix(status: Status) -> &'static str {
 }
 
 pub fn render(report: &Report, opts: &Options) -> String {
-    let mut head = String::new();
-    if let Some(m) = &opts.marker {
-        head.push_str(m);
-        head.push('\n');
-    }
-    let word = match report.verdict.status {
-        Status::Pass => "pass",
-        Status::Fail => "fail",
-        Status::Inconclusive => "inconclusive",
-        Status::Incomplete => "incomplete",
-    };
     // The first line in plain words where a tool's drop decided; the test behind it follows.
     let plain = view::plain_words(report);
-    let _ = writeln!(
-        head,
-        "{} {}: **{word}** — {}",
-        verdict_prefix(report.verdict.status),
-        report.command,
-        md_inline(plain.as_deref().unwrap_or(&report.verdict.reason))
+    let head = head(
+        report.command.as_str(),
+        &report.verdict,
+        plain.as_deref(),
+        opts,
     );
-    if plain.is_some() {
-        let _ = write!(
-            head,
-            "\n<details><summary>The test that decided it</summary>\n\n{}\n\n</details>\n",
-            md_inline(&report.verdict.reason)
-        );
-    }
-    // Every finding in full, nothing behind a "+N more": one quoted paragraph each.
-    for (kind, title, lines) in [
-        ("CAUTION", "Also failing", &report.verdict.also),
-        (
-            "WARNING",
-            "Warnings (they did not decide the verdict)",
-            &report.verdict.warnings,
-        ),
-    ] {
-        if !lines.is_empty() {
-            let _ = write!(head, "\n> [!{kind}]\n> {title}:\n");
-            for line in lines {
-                let _ = write!(head, ">\n> {}\n", md_inline(line));
-            }
-        }
-    }
-    if opts.now_passes && report.verdict.status == Status::Pass {
-        head.push_str("\n**Now passes.** An earlier run of this job failed; this comment was updated in place.\n");
-    }
     // Reading order: the verdict; what the PR changed about its own gate and what it injected;
     // what changed in the tools; then the evidence. Each block has a rank for a comment over
     // GitHub's limit (`assemble`): the evidence tables outrank the text diffs they explain.
@@ -154,7 +118,12 @@ pub fn render(report: &Report, opts: &Options) -> String {
     let mut add =
         |rank: Rank, more: Vec<String>| blocks.extend(more.into_iter().map(|b| (rank, b)));
     add(Rank::Verdict, policy(report).into_iter().collect());
-    add(Rank::Verdict, scan(report));
+    if let Some(s) = &report.scan {
+        add(
+            Rank::Verdict,
+            scan(s, "Injection scan: introduced by this PR"),
+        );
+    }
     add(
         Rank::Verdict,
         report
@@ -172,9 +141,60 @@ pub fn render(report: &Report, opts: &Options) -> String {
     add(Rank::Evidence, call_flips(report));
     add(Rank::Evidence, tools_table(report, &rows));
     add(Rank::Rest, drift(report).into_iter().collect());
-    add(Rank::Rest, lint::section(report));
+    if let Some(l) = &report.lint {
+        add(Rank::Rest, lint::delta(l));
+    }
     let footer = footer(report, opts);
     assemble(blocks, footer, opts)
+}
+
+/// The marker, the verdict line (in `plain` words where given, the test behind it folded), every
+/// other finding in full, and "now passes".
+fn head(command: &str, verdict: &Verdict, plain: Option<&str>, opts: &Options) -> String {
+    let mut head = String::new();
+    if let Some(m) = &opts.marker {
+        head.push_str(m);
+        head.push('\n');
+    }
+    let word = match verdict.status {
+        Status::Pass => "pass",
+        Status::Fail => "fail",
+        Status::Inconclusive => "inconclusive",
+        Status::Incomplete => "incomplete",
+    };
+    let _ = writeln!(
+        head,
+        "{} {command}: **{word}** — {}",
+        verdict_prefix(verdict.status),
+        md_inline(plain.unwrap_or(&verdict.reason))
+    );
+    if plain.is_some() {
+        let _ = write!(
+            head,
+            "\n<details><summary>The test that decided it</summary>\n\n{}\n\n</details>\n",
+            md_inline(&verdict.reason)
+        );
+    }
+    // Every finding in full, nothing behind a "+N more": one quoted paragraph each.
+    for (kind, title, lines) in [
+        ("CAUTION", "Also failing", &verdict.also),
+        (
+            "WARNING",
+            "Warnings (they did not decide the verdict)",
+            &verdict.warnings,
+        ),
+    ] {
+        if !lines.is_empty() {
+            let _ = write!(head, "\n> [!{kind}]\n> {title}:\n");
+            for line in lines {
+                let _ = write!(head, ">\n> {}\n", md_inline(line));
+            }
+        }
+    }
+    if opts.now_passes && verdict.status == Status::Pass {
+        head.push_str("\n**Now passes.** An earlier run of this job failed; this comment was updated in place.\n");
+    }
+    head
 }
 
 /// What a block is worth when the comment must be cut: lower ranks are kept first.
@@ -461,12 +481,10 @@ fn call_flips(report: &Report) -> Vec<String> {
     blocks
 }
 
-/// Injection-scan findings: what the PR introduced (for `lint`: all), then what base already
-/// had and what the allowlist accepted. Hidden text shows as escapes and its decoded content.
-fn scan(report: &Report) -> Vec<String> {
-    let Some(s) = &report.scan else {
-        return Vec::new();
-    };
+/// Injection-scan findings: what is new (under `introduced`, titled `title`), then what base
+/// already had and what the allowlist accepted. Hidden text shows as escapes and its decoded
+/// content.
+fn scan(s: &crate::injection::ScanSection, title: &str) -> Vec<String> {
     let row = |b: &mut String, f: &crate::injection::Finding, extra: &str| {
         let hidden = f
             .hidden
@@ -486,10 +504,6 @@ fn scan(report: &Report) -> Vec<String> {
     let header = "| Level | Rule | Tool | Field | Text |\n|---|---|---|---|---|\n";
     let mut out = Vec::new();
     if !s.introduced.is_empty() {
-        let title = match report.command {
-            Command::Lint => "Injection scan",
-            _ => "Injection scan: introduced by this PR",
-        };
         let mut b = format!("#### 🛑 {title}\n\n{header}");
         for f in s.introduced.iter().take(50) {
             row(&mut b, f, "");
@@ -925,6 +939,11 @@ fn footer(report: &Report, opts: &Options) -> String {
             b.discount * 100.0
         );
     }
+    footer_end(s, opts)
+}
+
+/// The footer's links (the full report, the charts' artifact) and its close.
+fn footer_end(mut s: String, opts: &Options) -> String {
     if let Some(l) = opts.link.as_deref() {
         match md_url(l) {
             Some(u) => {
@@ -956,6 +975,9 @@ impl crate::report::render::Renderer for Markdown {
     }
     fn report(&self, report: &Report, _: &crate::report::render::Options) -> String {
         crate::console::runner_safe(&render(report, &Options::default())).into_owned()
+    }
+    fn lint(&self, report: &LintReport, _: &crate::report::render::Options) -> String {
+        crate::console::runner_safe(&lint::document(report, &Options::default())).into_owned()
     }
     fn renders_stress(&self) -> bool {
         true

@@ -3,9 +3,9 @@
 
 use std::fmt::Write;
 
-use super::{Paint, scan, table, verdict_word};
-use crate::report::Report;
+use super::{Paint, scan_section, table, verdict_word};
 use crate::report::escape::{cell, clean};
+use crate::report::lint::LintReport;
 
 /// A finding's level, in its colour.
 fn painted(p: &Paint, l: crate::lint::Level) -> String {
@@ -85,7 +85,7 @@ pub(super) fn findings(
 }
 
 /// `driftgate lint`'s report.
-pub(super) fn render(report: &Report, p: &Paint) -> String {
+pub(super) fn render(report: &LintReport, p: &Paint) -> String {
     let mut out = String::new();
     let (word, code) = verdict_word(report.verdict.status);
     let _ = writeln!(
@@ -94,11 +94,11 @@ pub(super) fn render(report: &Report, p: &Paint) -> String {
         p.wrap(code, word),
         clean(&report.verdict.reason, false)
     );
-    let Some(l) = &report.lint else { return out };
+    let l = &report.lint;
     let mut line = format!(
         "tools: {} ({} tools)",
-        cell(&report.head.source, 80),
-        report.head.tool_count
+        cell(&report.tools.source, 80),
+        report.tools.tool_count
     );
     if let Some(x) = &l.pairs {
         let _ = write!(
@@ -119,7 +119,7 @@ pub(super) fn render(report: &Report, p: &Paint) -> String {
             .map_or("words only (no embedding)".to_string(), |m| cell(m, 60))
     );
     let _ = writeln!(out, "{line}");
-    scan(report, p, &mut out);
+    scan_section(&report.scan, "Injection scan", p, &mut out);
     let list = l.findings.as_deref().unwrap_or_default();
     if list.is_empty() {
         let _ = writeln!(out, "\nNo lint findings.");

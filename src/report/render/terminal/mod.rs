@@ -46,9 +46,6 @@ impl Paint {
 pub fn render(report: &Report, color: bool) -> String {
     let p = Paint { on: color };
     let mut out = String::new();
-    if report.command == crate::report::Command::Lint {
-        return lint::render(report, &p);
-    }
     let (word, code) = verdict_word(report.verdict.status);
     let _ = writeln!(
         out,
@@ -677,13 +674,15 @@ fn scan_finding(p: &Paint, f: &crate::injection::Finding, extra: &str, out: &mut
     }
 }
 
-/// What the PR introduced first (for `lint`: every finding), then base's and the allowed ones.
+/// What the PR introduced first, then base's and the allowed ones.
 fn scan(report: &Report, p: &Paint, out: &mut String) {
-    let Some(s) = &report.scan else { return };
-    let introduced = match report.command {
-        crate::report::Command::Lint => "Injection scan",
-        _ => "Injection scan: introduced by this PR",
-    };
+    if let Some(s) = &report.scan {
+        scan_section(s, "Injection scan: introduced by this PR", p, out);
+    }
+}
+
+/// A scan's findings under `introduced` (what is new), then base's and the allowed ones.
+fn scan_section(s: &crate::injection::ScanSection, introduced: &str, p: &Paint, out: &mut String) {
     for (title, code, list) in [
         (introduced, "1;31", &s.introduced),
         ("Injection scan: already at base", "2", &s.existing),
@@ -754,6 +753,13 @@ impl crate::report::render::Renderer for Terminal {
     }
     fn report(&self, report: &Report, opts: &crate::report::render::Options) -> String {
         runner_safe(&render(report, opts.color)).into_owned()
+    }
+    fn lint(
+        &self,
+        report: &crate::report::lint::LintReport,
+        opts: &crate::report::render::Options,
+    ) -> String {
+        runner_safe(&lint::render(report, &Paint { on: opts.color })).into_owned()
     }
     fn renders_stress(&self) -> bool {
         true
