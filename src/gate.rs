@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::diff::{Diff, Severity};
 use crate::error::exit;
 use crate::injection::{FailOn, ScanSection};
-use crate::lint::{Level, LintSection};
+use crate::lint::{Level, LintDelta, LintSection};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -677,7 +677,7 @@ fn scan_failures(scan: Option<&ScanSection>, fail_on: FailOn) -> Vec<String> {
 /// `check --lint-llm`: a grade the model never gave leaves the check incomplete, whatever the
 /// rest says (a failed measurement never reads as a pass). An already incomplete verdict keeps
 /// its own reason.
-pub fn with_lint_model(verdict: Verdict, lint: Option<&LintSection>) -> Verdict {
+pub fn with_lint_model(verdict: Verdict, lint: Option<&LintDelta>) -> Verdict {
     let errors = lint
         .and_then(|l| l.llm.as_ref())
         .map(|m| m.errors.as_slice())
@@ -1103,7 +1103,7 @@ pub fn lint_verdict(
     scan_fail_on: FailOn,
     strict: bool,
 ) -> Verdict {
-    let findings = section.findings.as_deref().unwrap_or_default();
+    let findings = &section.findings;
     let count = |l: Level| findings.iter().filter(|f| f.level == l).count();
     let (e, w, n) = (
         count(Level::Error),

@@ -169,24 +169,14 @@ impl Rollout {
             column: e.column(),
             message: e.to_string().split(" at line ").next().unwrap_or("").into(),
         })?;
-        match value.get(MARKER) {
-            Some(Value::Number(n)) if n.as_u64() == Some(VERSION) => {}
-            Some(v) => {
-                return Err(Error::shape(
-                    source,
-                    &format!("/{MARKER}"),
-                    format!("rollout format {VERSION}, found {v}"),
-                ));
-            }
-            None => {
-                return Err(Error::shape(
-                    source,
-                    "",
-                    format!(
-                        "a rollout file (an object with \"{MARKER}\": {VERSION}, written by `driftgate canary plan`)"
-                    ),
-                ));
-            }
+        if !crate::tools::format_version(&value, MARKER, VERSION, source, "rollout format")? {
+            return Err(Error::shape(
+                source,
+                "",
+                format!(
+                    "a rollout file (an object with \"{MARKER}\": {VERSION}, written by `driftgate canary plan`)"
+                ),
+            ));
         }
         let r: Rollout = serde_json::from_value(value)
             .map_err(|e| Error::shape(source, "", format!("a rollout file: {e}")))?;
@@ -433,7 +423,7 @@ mod tests {
             (text.replacen("100.0", "50.0", 1), "ending at 100"),
             (
                 text.replace("\"driftgate_rollout\": 1", "\"driftgate_rollout\": 2"),
-                "rollout format 1",
+                "/driftgate_rollout: expected rollout format version 1, found 2",
             ),
             (text.replace(&r.salt, "not a salt!"), "ASCII letters"),
             ("{\"tools\": []}".to_string(), "a rollout file"),

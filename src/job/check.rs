@@ -484,7 +484,7 @@ async fn lint_delta(
     embedder: Option<&dyn Embedder>,
     lint_model: Option<&LintModel>,
     notes: &mut Vec<String>,
-) -> Result<Option<crate::lint::LintSection>> {
+) -> Result<Option<crate::lint::LintDelta>> {
     let grader = lint_model.map(|m| crate::lint::Grader {
         router: m.router.as_ref(),
         cache: &m.cache,

@@ -16,16 +16,14 @@ use crate::stress::perturb::{Context, Perturbation};
 use crate::suite::{Expect, Suite};
 use crate::tools::{Tool, ToolSet};
 
-/// What one stress run measures.
-pub struct StressJob<'a> {
+/// What one stress run perturbs and replays its suite against.
+#[derive(Clone, Copy)]
+pub struct StressPlan<'a> {
     pub suite: &'a Suite,
-    pub tools: &'a ToolSet,
     pub packs: &'a [Tool],
     pub perturbations: &'a [Box<dyn Perturbation>],
     /// Tools to perturb; empty = all.
     pub only: &'a [String],
-    /// Told one line per tool.
-    pub console: &'a dyn Console,
 }
 
 /// The measurements, before the report's metadata is attached.
@@ -63,14 +61,18 @@ fn right_at_base(run: &SideRun, i: usize) -> bool {
     majority_right(c.correct(), c.samples.len().max(1) as u32)
 }
 
-/// Replay the unperturbed set once, then the suite once per (tool, applicable perturbation).
-pub async fn run(replayer: &Replayer<'_>, job: StressJob<'_>) -> StressOutcome {
+/// Replay the unperturbed `tools` once, then the suite once per (tool, applicable
+/// perturbation); `console` is told one line per tool.
+pub async fn run(
+    replayer: &Replayer<'_>,
+    job: StressPlan<'_>,
+    tools: &ToolSet,
+    console: &dyn Console,
+) -> StressOutcome {
     let cfg = replayer.cfg;
     let mut cost = Cost::default();
     let mut errors = Vec::new();
-    let base = replayer
-        .run_side("base", job.suite, job.tools, job.packs)
-        .await;
+    let base = replayer.run_side("base", job.suite, tools, job.packs).await;
     add_stats(&mut cost, &base.stats);
     for (case, run) in job.suite.cases.iter().zip(&base.cases) {
         for s in &run.samples {
@@ -81,9 +83,9 @@ pub async fn run(replayer: &Replayer<'_>, job: StressJob<'_>) -> StressOutcome {
     }
     let n = job.suite.cases.len();
     let correct = (0..n).filter(|&i| right_at_base(&base, i)).count();
-    let ctx = Context { tools: job.tools };
+    let ctx = Context { tools };
     let mut tools_out = Vec::new();
-    for (pos, tool) in job.tools.tools.iter().enumerate() {
+    for (pos, tool) in tools.tools.iter().enumerate() {
         if !job.only.is_empty() && !job.only.contains(&tool.name) {
             continue;
         }
@@ -100,7 +102,7 @@ pub async fn run(replayer: &Replayer<'_>, job: StressJob<'_>) -> StressOutcome {
                 });
                 continue;
             };
-            let mut head_tools = job.tools.clone();
+            let mut head_tools = tools.clone();
             head_tools.tools[pos] = perturbed.tool.clone();
             let renamed = (perturbed.tool.name != tool.name).then(|| perturbed.tool.name.clone());
             let head_suite = match &renamed {
@@ -144,7 +146,7 @@ pub async fn run(replayer: &Replayer<'_>, job: StressJob<'_>) -> StressOutcome {
         let worst = report::worst(&results).map(|r| (r.id.clone(), r.delta));
         let fragility = report::fragility(&results, own_right);
         let sensitivity = report::sensitivity(&results, own_right);
-        job.console.note(&format!(
+        console.note(&format!(
             "driftgate: stress: {}: {} edit(s) applied, fragility {}, sensitivity {}",
             crate::report::escape::cell(&tool.name, 80),
             results.iter().filter(|r| r.applied).count(),
@@ -181,11 +183,7 @@ pub async fn run(replayer: &Replayer<'_>, job: StressJob<'_>) -> StressOutcome {
 /// Everything one `driftgate stress` run needs, loaded.
 pub struct StressInputs<'a> {
     pub loaded: &'a Loaded,
-    pub suite: &'a Suite,
-    pub packs: &'a [Tool],
-    pub perturbations: &'a [Box<dyn Perturbation>],
-    /// Tools to perturb; empty = all.
-    pub only: &'a [String],
+    pub plan: StressPlan<'a>,
     pub router: &'a dyn Router,
     pub cache: &'a Cache,
     pub config: &'a ReplayConfig,
@@ -212,26 +210,16 @@ fn numb(tools: &[ToolStress]) -> Option<String> {
 
 /// Run the stress job and build its report.
 pub async fn stress(i: StressInputs<'_>, console: &dyn Console) -> StressReport {
-    let mut notes: Vec<String> = crate::suite::validate_against(i.suite, &i.loaded.tools)
+    let plan = i.plan;
+    let mut notes: Vec<String> = crate::suite::validate_against(plan.suite, &i.loaded.tools)
         .into_iter()
         .map(|problem| format!("suite vs tools: {problem}"))
         .collect();
     // Perturbations rename and add tools: every variant is ordered on the unperturbed circle.
     let replayer = Replayer::new(i.router, i.cache, i.config)
-        .with_circle(&i.loaded.tools, i.packs)
+        .with_circle(&i.loaded.tools, plan.packs)
         .with_console(console);
-    let outcome = run(
-        &replayer,
-        StressJob {
-            suite: i.suite,
-            tools: &i.loaded.tools,
-            packs: i.packs,
-            perturbations: i.perturbations,
-            only: i.only,
-            console,
-        },
-    )
-    .await;
+    let outcome = run(&replayer, plan, &i.loaded.tools, console).await;
     let (paraphrase, drafting) = match i.paraphrase {
         Some((info, stats)) => (Some(info), Some(stats)),
         None => (None, None),
@@ -244,14 +232,14 @@ pub async fn stress(i: StressInputs<'_>, console: &dyn Console) -> StressReport 
         driftgate_version: env!("CARGO_PKG_VERSION"),
         command: "stress",
         tools_source: i.loaded.label.clone(),
-        suite: crate::suite::Identity::of(i.suite),
+        suite: crate::suite::Identity::of(plan.suite),
         router: RouterSummary {
             identity: crate::route::Identity::of(i.router, &i.config.system_prompt),
             repeats: i.config.repeats,
             seed: i.config.seed,
         },
         base: outcome.base,
-        perturbations: i
+        perturbations: plan
             .perturbations
             .iter()
             .map(|p| PerturbationInfo {
@@ -434,14 +422,14 @@ mod tests {
             let perturbations: Vec<Box<dyn Perturbation>> = vec![Box::new(Forbid(edit))];
             let out = run(
                 &replayer,
-                StressJob {
+                StressPlan {
                     suite: &suite,
-                    tools: &tools,
                     packs: &[],
                     perturbations: &perturbations,
                     only: &["read_text_file".into()],
-                    console: &Silent,
                 },
+                &tools,
+                &Silent,
             )
             .await;
             let read = &out.tools[0];
@@ -497,14 +485,14 @@ mod tests {
         let perturbations: Vec<Box<dyn Perturbation>> = vec![Box::new(Rename), Box::new(Blank)];
         let out = run(
             &replayer,
-            StressJob {
+            StressPlan {
                 suite: &suite,
-                tools: &tools,
                 packs: &[],
                 perturbations: &perturbations,
                 only: &["read_text_file".into(), "write_file".into()],
-                console: &Silent,
             },
+            &tools,
+            &Silent,
         )
         .await;
         assert!(out.errors.is_empty());

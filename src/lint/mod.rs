@@ -7,7 +7,7 @@
 //! - [`quality`]: the deterministic TDQS signals per tool, with its two hard gates.
 //!
 //! [`llm`] optionally adds the rubric's six model-scored dimensions. In `check`, lint runs on
-//! base and head and only what the PR introduced or fixed is reported ([`LintSection::delta`]).
+//! base and head and only what the PR introduced or fixed is reported ([`LintDelta::between`]).
 
 pub mod coherence;
 pub mod contradiction;
@@ -453,45 +453,28 @@ fn affinity_text(p: &Pair) -> String {
     s
 }
 
-/// What lint contributes to a [`crate::report::Report`]: the full analysis for `lint`, only what
-/// the PR introduced or fixed for `check`.
+/// `lint`'s analysis of one tool set, as its report carries it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct LintSection {
     pub embedding_model: Option<String>,
     pub weights: Weights,
-    /// `lint`: every finding, most severe first.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub findings: Option<Vec<Finding>>,
-    /// `lint`: gate counts and every pair that passed the gate, with its evidence.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pairs: Option<PairAnalysis>,
-    /// `lint`: the quality signals of every tool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tools: Option<Vec<ToolQuality>>,
-    /// `lint`: the cost prefilter's shadow candidates (at most one per tool).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shadows: Option<Vec<Shadow>>,
-    /// `lint`: the candidates whose purposes overlap (confirmed).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shadowing_risks: Option<Vec<ShadowingRisk>>,
-    /// `lint`: the candidates the confirmation rejected, with why.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub shadowing_rejected: Option<Vec<ShadowingRisk>>,
-    /// `lint`: server coherence (offline, or the model's with `--llm`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub coherence: Option<Coherence>,
-    /// `check`: what the PR moved in the scores (coherence, tiers).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub score_changes: Option<Vec<ScoreChange>>,
-    /// `lint --llm`: the rubric's model-scored dimensions.
+    /// Every finding, most severe first.
+    pub findings: Vec<Finding>,
+    /// Gate counts and every pair that passed the gate, with its evidence.
+    pub pairs: PairAnalysis,
+    /// The quality signals of every tool.
+    pub tools: Vec<ToolQuality>,
+    /// The cost prefilter's shadow candidates (at most one per tool).
+    pub shadows: Vec<Shadow>,
+    /// The candidates whose purposes overlap (confirmed).
+    pub shadowing_risks: Vec<ShadowingRisk>,
+    /// The candidates the confirmation rejected, with why.
+    pub shadowing_rejected: Vec<ShadowingRisk>,
+    /// Server coherence (offline, or the model's with `--llm`).
+    pub coherence: Coherence,
+    /// `--llm`: the rubric's model-scored dimensions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub llm: Option<llm::LlmReport>,
-    /// `check`: findings at head that base did not have.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub introduced: Option<Vec<Finding>>,
-    /// `check`: findings at base that head no longer has.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub fixed: Option<Vec<Finding>>,
 }
 
 impl LintSection {
@@ -499,23 +482,38 @@ impl LintSection {
         LintSection {
             embedding_model: lint.embedding_model,
             weights: lint.pairs.weights,
-            findings: Some(lint.findings),
-            tools: Some(lint.tools),
-            shadows: Some(lint.shadows),
-            shadowing_risks: Some(lint.shadowing_risks),
-            shadowing_rejected: Some(lint.shadowing_rejected),
-            coherence: Some(lint.coherence),
-            score_changes: None,
-            pairs: Some(lint.pairs),
+            findings: lint.findings,
+            pairs: lint.pairs,
+            tools: lint.tools,
+            shadows: lint.shadows,
+            shadowing_risks: lint.shadowing_risks,
+            shadowing_rejected: lint.shadowing_rejected,
+            coherence: lint.coherence,
             llm: None,
-            introduced: None,
-            fixed: None,
         }
     }
+}
 
+/// What lint contributes to `check`'s report: only what the PR introduced, fixed or moved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct LintDelta {
+    pub embedding_model: Option<String>,
+    pub weights: Weights,
+    /// What the PR moved in the scores (coherence, tiers).
+    pub score_changes: Vec<ScoreChange>,
+    /// `--lint-llm`: head's grades, with both sides' failures.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub llm: Option<llm::LlmReport>,
+    /// Findings at head that base did not have.
+    pub introduced: Vec<Finding>,
+    /// Findings at base that head no longer has.
+    pub fixed: Vec<Finding>,
+}
+
+impl LintDelta {
     /// Findings introduced and fixed between `base` and `head`. `renames` maps base names to
     /// head names, so a finding that only followed a renamed tool is neither.
-    pub fn delta(base: &Lint, head: &Lint, renames: &BTreeMap<String, String>) -> LintSection {
+    pub fn between(base: &Lint, head: &Lint, renames: &BTreeMap<String, String>) -> LintDelta {
         let rename = |f: &Finding| -> Finding {
             let mut f = f.clone();
             for t in &mut f.tools {
@@ -546,28 +544,19 @@ impl LintSection {
             .filter(|(_, r)| !head_keys.contains(&r.key()))
             .map(|(f, _)| said(f, false))
             .collect();
-        LintSection {
+        LintDelta {
             embedding_model: head.embedding_model.clone(),
             weights: head.pairs.weights,
-            findings: None,
-            pairs: None,
-            tools: None,
-            shadows: None,
-            shadowing_risks: None,
-            shadowing_rejected: None,
-            coherence: None,
-            score_changes: Some(ScoreChange::between(base, head)),
+            score_changes: ScoreChange::between(base, head),
             llm: None,
-            introduced: Some(introduced),
-            fixed: Some(fixed),
+            introduced,
+            fixed,
         }
     }
 
     /// True when there is nothing to show in a `check` report.
-    pub fn is_empty_delta(&self) -> bool {
-        self.introduced.as_ref().is_none_or(Vec::is_empty)
-            && self.fixed.as_ref().is_none_or(Vec::is_empty)
-            && self.score_changes.as_ref().is_none_or(Vec::is_empty)
+    pub fn is_empty(&self) -> bool {
+        self.introduced.is_empty() && self.fixed.is_empty() && self.score_changes.is_empty()
     }
 }
 
@@ -703,7 +692,7 @@ pub async fn check_delta(
     head: &ToolSet,
     embedder: Option<&dyn Embedder>,
     model: Option<&Grader<'_>>,
-) -> Result<Result<LintSection, TooManyPairs>> {
+) -> Result<Result<LintDelta, TooManyPairs>> {
     let opts = LintOptions::default();
     let (cb, ch) = match (pairs::Candidates::find(base), pairs::Candidates::find(head)) {
         (Ok(b), Ok(h)) => (b, h),
@@ -755,15 +744,15 @@ pub async fn check_delta(
         .filter_map(|t| Some((t.base_name.clone()?, t.head_name.clone()?)))
         .collect();
     let Some(g) = model else {
-        return Ok(Ok(LintSection::delta(&b, &h, &renames)));
+        return Ok(Ok(LintDelta::between(&b, &h, &renames)));
     };
     // Both sides graded; base's unchanged tools (most of them) come from the cache.
     let base_model = g.grade(base, &mut b).await;
     let head_model = g.grade(head, &mut h).await;
-    let mut section = LintSection::delta(&b, &h, &renames);
+    let mut section = LintDelta::between(&b, &h, &renames);
     let mut changes = ScoreChange::graded_between(&base_model, &head_model, &renames);
-    changes.extend(section.score_changes.take().unwrap_or_default());
-    section.score_changes = Some(changes);
+    changes.append(&mut section.score_changes);
+    section.score_changes = changes;
     // Head's grades, with both sides' failures: a grade the model never gave is an incomplete
     // measurement, not a pass.
     let mut shown = head_model;
@@ -873,34 +862,21 @@ mod tests {
     fn the_delta_says_what_the_pr_did() {
         let base = lint(json!([{"name": "ping", "description": "Check the server answers."}]));
         let head = lint(pair_tools());
-        let s = LintSection::delta(&base, &head, &BTreeMap::new());
-        let msgs: Vec<&str> = s
-            .introduced
-            .as_ref()
-            .unwrap()
-            .iter()
-            .map(|f| f.message.as_str())
-            .collect();
+        let s = LintDelta::between(&base, &head, &BTreeMap::new());
+        let msgs: Vec<&str> = s.introduced.iter().map(|f| f.message.as_str()).collect();
         assert_eq!(msgs[0], "this PR leaves `ping` without a description");
         assert!(
             msgs[1]
                 .starts_with("this PR makes `read_file` and `read_text_file` confusable (score ")
         );
-        assert!(s.fixed.as_ref().unwrap().is_empty());
-        assert!(s.findings.is_none() && s.tools.is_none());
-        let back = LintSection::delta(&head, &base, &BTreeMap::new());
-        let msgs: Vec<&str> = back
-            .fixed
-            .as_ref()
-            .unwrap()
-            .iter()
-            .map(|f| f.message.as_str())
-            .collect();
+        assert!(s.fixed.is_empty());
+        let back = LintDelta::between(&head, &base, &BTreeMap::new());
+        let msgs: Vec<&str> = back.fixed.iter().map(|f| f.message.as_str()).collect();
         assert_eq!(msgs[0], "this PR gives `ping` a description");
         assert!(
             msgs[1].starts_with("this PR makes `read_file` and `read_text_file` distinguishable")
         );
-        assert!(LintSection::delta(&head, &head, &BTreeMap::new()).is_empty_delta());
+        assert!(LintDelta::between(&head, &head, &BTreeMap::new()).is_empty());
     }
 
     #[test]
@@ -915,14 +891,8 @@ mod tests {
             "inputSchema": {"type": "object", "required": ["id"], "properties": {"id": {"type": "string"}}}});
         let base = lint(json!([list.clone(), get.clone()]));
         let head = lint(json!([list, get, search]));
-        let s = LintSection::delta(&base, &head, &BTreeMap::new());
-        let msgs: Vec<&str> = s
-            .introduced
-            .as_ref()
-            .unwrap()
-            .iter()
-            .map(|f| f.message.as_str())
-            .collect();
+        let s = LintDelta::between(&base, &head, &BTreeMap::new());
+        let msgs: Vec<&str> = s.introduced.iter().map(|f| f.message.as_str()).collect();
         assert_eq!(
             msgs,
             [
@@ -930,13 +900,7 @@ mod tests {
             ]
         );
         // Two tools are thin (3), three are well-scoped (5): coherence 4.5 → 5.0, both tier A.
-        let c: Vec<&str> = s
-            .score_changes
-            .as_ref()
-            .unwrap()
-            .iter()
-            .map(|c| c.message.as_str())
-            .collect();
+        let c: Vec<&str> = s.score_changes.iter().map(|c| c.message.as_str()).collect();
         assert_eq!(
             c,
             [
@@ -944,11 +908,11 @@ mod tests {
                 "coherence.tool_count_appropriateness 3 → 5 (3 tools: within the well-scoped 3–15)"
             ]
         );
-        assert!(!s.is_empty_delta());
+        assert!(!s.is_empty());
         // Back again: the risk is fixed, the score moves down.
-        let back = LintSection::delta(&head, &base, &BTreeMap::new());
-        assert_eq!(back.fixed.as_ref().unwrap().len(), 1);
-        assert_eq!(back.score_changes.as_ref().unwrap()[0].head, 4.5);
+        let back = LintDelta::between(&head, &base, &BTreeMap::new());
+        assert_eq!(back.fixed.len(), 1);
+        assert_eq!(back.score_changes[0].head, 4.5);
         // A tier move is said as one.
         let moved = ScoreChange::new("coherence".into(), 3.5, 3.4);
         assert_eq!(moved.message, "coherence 3.5 (A) → 3.4 (B): tier A → B");

@@ -130,7 +130,7 @@ pub struct Report {
     pub notes: Vec<String>,
     /// Static analysis: every finding for `lint`; what the PR introduced or fixed for `check`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub lint: Option<crate::lint::LintSection>,
+    pub lint: Option<crate::lint::LintDelta>,
     /// The injection scan: what head introduced over base (`check`, `diff`), or every finding
     /// (`lint`).
     #[serde(default, skip_serializing_if = "Option::is_none")]

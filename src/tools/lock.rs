@@ -80,16 +80,14 @@ pub fn render(set: &ToolSet, meta: &LockMeta) -> String {
 
 /// Parse and verify a lockfile.
 pub fn parse(value: &Value, source: &str) -> Result<ToolSet> {
-    match value.get(MARKER) {
-        Some(Value::Number(n)) if n.as_u64() == Some(VERSION) => {}
-        Some(v) => {
-            return Err(Error::shape(
-                source,
-                &format!("/{MARKER}"),
-                format!("expected lockfile version {VERSION}, found {v}"),
-            ));
-        }
-        None => unreachable!("sniffed as lockfile"),
+    if !super::format_version(value, MARKER, VERSION, source, "lockfile")? {
+        return Err(Error::shape(
+            source,
+            "",
+            format!(
+                "a lockfile (an object with \"{MARKER}\": {VERSION}, written by `driftgate lock`)"
+            ),
+        ));
     }
     let entries = match value.get("tools") {
         Some(Value::Array(a)) => a,
@@ -226,5 +224,8 @@ mod tests {
             e.to_string(),
             "l.json: /driftgate_lock: expected lockfile version 1, found 9"
         );
+        // Called on a file that is no lockfile, it says what it expected.
+        let e = parse(&serde_json::json!({"tools": []}), "l.json").unwrap_err();
+        assert!(e.to_string().starts_with("l.json: /: a lockfile"), "{e}");
     }
 }

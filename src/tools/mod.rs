@@ -336,6 +336,27 @@ pub(crate) fn calendar_example() -> ToolSet {
     ToolSet::from_array(v["tools"].as_array().unwrap(), "calendar", "").unwrap()
 }
 
+/// Whether a file driftgate writes (a lockfile, a rollout) says it is format `version` under
+/// `marker`: `Ok(false)` when the marker is absent, an error at `/marker` when it names another
+/// version (`what` names the format in it: "lockfile", "rollout format").
+pub fn format_version(
+    value: &Value,
+    marker: &str,
+    version: u64,
+    source: &str,
+    what: &str,
+) -> Result<bool> {
+    match value.get(marker) {
+        Some(Value::Number(n)) if n.as_u64() == Some(version) => Ok(true),
+        Some(v) => Err(Error::shape(
+            source,
+            &format!("/{marker}"),
+            format!("expected {what} version {version}, found {v}"),
+        )),
+        None => Ok(false),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

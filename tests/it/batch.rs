@@ -15,6 +15,7 @@ use crate::check_faults::{
 };
 use crate::support::anthropic;
 use crate::support::batch;
+use crate::support::calendar;
 use crate::support::cli::{self, Run};
 use crate::support::fake::{Fake, Request, Step};
 use crate::support::openai::{chat_server, tool_call};
@@ -43,32 +44,24 @@ fn check(dir: &std::path::Path, fake: &Fake, router: &str, extra: &[&str]) -> (R
     } else {
         fake.base_url()
     };
-    let mut args = vec![
-        "check",
-        "--base",
-        BASE,
-        "--head",
-        HEAD,
-        "--suite",
-        SUITE,
-        "--router",
+    let mut args = calendar::model_check(
+        [BASE, HEAD],
         router,
-        "--base-url",
         &url,
-        "--model",
         "m",
-        "--max-attempts",
-        "2",
-        "--no-embed",
-        "--cache-dir",
-        cache.to_str().unwrap(),
-        "--json-out",
-        json_out.to_str().unwrap(),
-        "--price-input",
-        "2",
-        "--price-output",
-        "8",
-    ];
+        &[
+            "--max-attempts",
+            "2",
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--json-out",
+            json_out.to_str().unwrap(),
+            "--price-input",
+            "2",
+            "--price-output",
+            "8",
+        ],
+    );
     args.extend_from_slice(TOLERANCE_ONLY);
     args.extend_from_slice(extra);
     let run = cli::driftgate(&args)
@@ -178,30 +171,22 @@ fn an_openai_batch_answers_what_live_requests_answer_at_half_the_cost() {
     // The plan prices the batch: half the live plan's cost.
     let plan = |extra: &[&str]| {
         let url = fake.base_url();
-        let mut a = vec![
-            "check",
-            "--base",
-            BASE,
-            "--head",
-            HEAD,
-            "--suite",
-            SUITE,
-            "--router",
+        let mut a = calendar::model_check(
+            [BASE, HEAD],
             "openai",
-            "--base-url",
             &url,
-            "--model",
             "gpt-4o-mini",
-            "--no-embed",
-            "--no-cache",
-            "--price-input",
-            "2",
-            "--price-output",
-            "8",
-            "--plan",
-            "--format",
-            "json",
-        ];
+            &[
+                "--no-cache",
+                "--price-input",
+                "2",
+                "--price-output",
+                "8",
+                "--plan",
+                "--format",
+                "json",
+            ],
+        );
         a.extend_from_slice(extra);
         let run = cli::driftgate(&a).run();
         assert_eq!(run.code, 0, "{}", run.dump());

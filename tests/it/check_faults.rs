@@ -12,12 +12,13 @@ use std::time::{Duration, Instant};
 use driftgate::suite::Expect;
 use serde_json::{Value, json};
 
+use crate::support::calendar;
 use crate::support::cli::{self, Run};
 use crate::support::fake::{Fake, Request, Step, reply, reply_with};
 use crate::support::openai::{chat_server, error_body, text_answer, tool_call};
 use crate::support::{flip, read_tree, repo, stat};
 
-pub(crate) const SUITE: &str = "tests/fixtures/check/calendar-6.suite.yaml";
+pub(crate) use crate::support::calendar::SUITE_6 as SUITE;
 pub(crate) use crate::support::calendar::{BASE, HEAD};
 
 pub(crate) const SCHED: &str = "set up a new appointment with Dr. Patel";
@@ -106,32 +107,24 @@ pub(crate) fn check_in(
     let json_out = dir.join("report.json");
     let cache = dir.join("cache");
     let url = fake.base_url();
-    let mut args = vec![
-        "check",
-        "--base",
-        base,
-        "--head",
-        head,
-        "--suite",
-        SUITE,
-        "--router",
+    let mut args = calendar::model_check(
+        [base, head],
         "openai",
-        "--base-url",
         &url,
-        "--model",
         "m",
-        "--max-attempts",
-        "3",
-        "--no-embed",
-        // The calendar head's description shift fails by itself (check_semantic pins it); these
-        // tests are about the endpoint, so it is a warning here.
-        "--meaning-policy",
-        "review",
-        "--cache-dir",
-        cache.to_str().unwrap(),
-        "--json-out",
-        json_out.to_str().unwrap(),
-    ];
+        &[
+            "--max-attempts",
+            "3",
+            // The calendar head's description shift fails by itself (check_semantic pins it);
+            // these tests are about the endpoint, so it is a warning here.
+            "--meaning-policy",
+            "review",
+            "--cache-dir",
+            cache.to_str().unwrap(),
+            "--json-out",
+            json_out.to_str().unwrap(),
+        ],
+    );
     args.extend_from_slice(extra);
     let run = cli::driftgate(&args).envs(env.iter().copied()).run();
     let text = std::fs::read_to_string(&json_out)
@@ -542,32 +535,24 @@ fn the_api_key_never_appears_even_when_the_server_echoes_it() {
     let url = fake.base_url();
     let mut outputs = Vec::new();
     for format in ["terminal", "json"] {
-        let run = cli::driftgate([
-            "check",
-            "--base",
-            BASE,
-            "--head",
-            HEAD,
-            "--suite",
-            SUITE,
-            "--router",
+        let run = cli::driftgate(calendar::model_check(
+            [BASE, HEAD],
             "openai",
-            "--base-url",
             &url,
-            "--model",
             "m",
-            "--api-key-env",
-            "MY_KEY",
-            "--max-attempts",
-            "2",
-            "--no-embed",
-            "--format",
-            format,
-            "--cache-dir",
-            cache.to_str().unwrap(),
-            "--json-out",
-            json_out.to_str().unwrap(),
-        ])
+            &[
+                "--api-key-env",
+                "MY_KEY",
+                "--max-attempts",
+                "2",
+                "--format",
+                format,
+                "--cache-dir",
+                cache.to_str().unwrap(),
+                "--json-out",
+                json_out.to_str().unwrap(),
+            ],
+        ))
         // The default variable holds something else: --api-key-env must win.
         .envs([("MY_KEY", KEY), ("OPENAI_API_KEY", "sk-not-this-one")])
         .run();
@@ -788,28 +773,20 @@ fn plan_counts_requests_tokens_and_cost_without_sending() {
     let cache = dir.path().join("cache");
     let url = fake.base_url();
     let args = |plan: bool| {
-        let mut a = vec![
-            "check",
-            "--base",
-            BASE,
-            "--head",
-            HEAD,
-            "--suite",
-            SUITE,
-            "--router",
+        let mut a = calendar::model_check(
+            [BASE, HEAD],
             "openai",
-            "--base-url",
             &url,
-            "--model",
             "gpt-4o-mini",
-            "--no-embed",
-            "--cache-dir",
-            cache.to_str().unwrap(),
-            "--price-input",
-            "0.15",
-            "--price-output",
-            "0.60",
-        ];
+            &[
+                "--cache-dir",
+                cache.to_str().unwrap(),
+                "--price-input",
+                "0.15",
+                "--price-output",
+                "0.60",
+            ],
+        );
         if plan {
             a.extend(["--plan", "--format", "json"]);
         }

@@ -6,7 +6,7 @@ use std::process::{Command, Stdio};
 use driftgate::embed::cosine;
 use ndarray::ArrayView1;
 
-use crate::support::cli;
+use crate::support::{calendar, cli};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/embeddings");
 
@@ -122,20 +122,12 @@ fn json_lines_keep_a_text_with_line_breaks_whole() {
 fn check_writes_the_distinct_texts_it_embedded() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("texts.jsonl");
-    let cal = |f: &str| format!("{}/examples/calendar/{f}", env!("CARGO_MANIFEST_DIR"));
-    let out = cli::driftgate([
-        "check",
-        "--base",
-        &cal("tools.base.json"),
-        "--head",
-        &cal("tools.head.json"),
-        "--suite",
-        &cal("suite.yaml"),
+    let out = cli::driftgate(calendar::check_from_anywhere(&[
         "--no-cache",
         "--verbose",
         "--embedded-texts",
         file.to_str().unwrap(),
-    ])
+    ]))
     .run();
     assert_eq!(out.code, 1, "{}", out.stderr);
     let texts: Vec<String> = std::fs::read_to_string(&file)

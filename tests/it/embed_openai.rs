@@ -285,15 +285,7 @@ async fn a_check_whose_embedder_keeps_failing_is_incomplete_never_a_pass() {
     let (base, fake) = server(vec![unavailable]);
     let out_dir = tempfile::tempdir().unwrap();
     let report = out_dir.path().join("report.json");
-    let cal = |f: &str| format!("{}/examples/calendar/{f}", env!("CARGO_MANIFEST_DIR"));
-    let args = [
-        "check",
-        "--base",
-        &cal("tools.base.json"),
-        "--head",
-        &cal("tools.head.json"),
-        "--suite",
-        &cal("suite.yaml"),
+    let args = crate::support::calendar::check_from_anywhere(&[
         "--no-cache",
         "--embedder",
         "openai",
@@ -305,7 +297,8 @@ async fn a_check_whose_embedder_keeps_failing_is_incomplete_never_a_pass() {
         "json",
         "--output",
         report.to_str().unwrap(),
-    ];
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let out = driftgate(&args, &[], "").await;
     let stderr = &out.stderr;
     assert_eq!(out.code, 3, "{stderr}");

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use driftgate::embed::{Embedder, MiniLm};
-use driftgate::lint::{self, Level, Lint, LintOptions, LintSection};
+use driftgate::lint::{self, Level, Lint, LintDelta, LintOptions, LintSection};
 use driftgate::report::render;
 use driftgate::source::parse_text;
 use driftgate::tools::ToolSet;
@@ -293,8 +293,6 @@ fn check_reports_only_what_a_real_release_introduced() {
         .unwrap();
     let introduced: Vec<(String, Vec<String>)> = s
         .introduced
-        .as_ref()
-        .unwrap()
         .iter()
         .map(|f| (f.rule.to_string(), f.tools.clone()))
         .collect();
@@ -311,12 +309,12 @@ fn check_reports_only_what_a_real_release_introduced() {
         ]
     );
     assert!(
-        s.introduced.as_ref().unwrap()[0]
+        s.introduced[0]
             .message
             .starts_with("this PR makes `read_file` and `read_text_file` confusable (score 0.63")
     );
     // list_directory / list_directory_with_sizes was already there: not the PR's doing.
-    assert_eq!(s.fixed.as_ref().unwrap().len(), 0);
+    assert_eq!(s.fixed.len(), 0);
     // The other way round, the same three are what the PR fixed.
     let back = driftgate::diff::diff(&head, &base);
     let s = rt
@@ -329,13 +327,9 @@ fn check_reports_only_what_a_real_release_introduced() {
         ))
         .unwrap()
         .unwrap();
-    assert_eq!(s.introduced.as_ref().unwrap().len(), 0);
-    assert_eq!(s.fixed.as_ref().unwrap().len(), 3);
-    assert!(
-        s.fixed.as_ref().unwrap()[0]
-            .message
-            .contains("distinguishable")
-    );
+    assert_eq!(s.introduced.len(), 0);
+    assert_eq!(s.fixed.len(), 3);
+    assert!(s.fixed[0].message.contains("distinguishable"));
 }
 
 #[test]
@@ -355,14 +349,11 @@ fn renamed_tools_carry_their_findings_across() {
     assert_eq!(b.pairs.flagged().count(), 1);
     assert_eq!(h.pairs.flagged().count(), 1);
     let renames = BTreeMap::from([("read_text_file".to_string(), "read_txt_file".to_string())]);
-    let s = LintSection::delta(&b, &h, &renames);
-    assert!(s.is_empty_delta(), "{s:?}");
+    let s = LintDelta::between(&b, &h, &renames);
+    assert!(s.is_empty(), "{s:?}");
     // Without the rename, the same pair reads as fixed and introduced.
-    let s = LintSection::delta(&b, &h, &BTreeMap::new());
-    assert_eq!(
-        (s.introduced.unwrap().len(), s.fixed.unwrap().len()),
-        (1, 1)
-    );
+    let s = LintDelta::between(&b, &h, &BTreeMap::new());
+    assert_eq!((s.introduced.len(), s.fixed.len()), (1, 1));
 }
 
 /// One row per server: its latest release, and over all releases the hard gates hit. The header

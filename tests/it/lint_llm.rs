@@ -910,34 +910,26 @@ fn check_lint_llm_needs_a_model() {
 
 #[test]
 fn check_plan_counts_the_grading_requests_lint_llm_would_send() {
-    use crate::check_faults::{BASE, HEAD, SUITE};
+    use crate::support::calendar::{self, BASE, HEAD};
     let fake = calendar_grader(false);
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("cache");
     let url = fake.base_url();
     let plan = || -> Value {
-        let (code, out, err) = cli::driftgate([
-            "check",
-            "--base",
-            BASE,
-            "--head",
-            HEAD,
-            "--suite",
-            SUITE,
-            "--router",
+        let (code, out, err) = cli::driftgate(calendar::model_check(
+            [BASE, HEAD],
             "openai",
-            "--base-url",
             &url,
-            "--model",
             "m",
-            "--no-embed",
-            "--lint-llm",
-            "--plan",
-            "--format",
-            "json",
-            "--cache-dir",
-            cache.to_str().unwrap(),
-        ])
+            &[
+                "--lint-llm",
+                "--plan",
+                "--format",
+                "json",
+                "--cache-dir",
+                cache.to_str().unwrap(),
+            ],
+        ))
         .run()
         .parts();
         assert_eq!(code, 0, "{err}");

@@ -99,6 +99,24 @@ fn expected_openai_tools() -> Value {
     ])
 }
 
+/// The call both providers' `tool_call`/`tool_use` fixtures answer with.
+fn settings_call() -> Answer {
+    Answer::Call {
+        name: "read_text_file".into(),
+        arguments: Some(json!({"path": "config/settings.yaml"})),
+        raw_arguments: r#"{"path":"config/settings.yaml"}"#.into(),
+        others: Vec::new(),
+    }
+}
+
+fn usage(input_tokens: u64, output_tokens: u64) -> Option<Usage> {
+    Some(Usage {
+        input_tokens,
+        output_tokens,
+        ..Usage::default()
+    })
+}
+
 fn message_of(e: &Failure) -> &str {
     match e {
         Failure::Transient { message, .. } | Failure::Fatal(message) => message,
@@ -115,23 +133,8 @@ async fn openai_sends_the_exact_body_and_reads_the_tool_call() {
         .route(&request("You pick tools.", ToolChoice::Required))
         .await
         .unwrap();
-    assert_eq!(
-        resp.answer,
-        Answer::Call {
-            name: "read_text_file".into(),
-            arguments: Some(json!({"path": "config/settings.yaml"})),
-            raw_arguments: r#"{"path":"config/settings.yaml"}"#.into(),
-            others: Vec::new(),
-        }
-    );
-    assert_eq!(
-        resp.usage,
-        Some(Usage {
-            input_tokens: 412,
-            output_tokens: 19,
-            ..Usage::default()
-        })
-    );
+    assert_eq!(resp.answer, settings_call());
+    assert_eq!(resp.usage, usage(412, 19));
 
     let seen = fake.requests();
     assert_eq!(seen.len(), 1);
@@ -500,23 +503,8 @@ async fn anthropic_sends_the_exact_body_and_reads_the_tool_use_block() {
         .route(&request("You pick tools.", ToolChoice::Required))
         .await
         .unwrap();
-    assert_eq!(
-        resp.answer,
-        Answer::Call {
-            name: "read_text_file".into(),
-            arguments: Some(json!({"path": "config/settings.yaml"})),
-            raw_arguments: r#"{"path":"config/settings.yaml"}"#.into(),
-            others: Vec::new(),
-        }
-    );
-    assert_eq!(
-        resp.usage,
-        Some(Usage {
-            input_tokens: 1187,
-            output_tokens: 71,
-            ..Usage::default()
-        })
-    );
+    assert_eq!(resp.answer, settings_call());
+    assert_eq!(resp.usage, usage(1187, 71));
     let r = &fake.requests()[0];
     assert_eq!(
         (r.method.as_str(), r.target.as_str()),

@@ -11,7 +11,7 @@ use crate::app::{config, output, settings, sides};
 use crate::choice::Choice;
 use crate::error::{Error, Result, exit};
 use crate::job;
-use crate::job::stress::StressInputs;
+use crate::job::stress::{StressInputs, StressPlan};
 use crate::report::render::Options;
 use crate::report::stress::ParaphraseInfo;
 use crate::route::Router;
@@ -133,10 +133,12 @@ pub async fn run(a: StressArgs) -> Result<i32> {
     let report = job::stress::stress(
         StressInputs {
             loaded: &loaded,
-            suite: &suite,
-            packs: &packs,
-            perturbations: &perturbations,
-            only: &a.only,
+            plan: StressPlan {
+                suite: &suite,
+                packs: &packs,
+                perturbations: &perturbations,
+                only: &a.only,
+            },
             router: router.as_ref(),
             cache: &cache,
             config: &rcfg,

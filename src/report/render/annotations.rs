@@ -180,7 +180,7 @@ pub fn render(report: &Report) -> String {
 pub fn lint(report: &LintReport) -> String {
     let lines = &report.tools.lines;
     let mut entries = scan_entries(&report.scan, report.scan_fail_on, lines);
-    for f in report.lint.findings.as_deref().unwrap_or_default() {
+    for f in &report.lint.findings {
         let level = match f.level {
             LintLevel::Error | LintLevel::Warning if report.strict => Level::Error,
             LintLevel::Error | LintLevel::Warning => Level::Warning,

@@ -264,8 +264,7 @@ pub fn render(report: &Report) -> String {
     }
     // Lint: only what the PR introduced (what it fixed is not a result).
     if let Some(l) = &report.lint {
-        let introduced = l.introduced.as_deref().unwrap_or_default();
-        results.extend(lint_results(introduced, file, lines));
+        results.extend(lint_results(&l.introduced, file, lines));
     }
     document(
         &report.driftgate_version,
@@ -281,8 +280,7 @@ pub fn lint(report: &LintReport) -> String {
     let lines = &report.tools.lines;
     let mut results = scan_results(&report.scan, file, lines);
     results.extend(unmeasured(&report.verdict, file));
-    let findings = report.lint.findings.as_deref().unwrap_or_default();
-    results.extend(lint_results(findings, file, lines));
+    results.extend(lint_results(&report.lint.findings, file, lines));
     document(&report.driftgate_version, &report.verdict, "lint", results)
 }
 

@@ -1,21 +1,47 @@
-//! The lint section of the HTML page: the findings table and, for a confusable pair, its map.
+//! Lint in the HTML page: `lint`'s findings, coherence and pair map; `check`'s delta.
 
 use std::fmt::Write;
 
 use super::{MAX_AXIS, chart, code, figure, num, table};
 use crate::report::escape::html;
 
+/// `lint`'s page body: every finding, the server's coherence, the pair map.
 pub(super) fn section(l: &crate::lint::LintSection, b: &mut String) {
-    let findings = l
-        .findings
-        .as_deref()
-        .or(l.introduced.as_deref())
-        .unwrap_or_default();
-    let title = if l.findings.is_some() {
-        "Lint findings"
-    } else {
-        "Lint findings this change introduced"
-    };
+    findings("Lint findings", &l.findings, b);
+    let c = &l.coherence;
+    let _ = writeln!(
+        b,
+        "<h2>Server coherence ({}): {:.1}, tier {}</h2>",
+        html(&c.source, false),
+        c.score,
+        c.tier
+    );
+    let rows: Vec<Vec<String>> = c
+        .dimensions()
+        .into_iter()
+        .map(|(name, d)| vec![code(name), num(d.score), html(&d.justification, false)])
+        .collect();
+    b.push_str(&table(None, &["dimension", "grade", "why"], &rows));
+    if let Some(s) = &c.summary {
+        let _ = writeln!(b, "<p>{}</p>", html(s, false));
+    }
+    pair_map(&l.pairs, b);
+}
+
+/// `check`'s lint section: what the change introduced, and the scores it moved.
+pub(super) fn delta(l: &crate::lint::LintDelta, b: &mut String) {
+    findings("Lint findings this change introduced", &l.introduced, b);
+    if !l.score_changes.is_empty() {
+        let _ = writeln!(b, "<h2>Scores this change moved</h2>\n<ul>");
+        for c in &l.score_changes {
+            let _ = writeln!(b, "<li>{}</li>", html(&c.message, false));
+        }
+        b.push_str("</ul>\n");
+    }
+}
+
+/// A findings table under `title` and its count.
+fn findings(title: &str, findings: &[crate::lint::Finding], b: &mut String) {
     let _ = writeln!(b, "<h2>{title} ({})</h2>", findings.len());
     let rows: Vec<Vec<String>> = findings
         .iter()
@@ -34,35 +60,6 @@ pub(super) fn section(l: &crate::lint::LintSection, b: &mut String) {
         .collect();
     if !rows.is_empty() {
         b.push_str(&table(None, &["level", "rule", "tools", "message"], &rows));
-    }
-    if let Some(c) = &l.coherence {
-        let _ = writeln!(
-            b,
-            "<h2>Server coherence ({}): {:.1}, tier {}</h2>",
-            html(&c.source, false),
-            c.score,
-            c.tier
-        );
-        let rows: Vec<Vec<String>> = c
-            .dimensions()
-            .into_iter()
-            .map(|(name, d)| vec![code(name), num(d.score), html(&d.justification, false)])
-            .collect();
-        b.push_str(&table(None, &["dimension", "grade", "why"], &rows));
-        if let Some(s) = &c.summary {
-            let _ = writeln!(b, "<p>{}</p>", html(s, false));
-        }
-    }
-    let changes = l.score_changes.as_deref().unwrap_or_default();
-    if !changes.is_empty() {
-        let _ = writeln!(b, "<h2>Scores this change moved</h2>\n<ul>");
-        for c in changes {
-            let _ = writeln!(b, "<li>{}</li>", html(&c.message, false));
-        }
-        b.push_str("</ul>\n");
-    }
-    if let Some(p) = &l.pairs {
-        pair_map(p, b);
     }
 }
 

@@ -220,7 +220,7 @@ pub fn render(report: &Report) -> String {
     changed_tools(&rows, &mut b);
     text_diffs(&rows, &mut b);
     if let Some(l) = &report.lint {
-        lint::section(l, &mut b);
+        lint::delta(l, &mut b);
     }
     if !report.notes.is_empty() {
         b.push_str("<h2>Notes</h2>\n<ul class=\"notes\">\n");

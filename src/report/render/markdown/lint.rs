@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use super::{Options, Rank, assemble, footer_end, head, scan};
-use crate::lint::{Finding, LintSection};
+use crate::lint::{Finding, LintDelta};
 use crate::report::escape::md_code;
 use crate::report::lint::LintReport;
 
@@ -24,9 +24,8 @@ pub(super) fn document(report: &LintReport, opts: &Options) -> String {
             .into_iter()
             .map(|b| (Rank::Verdict, b)),
     );
-    let findings = report.lint.findings.as_deref().unwrap_or_default();
-    let table =
-        table("Lint findings", findings).unwrap_or_else(|| "No lint findings.\n".to_string());
+    let table = table("Lint findings", &report.lint.findings)
+        .unwrap_or_else(|| "No lint findings.\n".to_string());
     blocks.push((Rank::Evidence, table));
     let footer = footer_end(format!("<sub>driftgate {}", report.driftgate_version), opts);
     assemble(blocks, footer, opts)
@@ -34,17 +33,11 @@ pub(super) fn document(report: &LintReport, opts: &Options) -> String {
 
 /// `check`: what the PR introduced or fixed ("this PR makes `read_file` and `read_text_file`
 /// confusable"), and the scores it moved.
-pub(super) fn delta(l: &LintSection) -> Vec<String> {
+pub(super) fn delta(l: &LintDelta) -> Vec<String> {
     [
-        table(
-            "Lint: introduced by this PR",
-            l.introduced.as_deref().unwrap_or_default(),
-        ),
-        table(
-            "Lint: fixed by this PR",
-            l.fixed.as_deref().unwrap_or_default(),
-        ),
-        score_changes(l.score_changes.as_deref().unwrap_or_default()),
+        table("Lint: introduced by this PR", &l.introduced),
+        table("Lint: fixed by this PR", &l.fixed),
+        score_changes(&l.score_changes),
     ]
     .into_iter()
     .flatten()

@@ -100,17 +100,16 @@ pub(super) fn render(report: &LintReport, p: &Paint) -> String {
         cell(&report.tools.source, 80),
         report.tools.tool_count
     );
-    if let Some(x) = &l.pairs {
-        let _ = write!(
-            line,
-            " · {} pairs: {} dropped by the schema gate, {} vetoed, {} scored · threshold {:.2}",
-            x.total_pairs,
-            x.dropped_by_gate,
-            x.vetoed,
-            x.scored.len(),
-            x.weights.threshold
-        );
-    }
+    let x = &l.pairs;
+    let _ = write!(
+        line,
+        " · {} pairs: {} dropped by the schema gate, {} vetoed, {} scored · threshold {:.2}",
+        x.total_pairs,
+        x.dropped_by_gate,
+        x.vetoed,
+        x.scored.len(),
+        x.weights.threshold
+    );
     let _ = write!(
         line,
         " · {}",
@@ -120,20 +119,16 @@ pub(super) fn render(report: &LintReport, p: &Paint) -> String {
     );
     let _ = writeln!(out, "{line}");
     scan_section(&report.scan, "Injection scan", p, &mut out);
-    let list = l.findings.as_deref().unwrap_or_default();
+    let list = &l.findings;
     if list.is_empty() {
         let _ = writeln!(out, "\nNo lint findings.");
     } else {
         out.push('\n');
         findings(p, list, "", false, &mut out);
     }
-    if let Some(tools) = &l.tools {
-        quality(tools, &mut out);
-    }
+    quality(&l.tools, &mut out);
     shadowing(l, &mut out);
-    if let Some(c) = &l.coherence {
-        coherence(c, &mut out);
-    }
+    coherence(&l.coherence, &mut out);
     if let Some(m) = &l.llm {
         model_scores(m, p, &mut out);
     }
@@ -186,8 +181,8 @@ fn quality(tools: &[crate::lint::ToolQuality], out: &mut String) {
 
 /// Shadowing risks found, and candidates the purpose check rejected.
 fn shadowing(l: &crate::lint::LintSection, out: &mut String) {
-    let found = l.shadowing_risks.as_deref().unwrap_or_default();
-    let rejected = l.shadowing_rejected.as_deref().unwrap_or_default();
+    let found = &l.shadowing_risks;
+    let rejected = &l.shadowing_rejected;
     let lines = found
         .iter()
         .map(|r| ("shadowing risk", "may lose to its cheap sibling", r))

@@ -722,9 +722,9 @@ fn lint_delta(report: &Report, p: &Paint, out: &mut String) {
         ("introduced by this PR", &l.introduced, "1;33"),
         ("fixed by this PR", &l.fixed, "1;32"),
     ] {
-        let Some(list) = list.as_deref().filter(|x| !x.is_empty()) else {
+        if list.is_empty() {
             continue;
-        };
+        }
         let _ = writeln!(
             out,
             "\n{} {}",
@@ -733,9 +733,9 @@ fn lint_delta(report: &Report, p: &Paint, out: &mut String) {
         );
         lint::findings(p, list, "  ", true, out);
     }
-    if let Some(c) = l.score_changes.as_deref().filter(|x| !x.is_empty()) {
+    if !l.score_changes.is_empty() {
         let _ = writeln!(out, "\nLint scores this PR moved:");
-        for x in c {
+        for x in &l.score_changes {
             let _ = writeln!(out, "  {}", cell(&x.message, 300));
         }
     }
