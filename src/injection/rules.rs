@@ -718,6 +718,10 @@ pub static TEXT_RULES: LazyLock<Vec<TextRule>> = LazyLock::new(|| {
                     r"\b(?:important\s+)?note\s+(?:to|for)\s+(?:the\s+)?(?:assistant|ai|agent|model|llm|reviewer\s+agent)\b|-{2,}\s*end\s+(?:of\s+)?(?:the\s+)?(?:tool\s+)?description\s*-{2,}",
                 ),
                 pat(r"<<\s*/?\s*sys\s*>>|<\|\s*(?:im_start|im_end|system|endoftext)\s*\|>"),
+                // An HTML comment addressed to the model: hidden wherever the text is rendered.
+                pat(
+                    r"<!--\s*(?:system|note\s+(?:to|for)\s+(?:the\s+)?(?:ai|assistant|agent|reviewer|model)|new\s+instructions?|copilot|claude|assistant|ai|agent|llm|gpt)\b",
+                ),
             ],
         ),
         TextRule::new(
@@ -755,6 +759,21 @@ pub static TEXT_RULES: LazyLock<Vec<TextRule>> = LazyLock::new(|| {
                 ),
                 pat(
                     r"\bdo\s+not\s+follow\s+(?:the|any|your)\s+(?:previous|prior|original|system)\s+(?:instructions|rules|prompt)",
+                ),
+                // The same demand with a word between ("ignore the previous review
+                // instructions"), a mandate to obey what follows, a task held hostage, and a
+                // trigger read from the conversation.
+                pat(
+                    r"\b(?:ignore|disregard|forget)\s+(?:all\s+)?(?:the\s+|your\s+|any\s+)?(?:previous|prior|above|earlier|preceding)\s+(?:[\w-]+\s+){1,2}(?:instructions|rules|prompts?|directions|guidelines|directives)\b",
+                ),
+                pat(
+                    r"\b(?:strictly|must|mandatory:?)\s+(?:adhere\s+to|obey|comply\s+with)\s+(?:the\s+)?following\s+(?:instructions?|directives?|commands?)\b",
+                ),
+                pat(
+                    r"\bbefore\s+you\s+can\s+(?:solve|complete|answer|continue|proceed|start|do|finish)\b",
+                ),
+                pat(
+                    r"\b(?:must|should|shall)\s+(?:always\s+)?be\s+(?:consulted|called|invoked|used|triggered)\s+(?:if|when|whenever)\b[^.\n]{0,100}\b(?:appears?|is\s+mentioned)\s+(?:anywhere\s+)?in\s+(?:the\s+)?(?:conversation|chat|history|messages?|context)",
                 ),
                 // The same demand in the languages attackers switch to.
                 pat(
@@ -852,6 +871,11 @@ pub static TEXT_RULES: LazyLock<Vec<TextRule>> = LazyLock::new(|| {
                 ),
                 pat(
                     r"\bpass\s+(?:any\s+)?(?:private|personal|sensitive|secret|confidential)\s+(?:information|data|info|details)\b",
+                ),
+                // The conversation so far, asked for in a parameter ("add all previous
+                // exchanges … in the notes field").
+                pat(
+                    r"\b(?:add|include|put|insert|copy|paste|append|write|record|place)\s+(?:\w+\s+){0,2}(?:previous|prior|past)\s+(?:exchanges|messages|conversation|turns|interactions)\b[^.\n]{0,80}\b(?:in|into|to)\s+(?:the\s+)?[\w-]+\s+(?:field|parameter|argument)\b",
                 ),
             ],
         ),
@@ -962,6 +986,14 @@ pub static TEXT_RULES: LazyLock<Vec<TextRule>> = LazyLock::new(|| {
                 ),
                 pat(
                     r"&&\s*echo\s+['\x22]|\$\((?:whoami|id|curl|wget)\b|\b(?:whoami|echo\s+\$\w+)\s*(?:&&|;|\|)",
+                ),
+                // A package runner made a precondition ("you must run npx @x/fix before
+                // continuing"): whatever the package does runs with the user's rights.
+                pat(
+                    r"\b(?:must|required|mandatory)\b[^.\n]{0,80}\b(?:run|execute)\b\s*:?\s*(?:npx|uvx|bunx|pnpm\s+dlx|npm\s+exec)\s|\b(?:run|execute)\b\s*:?\s*(?:npx|uvx|bunx)\s+(?:-y\s+|--yes\s+)?@?[\w./-]+[^.\n]{0,40}\b(?:before\s+continuing|to\s+resolve\s+this)",
+                ),
+                pat(
+                    r"\b(?:execute|run|perform|complete)\s+(?:the\s+)?following\s+(?:required\s+|mandatory\s+)?(?:initiali[sz]ation|diagnostic)\s+steps?\b|\b(?:required|mandatory)\s+(?:initiali[sz]ation|diagnostic)\s+step\b",
                 ),
             ],
         )

@@ -367,7 +367,8 @@ fn safetybench(
 }
 
 /// One ATR test string as a tool of its own.
-fn atr_tool(case: &Value) -> Option<Value> {
+/// The test case as a tool, and which of ATR's fields the text came from.
+fn atr_tool(case: &Value) -> Option<(&'static str, Value)> {
     let text = |v: &Value| match v {
         Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -380,13 +381,15 @@ fn atr_tool(case: &Value) -> Option<Value> {
         "tool_args",
     ] {
         if let Some(v) = case.get(key) {
-            return Some(json!({"name": "atr_case", "description": text(v),
-                               "inputSchema": {"type": "object", "properties": {}}}));
+            let tool = json!({"name": "atr_case", "description": text(v),
+                              "inputSchema": {"type": "object", "properties": {}}});
+            return Some((key, tool));
         }
     }
     case.get("tool_name").map(|n| {
-        json!({"name": text(n), "description": "Runs the task.",
-               "inputSchema": {"type": "object", "properties": {}}})
+        let tool = json!({"name": text(n), "description": "Runs the task.",
+                          "inputSchema": {"type": "object", "properties": {}}});
+        ("tool_name", tool)
     })
 }
 
@@ -415,6 +418,9 @@ pub(super) struct AtrCase {
     /// `tp`, `tn` or `evasion`.
     pub kind: &'static str,
     pub held_out: bool,
+    /// ATR's field the text came from: `tool_description`, `input`, `tool_response`,
+    /// `content`, `tool_args` or `tool_name`.
+    pub field: &'static str,
     pub tool: Value,
 }
 
@@ -451,12 +457,13 @@ pub(super) fn atr_cases(ctx: &Ctx, dir: &Path) -> Result<Vec<AtrCase>> {
         ];
         for (kind, cases) in groups {
             for case in cases.as_array().into_iter().flatten() {
-                if let Some(tool) = atr_tool(case) {
+                if let Some((field, tool)) = atr_tool(case) {
                     out.push(AtrCase {
                         rule: id.clone(),
                         category: category.clone(),
                         kind,
                         held_out,
+                        field,
                         tool,
                     });
                 }
@@ -474,6 +481,8 @@ fn atr(
 ) -> Result<(String, Vec<(&'static str, Rate)>)> {
     // (category, held out) → [true positives, true negatives, evasions]
     let mut by: BTreeMap<(String, bool), [Tally; 3]> = BTreeMap::new();
+    // (ATR's field, held out) → the same
+    let mut by_field: BTreeMap<(&str, bool), [Tally; 3]> = BTreeMap::new();
     for c in atr_cases(ctx, dir)? {
         let level = scan_one(&c.tool);
         let i = ["tp", "tn", "evasion"]
@@ -481,6 +490,7 @@ fn atr(
             .position(|k| *k == c.kind)
             .unwrap_or(2);
         by.entry((c.category.clone(), c.held_out)).or_default()[i].add(level);
+        by_field.entry((c.field, c.held_out)).or_default()[i].add(level);
         if c.kind != "evasion" {
             items.push(Item {
                 group: if c.kind == "tp" { "atr-tp" } else { "atr-tn" },
@@ -493,7 +503,7 @@ fn atr(
         }
         rows.push(
             json!({"source": "atr", "rule": c.rule, "category": c.category,
-                         "kind": c.kind, "held_out": c.held_out,
+                         "kind": c.kind, "held_out": c.held_out, "field": c.field,
                          "level": level.map(Level::as_str)}),
         );
     }
@@ -521,6 +531,18 @@ fn atr(
     for (held_out, [tp, tn, ev]) in &total {
         md.push_str(&atr_row("**all**", *held_out, [tp, tn, ev]));
     }
+    md.push_str(
+        "\nThe same strings by the field ATR gives them in: a `tool_description` is what the scan \
+         reads in a pull request; `input` (a user's or another agent's message), `tool_response`, \
+         `tool_args` and `content` are traffic, where many of ATR's true positives are payloads \
+         (SQL, SSRF addresses, shell in arguments, CVE write-ups) rather than instructions an \
+         agent reads in a definition.\n\n\
+         | field | half | true positives flagged | true positives high | true negatives \
+         flagged | true negatives high | evasions flagged |\n|---|---|---|---|---|---|---|\n",
+    );
+    for ((field, held_out), [tp, tn, ev]) in &by_field {
+        md.push_str(&atr_row(&format!("`{field}`"), *held_out, [tp, tn, ev]));
+    }
     md.push('\n');
     let get = |cat: &str, held: bool| {
         by.get(&(cat.to_string(), held))
@@ -532,6 +554,16 @@ fn atr(
         flagged: a.flagged + b.flagged,
         high: a.high + b.high,
     };
+    let described = sum(
+        by_field
+            .get(&("tool_description", true))
+            .copied()
+            .unwrap_or_default()[0],
+        by_field
+            .get(&("tool_description", false))
+            .copied()
+            .unwrap_or_default()[0],
+    );
     let tool_held = get("tool-poisoning", true);
     let tool_seen = get("tool-poisoning", false);
     let tn_all = sum(
@@ -554,6 +586,10 @@ fn atr(
                 sum(tool_held[1], tool_seen[1]).high(),
             ),
             ("atr true negatives high", tn_all.high()),
+            (
+                "atr tool_description true positives flagged",
+                described.flagged(),
+            ),
         ],
     ))
 }
