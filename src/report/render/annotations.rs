@@ -3,11 +3,10 @@
 //! notice, `::notice` for the rest. GitHub shows at most 10 of each kind per step, so each kind is
 //! capped at 10, most severe first, and the last slot says how many were left out.
 
+use std::collections::BTreeMap;
 use std::fmt::Write;
 
 use crate::diff::Severity;
-use std::collections::BTreeMap;
-
 use crate::injection::{FailOn, ScanSection};
 use crate::lint::Level as LintLevel;
 use crate::report::Report;
