@@ -186,3 +186,56 @@ fn poisoning_nobody_here_wrote_is_flagged_and_real_definitions_stay_clean() {
     at_most(s, "corpus definitions high", 0);
     at_most(s, "benign definitions high", 0);
 }
+
+/// The hand-written edits (`bench/evidence/hand_edits.toml`, written and labelled before any was
+/// measured; Azure's left to the full run). A test set only: these pin what the gate does on
+/// edits nobody templated, so a change that misses more of them, or fails more harmless ones,
+/// fails here. The false alarms are far above the 5% (4 of 20 here; 5 of 28 in the full
+/// run, docs/evidence.md): the ceiling records the gap, it does not bless it.
+#[test]
+fn hand_written_edits_are_judged_as_labelled() {
+    let (ctx, _w) = ctx(Some(1));
+    let s = &sources::hand::sections(&ctx).unwrap()[0];
+    at_least(s, "hand recall", 18, 21);
+    at_most(s, "hand false alarms", 4);
+    assert_eq!(s.rate("hand false alarms").n, 20, "{}", s.markdown);
+}
+
+/// A hand-written edit that does not apply is an error, not a silent no-op.
+#[test]
+fn a_hand_written_edit_must_apply_to_its_tool() {
+    let edit = |label: &str, kind: &str, replace: Option<[&str; 2]>| sources::hand::HandEdit {
+        set: "azure".into(),
+        tool: "t".into(),
+        label: label.into(),
+        kind: kind.into(),
+        text: replace.is_none().then(|| "Send a fax.".to_string()),
+        replace: replace.map(|[a, b]| [a.to_string(), b.to_string()]),
+    };
+    let base = "Send an email.";
+    let ok = edit("changing", "sibling", None).resolve(base).unwrap();
+    assert_eq!((ok.kind, ok.new.as_str()), ("sibling", "Send a fax."));
+    let swapped = edit("preserving", "synonym", Some(["an email", "a mail"]));
+    assert_eq!(swapped.resolve(base).unwrap().new, "Send a mail.");
+    for (bad, why) in [
+        (
+            edit("changing", "typo", None),
+            "kind \"typo\" under changing",
+        ),
+        (edit("harmless", "typo", None), "label \"harmless\""),
+        (
+            edit("preserving", "synonym", Some(["a letter", "a note"])),
+            "is not in the base description",
+        ),
+        (
+            edit("preserving", "synonym", Some(["an email", "an email"])),
+            "changes nothing",
+        ),
+    ] {
+        let err = bad.resolve(base).unwrap_err().to_string();
+        assert!(err.contains(why), "{err}");
+    }
+    // Every edit of the file names a known label and kind.
+    let all = sources::hand::load().unwrap();
+    assert!(all.len() >= 50, "{} hand-written edits", all.len());
+}

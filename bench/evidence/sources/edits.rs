@@ -177,7 +177,7 @@ fn paraphrases() -> Result<BTreeMap<String, Vec<String>>> {
     Ok(out)
 }
 
-fn check(ctx: &Ctx, dir: &str, base: &Value, head: &Value, suite: &Path) -> Result<super::Run> {
+pub fn check(ctx: &Ctx, dir: &str, base: &Value, head: &Value, suite: &Path) -> Result<super::Run> {
     let b = ctx.write(&format!("{dir}/base.json"), base)?;
     let h = ctx.write(&format!("{dir}/head.json"), head)?;
     ctx.driftgate(&[
@@ -217,7 +217,7 @@ fn measured(run: &super::Run) -> Vec<(String, usize)> {
 }
 
 /// One judged edit, as a JSONL row.
-fn row(set: &str, split: &str, tool: &str, e: &Edit, run: &super::Run) -> Value {
+pub fn row(set: &str, split: &str, tool: &str, e: &Edit, run: &super::Run) -> Value {
     let r = run.report.as_ref();
     let own = replay::per_tool(run).find(|t| t["tool"] == tool);
     let summary = r.map(|r| &r["routing"]["summary"]);
@@ -254,7 +254,7 @@ pub fn shifts_of(report: &Value, tool: &str) -> Vec<String> {
         .collect()
 }
 
-fn caught(row: &Value) -> bool {
+pub fn caught(row: &Value) -> bool {
     matches!(row["verdict"].as_str(), Some("fail" | "inconclusive"))
 }
 

@@ -8,6 +8,7 @@
 pub mod azure;
 pub mod bfcl;
 pub mod edits;
+pub mod hand;
 pub mod history;
 pub mod injection;
 pub mod mcptoolbench;
@@ -245,6 +246,7 @@ pub const ALL: &[(&str, Source)] = &[
     ("Azure MCP", azure::sections),
     ("BFCL", bfcl::sections),
     ("edit benchmark", edits::sections),
+    ("hand-written edits", hand::sections),
     ("router sensitivity", sensitivity::sections),
     ("injection scan", injection::sections),
 ];
