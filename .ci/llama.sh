@@ -18,6 +18,8 @@
 #   DRIFTGATE_CACHE            cache root (default $HOME/.cache/driftgate); kept outside the work tree
 #   DRIFTGATE_LLAMA_RUN_DIR    pid/log/url files of the running server (default <repo>/target/llama-server)
 #   DRIFTGATE_LLAMA_THREADS    llama-server -t (default 1; results are deterministic per thread count)
+#   DRIFTGATE_LLAMA_SLOTS      llama-server -np, each slot with its own CTX-token context and prompt
+#                              cache (default 1)
 #   DRIFTGATE_BUILD_JOBS       parallel compile jobs for install (default: nproc)
 #   DRIFTGATE_LLAMA_URL        server URL for `smoke` (default: the one `start` recorded)
 set -euo pipefail
@@ -50,6 +52,7 @@ readonly PID_FILE=$RUN_DIR/llama-server.pid
 readonly URL_FILE=$RUN_DIR/llama-server.url
 readonly LOG_FILE=$RUN_DIR/llama-server.log
 readonly THREADS=${DRIFTGATE_LLAMA_THREADS:-1}
+readonly SLOTS=${DRIFTGATE_LLAMA_SLOTS:-1}
 
 msg() { printf 'llama.sh: %s\n' "$*" >&2; }
 die() {
@@ -253,7 +256,7 @@ launch() {
   nohup "$BIN" -m "$MODEL" --alias "$MODEL_ALIAS" --host 127.0.0.1 --port "$port" \
     --jinja --chat-template-file "$TEMPLATE" \
     --embeddings --pooling mean \
-    -c "$CTX" -np 1 -t "$THREADS" --seed "$SEED" --no-webui \
+    -c "$((CTX * SLOTS))" -np "$SLOTS" -t "$THREADS" --seed "$SEED" --no-webui \
     </dev/null >"$LOG_FILE" 2>&1 &
   pid=$!
   printf '%s\n' "$pid" >"$PID_FILE"

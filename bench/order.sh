@@ -5,14 +5,17 @@
 #   bench/order.sh      1. position balance, no router: where each case's expected tool sits
 #                          (quarters of its list) under shuffle and rotate, on the calendar, the
 #                          three bench suites and the shared server-filesystem suite, over 500 seeds
-#                       2. the llama.cpp server (Qwen2.5-Coder-0.5B, `-np 1`), the calendar suite
-#                          at base and head, shuffle then rotate, cold caches, one request in
-#                          flight: seconds per request and their ratio, accuracy by quarter
+#                       2. the llama.cpp server (Qwen2.5-Coder-0.5B), the calendar suite
+#                          at base and head, shuffle then rotate, cold caches, twice: one slot
+#                          and one request in flight (before), then four slots and four requests
+#                          in flight, one lane per rotation (after): seconds per request and their
+#                          ratios, accuracy by quarter
 #
 # Environment:
 #   BENCH_LLAMA          0 skips part 2 (default 1)
 #   BENCH_ORDER_CASES    cases of the calendar suite in part 2 (default 36: all)
-#   DRIFTGATE_LLAMA_URL  use this running server; otherwise .ci/llama.sh starts one (and stops it)
+#   DRIFTGATE_LLAMA_URL  use this running server (the one-slot run only); otherwise .ci/llama.sh
+#                        starts each (and stops it)
 #   DRIFTGATE_LLAMA_THREADS  llama-server -t when started here (default 1)
 set -euo pipefail
 
@@ -46,11 +49,50 @@ done
 
 [[ $LLAMA == 1 ]] || exit 0
 
-bench_llama
+# One server configuration: $1 slots (llama-server -np), $2 requests in flight. Prints the table and
+# leaves the two designs' seconds per request in $WORK/spr-$1 (shuffle, then rotate).
+llama_run() {
+  local slots=$1 c=$2 url dir=$WORK/llama-$1
+  if [[ -n ${DRIFTGATE_LLAMA_URL:-} ]]; then
+    url=$DRIFTGATE_LLAMA_URL
+  else
+    mkdir -p "$dir"
+    msg "starting llama-server with $slots slot(s)"
+    BENCH_LLAMA_DIRS+=("$dir")
+    url=$(DRIFTGATE_LLAMA_SLOTS=$slots DRIFTGATE_LLAMA_RUN_DIR=$dir bash .ci/llama.sh start)
+    url=${url#DRIFTGATE_LLAMA_URL=}
+  fi
+  echo
+  echo "== llama.cpp ($slots slot(s), $c request(s) in flight): calendar suite ($CASES cases), base then head"
+  echo
+  echo "| order | requests | wall s | s/request | base | head | flips | base right by quarter | errors |"
+  echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"
+  "$HELPER" replay "$url/v1" examples/calendar/suite.yaml examples/calendar/tools.base.json \
+    examples/calendar/tools.head.json "$CASES" "$c" | tee "$WORK/table-$slots"
+  awk -F'|' '/^\| (shuffle|rotate) /{ gsub(/ /, "", $5); print $5 }' "$WORK/table-$slots" >"$WORK/spr-$slots"
+  if [[ -z ${DRIFTGATE_LLAMA_URL:-} ]]; then
+    DRIFTGATE_LLAMA_RUN_DIR=$dir bash .ci/llama.sh stop || true
+  fi
+}
+BENCH_LLAMA_DIRS=()
+stop_all() {
+  local d
+  for d in "${BENCH_LLAMA_DIRS[@]+"${BENCH_LLAMA_DIRS[@]}"}"; do
+    DRIFTGATE_LLAMA_RUN_DIR=$d bash .ci/llama.sh stop >/dev/null 2>&1 || true
+  done
+  bench_cleanup
+}
+trap stop_all EXIT
+
+# Before: one slot, one request in flight (the server and client as CI ran them). After: a slot
+# per rotation and a request in flight per lane (`--concurrency` = `--rotations` = 4).
+llama_run 1 1
+[[ -n ${DRIFTGATE_LLAMA_URL:-} ]] && exit 0
+llama_run 4 4
+read -r -d '' before_shuffle before_rotate <"$WORK/spr-1" || true
+read -r -d '' after_shuffle after_rotate <"$WORK/spr-4" || true
 echo
-echo "== llama.cpp at $URL: calendar suite ($CASES cases), base then head, one request in flight"
-echo
-echo "| order | requests | wall s | s/request | base | head | flips | base right by quarter | errors |"
-echo "| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: |"
-"$HELPER" replay "$URL/v1" examples/calendar/suite.yaml examples/calendar/tools.base.json \
-  examples/calendar/tools.head.json "$CASES"
+awk -v bs="$before_shuffle" -v br="$before_rotate" -v as="$after_shuffle" -v ar="$after_rotate" 'BEGIN {
+  printf "seconds per request, shuffle on 1 slot ÷ rotate on 4 slots (before ÷ after): **%.2f×**\n", bs / ar
+  printf "same server, 4 slots: shuffle ÷ rotate %.2f×; 1 slot: shuffle ÷ rotate %.2f×\n", as / ar, bs / br
+}'

@@ -5,10 +5,10 @@
 //!     where each case's expected tool sits in its offered list (quarters of the list), under
 //!     --order shuffle and --order rotate: counts per quarter and Pearson's chi-square against
 //!     an even spread; no router, exact
-//! order_bench replay URL SUITE BASE HEAD [CASES]
+//! order_bench replay URL SUITE BASE HEAD [CASES [CONCURRENCY]]
 //!     the first CASES cases (default all) through the OpenAI-compatible server at URL, base then
-//!     head, once per design (shuffle first, then rotate), each with a cold cache and one request
-//!     in flight: seconds per request, accuracy by the expected tool's quarter, flips, and the
+//!     head, once per design (shuffle first, then rotate), each with a cold cache and CONCURRENCY
+//!     requests in flight (default 1; under rotate, one lane per rotation): seconds per request, accuracy by the expected tool's quarter, flips, and the
 //!     ratio of the two designs' seconds per request; the same verdict numbers either way is not
 //!     expected (the orders are different questions), the same position balance is
 //! ```
@@ -107,6 +107,7 @@ async fn replay(
     base: &str,
     head: &str,
     cases: usize,
+    concurrency: usize,
 ) -> Result<(), String> {
     let mut s: Suite = driftgate::suite::load(Path::new(suite)).map_err(|e| e.to_string())?;
     s.cases.truncate(cases);
@@ -127,7 +128,7 @@ async fn replay(
             },
             repeats: 1,
             first_repeat: 0,
-            concurrency: 1,
+            concurrency,
             seed: SEED,
             order,
             retry: Default::default(),
@@ -181,11 +182,12 @@ fn main() {
         ),
         ["replay", url, suite, base, head, rest @ ..] => {
             let cases = rest.first().and_then(|n| n.parse().ok()).unwrap_or(usize::MAX);
+            let concurrency = rest.get(1).and_then(|n| n.parse().ok()).unwrap_or(1);
             tokio::runtime::Runtime::new()
                 .map_err(|e| e.to_string())
-                .and_then(|rt| rt.block_on(replay(url, suite, base, head, cases)))
+                .and_then(|rt| rt.block_on(replay(url, suite, base, head, cases, concurrency)))
         }
-        _ => Err("usage: order_bench positions SUITE TOOLS [ROTATIONS] | replay URL SUITE BASE HEAD [CASES]".into()),
+        _ => Err("usage: order_bench positions SUITE TOOLS [ROTATIONS] | replay URL SUITE BASE HEAD [CASES [CONCURRENCY]]".into()),
     };
     if let Err(e) = r {
         eprintln!("order_bench: {e}");

@@ -1,7 +1,7 @@
 //! The evidence bench: driftgate measured on public data nobody on this project wrote.
 //!
 //!   cargo run --release --example evidence -- --driftgate BIN --external DIR --corpus DIR \
-//!       [--bfcl DIR] [--atr DIR] [--cisco DIR] [--out docs/evidence.md] [--limit N] [--only SOURCE]
+//!       [--bfcl DIR] [--atr DIR] [--cisco DIR] [--subschema PYTHON] [--out docs/evidence.md] [--limit N] [--only SOURCE]
 //!       [--cache DIR]
 //!
 //! `bench/evidence/run` fetches what comes from the registries (BFCL), builds the release binary
@@ -22,6 +22,7 @@ struct Args {
     bfcl: Option<PathBuf>,
     atr: Option<PathBuf>,
     cisco: Option<PathBuf>,
+    subschema: Option<PathBuf>,
     out: PathBuf,
     limit: Option<usize>,
     /// Only the sources whose name contains this (a partial run, for working on one source).
@@ -39,6 +40,7 @@ fn args() -> Result<Args> {
         bfcl: None,
         atr: None,
         cisco: None,
+        subschema: None,
         out: "docs/evidence.md".into(),
         limit: None,
         only: None,
@@ -55,6 +57,7 @@ fn args() -> Result<Args> {
             "--bfcl" => a.bfcl = Some(value()?.into()),
             "--atr" => a.atr = Some(value()?.into()),
             "--cisco" => a.cisco = Some(value()?.into()),
+            "--subschema" => a.subschema = Some(value()?.into()),
             "--out" => a.out = value()?.into(),
             "--limit" => a.limit = Some(value()?.parse()?),
             "--commit" => a.commit = value()?,
@@ -78,6 +81,7 @@ fn main() -> Result<()> {
         bfcl: a.bfcl.map(std::fs::canonicalize).transpose()?,
         atr: a.atr.map(std::fs::canonicalize).transpose()?,
         cisco: a.cisco.map(std::fs::canonicalize).transpose()?,
+        subschema: a.subschema,
         work: work.clone(),
         cache: a.cache,
         limit: a.limit,

@@ -237,7 +237,9 @@ pub struct RouterArgs {
     /// --order rotate: how many rotations of the tool order the cases are spread over [default: 4].
     #[arg(long, value_name = "K")]
     pub rotations: Option<u32>,
-    /// Requests in flight at once [default: 4].
+    /// Requests in flight at once [default: 4]. Under --order rotate they go out in one lane per
+    /// rotation (at most this many lanes), each lane's rotations one after another, so a server
+    /// with a prompt cache per slot (llama.cpp -np) keeps each rotation's tool block.
     #[arg(long)]
     pub concurrency: Option<usize>,
     /// Seconds before one router request times out (then retried) [default: 120].

@@ -909,6 +909,55 @@ impl<'a> Replayer<'a> {
         )
     }
 
+    /// How many lanes requests go out in: one per rotation, at most `--concurrency`; one under
+    /// `shuffle` (no tool block is shared) or with one request in flight.
+    fn lanes(&self) -> usize {
+        match self.cfg.order {
+            Order::Rotate { rotations } => self.cfg.concurrency.min(rotations as usize).max(1),
+            Order::Shuffle => 1,
+        }
+    }
+
+    /// The order requests go out in. One lane: each rotation's requests one after another, so
+    /// a server that keeps the last prompt (llama.cpp's slot) or a provider's prefix cache finds
+    /// their shared tool block. Several: the rotations interleaved (every rotation's first
+    /// request, then every second one …), so each chunk holds every rotation and each lane (a
+    /// server slot, when the server has as many) keeps to its own rotations' block.
+    fn sending_order<'c>(&self, mut jobs: Vec<(&'c Case, u32)>) -> Vec<(&'c Case, u32)> {
+        let rotation = |c: &Case| self.cfg.order.rotation(self.cfg.seed, &c.id);
+        if self.lanes() == 1 {
+            jobs.sort_by_cached_key(|(c, _)| rotation(c));
+            return jobs;
+        }
+        let mut nth: HashMap<u32, usize> = HashMap::new();
+        let keys: Vec<(usize, u32)> = jobs
+            .iter()
+            .map(|(c, _)| {
+                let r = rotation(c);
+                let n = nth.entry(r).or_default();
+                *n += 1;
+                (*n, r)
+            })
+            .collect();
+        let mut order: Vec<usize> = (0..jobs.len()).collect();
+        order.sort_by_key(|&i| keys[i]);
+        order.into_iter().map(|i| jobs[i]).collect()
+    }
+
+    /// A chunk's requests split into lanes by rotation (rotation r → lane r mod lanes), each
+    /// lane's rotations one after another.
+    fn split_lanes<'c>(&self, asked: Vec<Asked<'c>>, lanes: usize) -> Vec<Vec<Asked<'c>>> {
+        let rotation = |a: &Asked| self.cfg.order.rotation(self.cfg.seed, &a.case.id);
+        let mut out: Vec<Vec<Asked>> = (0..lanes).map(|_| Vec::new()).collect();
+        for a in asked {
+            out[rotation(&a) as usize % lanes].push(a);
+        }
+        for lane in &mut out {
+            lane.sort_by_cached_key(|a| rotation(a));
+        }
+        out
+    }
+
     /// Run every case of the suite against one side's tools.
     pub async fn run_side(
         &self,
@@ -942,10 +991,8 @@ impl<'a> Replayer<'a> {
             let first = self.cfg.first_repeat;
             (first..first + self.cfg.repeats).map(move |r| (c, r))
         });
-        let mut jobs: Vec<(&Case, u32)> = jobs.collect();
-        // The requests of one rotation go out one after another, so a server that keeps the last
-        // prompt (llama.cpp's slot) or a provider's prefix cache finds their shared tool block.
-        jobs.sort_by_cached_key(|(c, _)| self.cfg.order.rotation(self.cfg.seed, &c.id));
+        let jobs = self.sending_order(jobs.collect());
+        let lanes = self.lanes();
         let mut results: Vec<(String, u32, Sample, String)> = Vec::with_capacity(jobs.len());
         // Cases go in chunks: the requests of a chunk that neither this run nor the disk cache
         // has answered are handed to the router together first (the semantic router embeds
@@ -966,28 +1013,35 @@ impl<'a> Replayer<'a> {
                 self.router.prepare(&fresh).await;
                 prepared += t.elapsed();
             }
-            let answered: Vec<(String, u32, Sample, String)> = futures::stream::iter(asked)
-                .map(|a| {
-                    let stats = &stats;
-                    let done = &done;
-                    let failed = &failed;
-                    async move {
-                        let (id, repeat, sample, offered_hash) =
-                            self.answer(a, own, checkers, stats).await;
-                        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                        let f = if sample.outcome.is_error() {
-                            failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
-                        } else {
-                            failed.load(std::sync::atomic::Ordering::Relaxed)
-                        };
-                        self.console.progress(label, n, total, f);
-                        (id, repeat, sample, offered_hash)
-                    }
-                })
-                .buffer_unordered(self.cfg.concurrency.max(1))
-                .collect()
-                .await;
-            results.extend(answered);
+            let one = |a| {
+                let (stats, done, failed) = (&stats, &done, &failed);
+                async move {
+                    let (id, repeat, sample, offered_hash) =
+                        self.answer(a, own, checkers, stats).await;
+                    let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                    let f = if sample.outcome.is_error() {
+                        failed.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+                    } else {
+                        failed.load(std::sync::atomic::Ordering::Relaxed)
+                    };
+                    self.console.progress(label, n, total, f);
+                    (id, repeat, sample, offered_hash)
+                }
+            };
+            // One stream per lane, all lanes at once: a lane's requests keep to its rotations.
+            let per_lane = (self.cfg.concurrency / lanes).max(1);
+            let streams = self.split_lanes(asked, lanes).into_iter().map(|lane| {
+                futures::stream::iter(lane)
+                    .map(one)
+                    .buffer_unordered(per_lane)
+                    .collect::<Vec<_>>()
+            });
+            results.extend(
+                futures::future::join_all(streams)
+                    .await
+                    .into_iter()
+                    .flatten(),
+            );
         }
         let cases = by_case(suite, &results);
         let mut stats = stats.into_inner().expect("stats");
@@ -1120,5 +1174,108 @@ cases:
         assert_eq!(described("p").as_deref(), Some("case p"));
         assert_eq!(described("d").as_deref(), Some("case d"));
         assert_eq!(described("q").as_deref(), Some("pack q"));
+    }
+
+    /// Records the tool each request's list starts with (its rotation) in the order requests
+    /// arrive, and which rotations were in flight together.
+    #[derive(Default)]
+    struct Slots {
+        arrived: Mutex<Vec<String>>,
+        in_flight: Mutex<Vec<String>>,
+        together: Mutex<usize>,
+    }
+
+    #[async_trait::async_trait]
+    impl Router for Slots {
+        fn kind(&self) -> crate::route::Kind {
+            crate::route::Kind::Openai
+        }
+        fn model(&self) -> &str {
+            "slots"
+        }
+        fn endpoint_host(&self) -> String {
+            "local".into()
+        }
+        async fn route(
+            &self,
+            req: &RouteRequest,
+        ) -> std::result::Result<RouteResponse, crate::http::Failure> {
+            let first = req.tools[0].name.clone();
+            self.arrived.lock().unwrap().push(first.clone());
+            {
+                let mut f = self.in_flight.lock().unwrap();
+                assert!(
+                    !f.contains(&first),
+                    "two requests of rotation {first} in flight: {f:?}"
+                );
+                f.push(first.clone());
+                let mut t = self.together.lock().unwrap();
+                *t = (*t).max(f.len());
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+            self.in_flight.lock().unwrap().retain(|x| *x != first);
+            Ok(RouteResponse {
+                answer: Answer::bare_call("a"),
+                usage: None,
+                latency_ms: 1,
+            })
+        }
+    }
+
+    /// One request in flight: each rotation's requests one after another (a one-slot server
+    /// keeps its block). As many in flight as rotations: one lane per rotation, never two
+    /// requests of one rotation at once (a slot per rotation keeps its block), all lanes busy.
+    #[tokio::test]
+    async fn requests_go_out_in_one_lane_per_rotation() {
+        let names = ["a", "b", "c", "d", "e", "f", "g", "h"];
+        let tools: Vec<serde_json::Value> = names
+            .iter()
+            .map(|n| json!({"name": n, "description": format!("tool {n}")}))
+            .collect();
+        let tools = ToolSet::from_array(&tools, "t", "").unwrap();
+        let cases: String = (0..24)
+            .map(|i| format!("  - {{id: c{i}, prompt: \"p {i}\", expect: a}}\n"))
+            .collect();
+        let suite = crate::suite::parse(
+            &format!("version: 1\ncases:\n{cases}"),
+            "s.yaml",
+            std::path::Path::new("."),
+        )
+        .unwrap();
+        for concurrency in [1, 4] {
+            let router = Slots::default();
+            let cache = Cache::new(None);
+            let cfg = ReplayConfig {
+                system_prompt: String::new(),
+                tool_choice: ToolChoice::Auto,
+                sampling: Sampling::default(),
+                repeats: 1,
+                first_repeat: 0,
+                concurrency,
+                seed: 0,
+                order: Order::Rotate { rotations: 4 },
+                retry: RetryPolicy::default(),
+                batch: None,
+            };
+            let run = Replayer::new(&router, &cache, &cfg)
+                .run_side("base", &suite, &tools, &[])
+                .await;
+            assert_eq!(run.stats.requests_sent, 24);
+            let arrived = router.arrived.into_inner().unwrap();
+            let mut runs = arrived.clone();
+            runs.dedup();
+            let rotations: BTreeSet<&String> = arrived.iter().collect();
+            assert_eq!(rotations.len(), 4, "{arrived:?}");
+            let together = router.together.into_inner().unwrap();
+            if concurrency == 1 {
+                assert_eq!(runs.len(), 4, "each rotation one run: {arrived:?}");
+                assert_eq!(together, 1);
+            } else {
+                assert_eq!(together, 4, "every lane busy at once: {arrived:?}");
+                // The first four requests are one of each rotation.
+                let first: BTreeSet<&String> = arrived[..4].iter().collect();
+                assert_eq!(first.len(), 4, "{arrived:?}");
+            }
+        }
     }
 }

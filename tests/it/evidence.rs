@@ -37,6 +37,7 @@ fn ctx(limit: Option<usize>) -> (Ctx, tempfile_dir::Dir) {
         bfcl: None,
         atr: None,
         cisco: None,
+        subschema: None,
         work: work.path().to_path_buf(),
         cache: None,
         limit,

@@ -40,6 +40,8 @@ pub struct Ctx {
     /// Cisco mcp-scanner's YARA rules and a Python with `yara-python` (`rules/*.yara`,
     /// `venv/bin/python`), when fetched.
     pub cisco: Option<PathBuf>,
+    /// A Python with IBM's `jsonsubschema` (PyPI), when fetched: a third schema checker.
+    pub subschema: Option<PathBuf>,
     /// Scratch directory: converted inputs, the runs' working directory and cache.
     pub work: PathBuf,
     /// Where embeddings are memoised across runs (`None`: within the run only).

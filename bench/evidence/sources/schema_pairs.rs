@@ -253,7 +253,7 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
         ),
     ] {
         let rated = rate(ctx, ctx.take(pairs))?;
-        sections.push(section(id, title, &rated, |r| {
+        let mut s = section(id, title, &rated, |r| {
             super::judged(
                 &judged,
                 r.pair.source,
@@ -261,7 +261,15 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
                 &r.pair.changes.join(", "),
                 &r.rules.join(", "),
             )
-        }));
+        });
+        match subschema(ctx, &rated)? {
+            Some(answers) => third_checker(&mut s, &rated, &answers),
+            None => s.markdown.push_str(
+                "IBM's jsonsubschema (the third checker) was not fetched in this run \
+                 (`bench/evidence/run` fetches it).\n\n",
+            ),
+        }
+        sections.push(s);
     }
     sections[0].markdown.insert_str(0, &out.remove(0));
     Ok(sections)
@@ -371,4 +379,108 @@ pub fn section(
             ("unjudged", Rate::new(unjudged, n)),
         ],
     }
+}
+
+/// IBM's jsonsubschema on every pair (`bench/evidence/anchors/subschema.py`): `Some(compatible)`
+/// where it answered, `None` where it did not; `None` overall when it was not fetched.
+fn subschema(ctx: &Ctx, rated: &[Rated]) -> Result<Option<Vec<Option<bool>>>> {
+    let Some(python) = &ctx.subschema else {
+        return Ok(None);
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/evidence/anchors/subschema.py");
+    let input = ctx.work.join(format!(
+        "subschema-{}.jsonl",
+        rated.first().map_or("", |r| r.pair.source)
+    ));
+    let mut text = String::new();
+    for (i, r) in rated.iter().enumerate() {
+        text.push_str(&json!({"id": i, "old": r.pair.old, "new": r.pair.new}).to_string());
+        text.push('\n');
+    }
+    std::fs::write(&input, text)?;
+    let out = std::process::Command::new(python)
+        .arg(&script)
+        .stdin(std::fs::File::open(&input)?)
+        .output()
+        .with_context(|| format!("running {} {}", python.display(), script.display()))?;
+    anyhow::ensure!(
+        out.status.success(),
+        "{} failed ({}): {}",
+        script.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut answers = vec![None; rated.len()];
+    let mut seen = 0;
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let v: Value = serde_json::from_str(line).context("a jsonsubschema answer line")?;
+        let i = v["id"].as_u64().context("id")? as usize;
+        answers[i] = v["compatible"].as_bool();
+        seen += 1;
+    }
+    anyhow::ensure!(
+        seen == rated.len(),
+        "jsonsubschema answered {seen} of {} pairs",
+        rated.len()
+    );
+    Ok(Some(answers))
+}
+
+/// The third checker's table inside a checker's section: where jsonsubschema answers, how often
+/// it and driftgate agree with the labels and with each other.
+fn third_checker(s: &mut Section, rated: &[Rated], answers: &[Option<bool>]) {
+    let answered: Vec<(&Rated, bool)> = rated
+        .iter()
+        .zip(answers)
+        .filter_map(|(r, a)| a.map(|a| (r, a)))
+        .collect();
+    let k = answered.len();
+    let count =
+        |f: &dyn Fn(&Rated, bool) -> bool| answered.iter().filter(|(r, a)| f(r, *a)).count();
+    let its = count(&|r, a| a == r.pair.compatible);
+    let ours = count(&|r, _| r.incompatible == Some(!r.pair.compatible));
+    let both = count(&|r, a| r.incompatible == Some(!a));
+    let only_it =
+        count(&|r, a| a == r.pair.compatible && r.incompatible != Some(!r.pair.compatible));
+    let only_ours =
+        count(&|r, a| a != r.pair.compatible && r.incompatible == Some(!r.pair.compatible));
+    let ids: Vec<String> = answered
+        .iter()
+        .filter(|(r, a)| *a == r.pair.compatible && r.incompatible != Some(!r.pair.compatible))
+        .map(|(r, _)| format!("`{}`", r.pair.id))
+        .collect();
+    s.markdown.push_str(&format!(
+        "**A third checker on the same pairs: IBM's jsonsubschema** (`jsonsubschema` 0.0.8 from \
+         PyPI; compatible = every value the old schema accepts, the new one accepts too, the \
+         direction of a tool's input). Where it answers:\n\n\
+         | measure | value |\n|---|---|\n\
+         | pairs it answers (the rest: keywords it does not support, errors, timeouts) | {} |\n\
+         | its agreement with the labels | {} |\n\
+         | driftgate's agreement with the labels, same pairs | {} |\n\
+         | driftgate and jsonsubschema agree | {} |\n\
+         | it matches the label where driftgate does not | {only_it} |\n\
+         | driftgate matches the label where it does not | {only_ours} |\n\n",
+        Rate::new(k, rated.len()).cell(),
+        Rate::new(its, k).cell(),
+        Rate::new(ours, k).cell(),
+        Rate::new(both, k).cell(),
+    ));
+    if !ids.is_empty() {
+        s.markdown.push_str(&format!(
+            "Pairs it gets right and driftgate does not (each judged in the list above): {}.\n\n",
+            ids.join(", ")
+        ));
+    }
+    for (row, a) in s.rows.iter_mut().zip(answers) {
+        row["subschema"] = match a {
+            Some(true) => json!("compatible"),
+            Some(false) => json!("breaking"),
+            None => json!(null),
+        };
+    }
+    s.rates
+        .push(("subschema answered", Rate::new(k, rated.len())));
+    s.rates.push(("subschema agreement", Rate::new(its, k)));
+    s.rates
+        .push(("ours on subschema's pairs", Rate::new(ours, k)));
 }
