@@ -240,3 +240,50 @@ fn a_hand_written_edit_must_apply_to_its_tool() {
     let all = sources::hand::load().unwrap();
     assert!(all.len() >= 50, "{} hand-written edits", all.len());
 }
+
+/// The bench's own bad input fails naming the file: a missing data directory, a file that is not
+/// JSON, and a JSON file of the wrong shape.
+#[test]
+fn the_benchs_bad_input_names_the_file() {
+    let (ctx, _w) = ctx(Some(1));
+    let external = ctx.work.join("external");
+    let err = format!(
+        "{:#}",
+        sources::schema_pairs::confluent(&external)
+            .err()
+            .expect("an error")
+    );
+    assert!(err.contains("diff-schema-examples.json"), "{err}");
+    let dir = external.join("schema-pairs/confluent");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("diff-schema-examples.json");
+    std::fs::write(&file, "{\"not\": \"a list\"}").unwrap();
+    let err = format!(
+        "{:#}",
+        sources::schema_pairs::confluent(&external)
+            .err()
+            .expect("an error")
+    );
+    assert!(err.contains("diff-schema-examples.json"), "{err}");
+    std::fs::write(&file, "[{\"old\": ").unwrap();
+    let err = format!("{:#}", sources::read_json(&file).unwrap_err());
+    assert!(err.contains("diff-schema-examples.json"), "{err}");
+    // The routing sources' files, of the wrong shape.
+    let bad = Ctx {
+        external: external.clone(),
+        ..ctx.clone()
+    };
+    for (dir, file, source) in [
+        ("mcptoolbench", "search_0725_single_v2.json", "mcptoolbench"),
+        ("azure-mcp", "tools.json", "azure"),
+    ] {
+        std::fs::create_dir_all(external.join(dir)).unwrap();
+        std::fs::write(external.join(dir).join(file), "{\"results\": 3}").unwrap();
+        let err = match source {
+            "mcptoolbench" => sources::mcptoolbench::cases(&bad, file).err(),
+            _ => sources::azure::load(&bad).err(),
+        };
+        let err = format!("{:#}", err.expect("an error"));
+        assert!(err.contains(file), "{source}: {err}");
+    }
+}

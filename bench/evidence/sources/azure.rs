@@ -66,10 +66,11 @@ pub fn cases(md: &str) -> Vec<Case> {
 /// set does not have).
 pub fn load(ctx: &Ctx) -> Result<(Vec<Value>, Vec<Case>)> {
     let dir = ctx.external.join("azure-mcp");
-    let raw = read_json(&dir.join("tools.json"))?;
+    let path = dir.join("tools.json");
+    let raw = read_json(&path)?;
     let tools: Vec<Value> = raw["results"]
         .as_array()
-        .context("results")?
+        .with_context(|| format!("{}: expected a `results` list", path.display()))?
         .iter()
         .map(tool)
         .collect::<Result<_>>()?;

@@ -12,8 +12,11 @@ use super::{Ctx, Rate, Section, cell, clip, read_json};
 
 /// The benchmark's cases and the tool list it offered with them.
 pub fn cases(ctx: &Ctx, file: &str) -> Result<(Vec<Case>, Value)> {
-    let all = read_json(&ctx.external.join("mcptoolbench").join(file))?;
-    let all = all.as_array().context("a list of tasks")?;
+    let path = ctx.external.join("mcptoolbench").join(file);
+    let all = read_json(&path)?;
+    let all = all
+        .as_array()
+        .with_context(|| format!("{}: expected a list of tasks", path.display()))?;
     let mut cases = Vec::new();
     for t in all {
         let label = &t["function_call_label"][0];

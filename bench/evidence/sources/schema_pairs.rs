@@ -46,11 +46,12 @@ pub fn confluent(external: &Path) -> Result<Vec<Pair>> {
         "diff-combined-schema-examples.json",
         "diff-combined-schema-examples-2020-12.json",
     ] {
-        let all = read_lenient_json(&dir.join(file))?;
+        let path = dir.join(file);
+        let all = read_lenient_json(&path)?;
         let stem = file.trim_start_matches("diff-").trim_end_matches(".json");
         for (i, p) in all
             .as_array()
-            .context("a list of pairs")?
+            .with_context(|| format!("{}: expected a list of pairs", path.display()))?
             .iter()
             .enumerate()
         {
