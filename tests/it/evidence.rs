@@ -247,24 +247,17 @@ fn a_hand_written_edit_must_apply_to_its_tool() {
 fn the_benchs_bad_input_names_the_file() {
     let (ctx, _w) = ctx(Some(1));
     let external = ctx.work.join("external");
-    let err = format!(
-        "{:#}",
-        sources::schema_pairs::confluent(&external)
-            .err()
-            .expect("an error")
-    );
-    assert!(err.contains("diff-schema-examples.json"), "{err}");
+    let confluent_names_its_file = || {
+        let err = sources::schema_pairs::confluent(&external).err();
+        let err = format!("{:#}", err.expect("an error"));
+        assert!(err.contains("diff-schema-examples.json"), "{err}");
+    };
+    confluent_names_its_file();
     let dir = external.join("schema-pairs/confluent");
     std::fs::create_dir_all(&dir).unwrap();
     let file = dir.join("diff-schema-examples.json");
     std::fs::write(&file, "{\"not\": \"a list\"}").unwrap();
-    let err = format!(
-        "{:#}",
-        sources::schema_pairs::confluent(&external)
-            .err()
-            .expect("an error")
-    );
-    assert!(err.contains("diff-schema-examples.json"), "{err}");
+    confluent_names_its_file();
     std::fs::write(&file, "[{\"old\": ").unwrap();
     let err = format!("{:#}", sources::read_json(&file).unwrap_err());
     assert!(err.contains("diff-schema-examples.json"), "{err}");
