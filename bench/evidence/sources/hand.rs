@@ -46,7 +46,8 @@ pub fn file() -> std::path::PathBuf {
 /// Every hand-written edit, in file order.
 pub fn load() -> Result<Vec<HandEdit>> {
     let path = file();
-    let text = std::fs::read_to_string(&path)?;
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
     let f: File = toml::from_str(&text).with_context(|| format!("{}", path.display()))?;
     Ok(f.edit)
 }

@@ -762,38 +762,13 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
 /// Run one anchor script over the items: `program args… < texts.jsonl`, one JSON line back per
 /// item, `hit` read.
 fn run_anchor(ctx: &Ctx, program: &Path, args: &[&Path], items: &[Item]) -> Result<Vec<bool>> {
-    use std::io::Write as _;
-    let input = ctx.work.join("anchor-input.jsonl");
-    let mut text = String::new();
-    for (i, it) in items.iter().enumerate() {
-        text.push_str(&json!({"id": i, "name": it.name, "text": it.text}).to_string());
-        text.push('\n');
-    }
-    std::fs::write(&input, text)?;
-    let out = std::process::Command::new(program)
-        .args(args)
-        .stdin(std::fs::File::open(&input)?)
-        .output()
-        .with_context(|| format!("running {}", program.display()))?;
-    if !out.status.success() {
-        std::io::stderr().write_all(&out.stderr).ok();
-        anyhow::bail!("{} failed ({})", program.display(), out.status);
-    }
-    let mut hits = vec![false; items.len()];
-    let mut answered = 0;
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let v: Value = serde_json::from_str(line).context("an anchor's output line")?;
-        let i = v["id"].as_u64().context("id")? as usize;
-        hits[i] = v["hit"] == true;
-        answered += 1;
-    }
-    anyhow::ensure!(
-        answered == items.len(),
-        "{} answered {answered} of {} texts",
-        program.display(),
-        items.len()
-    );
-    Ok(hits)
+    let inputs: Vec<Value> = items
+        .iter()
+        .enumerate()
+        .map(|(i, it)| json!({"id": i, "name": it.name, "text": it.text}))
+        .collect();
+    let out = super::run_lines(ctx, "anchor-input", program, args, &inputs)?;
+    Ok(out.iter().map(|v| v["hit"] == true).collect())
 }
 
 /// Which items one row of the anchors' table counts.

@@ -128,6 +128,50 @@ pub fn renames(report: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// Run a helper script over JSON lines: `program args… < name.jsonl`, each input line an object
+/// with `"id"` its index; one JSON line back per input, returned in input order. Fails when the
+/// script fails or leaves an input unanswered.
+pub fn run_lines(
+    ctx: &Ctx,
+    name: &str,
+    program: &Path,
+    args: &[&Path],
+    inputs: &[Value],
+) -> Result<Vec<Value>> {
+    use std::io::Write as _;
+    let input = ctx.work.join(format!("{name}.jsonl"));
+    let mut text = String::new();
+    for v in inputs {
+        text.push_str(&v.to_string());
+        text.push('\n');
+    }
+    std::fs::write(&input, text)?;
+    let out = Command::new(program)
+        .args(args)
+        .stdin(std::fs::File::open(&input)?)
+        .output()
+        .with_context(|| format!("running {}", program.display()))?;
+    if !out.status.success() {
+        std::io::stderr().write_all(&out.stderr).ok();
+        anyhow::bail!("{} {:?} failed ({})", program.display(), args, out.status);
+    }
+    let mut answers = vec![None; inputs.len()];
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let v: Value = serde_json::from_str(line)
+            .with_context(|| format!("{name}: an output line of {}", program.display()))?;
+        let i = v["id"].as_u64().context("id")? as usize;
+        *answers.get_mut(i).context("an id of the input")? = Some(v);
+    }
+    let answered = answers.iter().filter(|a| a.is_some()).count();
+    anyhow::ensure!(
+        answered == inputs.len(),
+        "{name}: {} answered {answered} of {} inputs",
+        program.display(),
+        inputs.len()
+    );
+    Ok(answers.into_iter().flatten().collect())
+}
+
 pub fn read_json(path: &Path) -> Result<Value> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;

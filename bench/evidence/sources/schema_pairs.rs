@@ -389,41 +389,14 @@ fn subschema(ctx: &Ctx, rated: &[Rated]) -> Result<Option<Vec<Option<bool>>>> {
         return Ok(None);
     };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/evidence/anchors/subschema.py");
-    let input = ctx.work.join(format!(
-        "subschema-{}.jsonl",
-        rated.first().map_or("", |r| r.pair.source)
-    ));
-    let mut text = String::new();
-    for (i, r) in rated.iter().enumerate() {
-        text.push_str(&json!({"id": i, "old": r.pair.old, "new": r.pair.new}).to_string());
-        text.push('\n');
-    }
-    std::fs::write(&input, text)?;
-    let out = std::process::Command::new(python)
-        .arg(&script)
-        .stdin(std::fs::File::open(&input)?)
-        .output()
-        .with_context(|| format!("running {} {}", python.display(), script.display()))?;
-    anyhow::ensure!(
-        out.status.success(),
-        "{} failed ({}): {}",
-        script.display(),
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let mut answers = vec![None; rated.len()];
-    let mut seen = 0;
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
-        let v: Value = serde_json::from_str(line).context("a jsonsubschema answer line")?;
-        let i = v["id"].as_u64().context("id")? as usize;
-        answers[i] = v["compatible"].as_bool();
-        seen += 1;
-    }
-    anyhow::ensure!(
-        seen == rated.len(),
-        "jsonsubschema answered {seen} of {} pairs",
-        rated.len()
-    );
+    let inputs: Vec<Value> = rated
+        .iter()
+        .enumerate()
+        .map(|(i, r)| json!({"id": i, "old": r.pair.old, "new": r.pair.new}))
+        .collect();
+    let name = format!("subschema-{}", rated.first().map_or("", |r| r.pair.source));
+    let out = super::run_lines(ctx, &name, python, &[&script], &inputs)?;
+    let answers = out.iter().map(|v| v["compatible"].as_bool()).collect();
     Ok(Some(answers))
 }
 
@@ -441,8 +414,6 @@ fn third_checker(s: &mut Section, rated: &[Rated], answers: &[Option<bool>]) {
     let its = count(&|r, a| a == r.pair.compatible);
     let ours = count(&|r, _| r.incompatible == Some(!r.pair.compatible));
     let both = count(&|r, a| r.incompatible == Some(!a));
-    let only_it =
-        count(&|r, a| a == r.pair.compatible && r.incompatible != Some(!r.pair.compatible));
     let only_ours =
         count(&|r, a| a != r.pair.compatible && r.incompatible == Some(!r.pair.compatible));
     let ids: Vec<String> = answered
@@ -450,6 +421,7 @@ fn third_checker(s: &mut Section, rated: &[Rated], answers: &[Option<bool>]) {
         .filter(|(r, a)| *a == r.pair.compatible && r.incompatible != Some(!r.pair.compatible))
         .map(|(r, _)| format!("`{}`", r.pair.id))
         .collect();
+    let only_it = ids.len();
     s.markdown.push_str(&format!(
         "**A third checker on the same pairs: IBM's jsonsubschema** (`jsonsubschema` 0.0.8 from \
          PyPI; compatible = every value the old schema accepts, the new one accepts too, the \
