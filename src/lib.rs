@@ -14,6 +14,7 @@ pub mod choice;
 pub mod console;
 pub mod cosine;
 pub mod diff;
+pub mod draft;
 pub mod embed;
 pub mod error;
 pub mod fs;

@@ -45,6 +45,10 @@ pub enum Command {
     /// The gate: diff + meaning drift + paired routing replay of a frozen suite at base and head.
     #[command(after_help = EXIT_CODES)]
     Check(Box<cmd::check::CheckArgs>),
+    /// After a failing check: draft rewrites of each tool that failed on routing or call
+    /// accuracy and offer those that beat head on held-out cases (the check's flags).
+    #[command(after_help = cmd::fix::EXIT_CODES)]
+    Fix(Box<cmd::fix::FixArgs>),
     /// Write a lockfile (canonical definitions + hashes) from a live server or a tools file.
     #[command(after_help = EXIT_CODES)]
     Lock(cmd::lock::LockArgs),
@@ -81,6 +85,7 @@ pub async fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         Command::Diff(a) => cmd::diff::run(*a).await,
         Command::Check(a) => cmd::check::run(*a).await,
+        Command::Fix(a) => cmd::fix::run(*a).await,
         Command::Lock(a) => cmd::lock::run(a).await,
         Command::Embed(a) => cmd::embed::run(a).await,
         Command::Lint(a) => cmd::lint::run(*a).await,

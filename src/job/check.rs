@@ -44,7 +44,8 @@ pub struct LintModel {
 
 pub struct ReplayInputs {
     pub suite: SuiteChoice,
-    pub router: Box<dyn Router>,
+    /// Shared: `fix` measures every rewrite it drafts through the same router.
+    pub router: Arc<dyn Router>,
     pub cache: Cache,
     pub config: ReplayConfig,
     pub packs: Vec<Tool>,
@@ -696,7 +697,7 @@ async fn embed_up_front(
 
 /// The suite as head reads it: every expected and forbidden name of a renamed tool replaced by
 /// its new name, with one note per rename that moved a case.
-fn renamed_suite(suite: &suite::Suite, d: &diff::Diff) -> (suite::Suite, Vec<String>) {
+pub(super) fn renamed_suite(suite: &suite::Suite, d: &diff::Diff) -> (suite::Suite, Vec<String>) {
     let renames: Vec<(&str, &str)> = d
         .tools
         .iter()

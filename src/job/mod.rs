@@ -1,6 +1,7 @@
 //! Jobs: whole commands as library functions, from loaded inputs to one report.
 
 pub mod check;
+pub mod fix;
 pub mod import;
 pub mod lint;
 pub mod lock;

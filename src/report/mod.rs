@@ -3,6 +3,7 @@
 //! fork-PR commenter) renders exactly what the gate measured.
 
 pub mod escape;
+pub mod fix;
 pub mod lint;
 pub mod render;
 pub mod stress;

@@ -814,6 +814,7 @@ pub struct SuiteInfo {
     pub changed_in_pr: bool,
 }
 
+#[derive(Clone)]
 pub struct SuiteChoice {
     pub suite: Suite,
     pub info: SuiteInfo,

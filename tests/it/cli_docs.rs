@@ -11,6 +11,7 @@ use crate::support::cli;
 const PAGES: &[(&str, &[&[&str]])] = &[
     ("diff", &[&["diff"]]),
     ("check", &[&["check"]]),
+    ("fix", &[&["fix"]]),
     ("lock", &[&["lock"]]),
     (
         "suite",

@@ -29,6 +29,7 @@ const LAYERS: &[(&str, u32)] = &[
     ("replay", 7),
     ("lint", 7),
     ("stress", 7),
+    ("draft", 7),
     ("gate", 8),
     ("canary", 8),
     ("report", 9),

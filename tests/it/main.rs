@@ -20,6 +20,7 @@ mod embed_corpus;
 mod embed_openai;
 mod embed_reference;
 mod evidence;
+mod fix;
 mod fuzz_found;
 mod gate_simulation;
 mod github_action;

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use crate::support::cli;
 use crate::support::reports::{
-    LINT_SCHEMA, REPORT_SCHEMA, assert_matches_lint_schema, assert_matches_schema,
+    FIX_SCHEMA, LINT_SCHEMA, REPORT_SCHEMA, assert_matches_lint_schema, assert_matches_schema,
     calendar_check_json,
 };
 
@@ -30,6 +30,18 @@ fn published(path: &str, derived: Value) -> Value {
         "https://json-schema.org/draft/2020-12/schema"
     );
     schema
+}
+
+#[test]
+fn the_published_fix_schema_is_the_derived_one() {
+    let schema = published(FIX_SCHEMA, driftgate::report::fix::json_schema());
+    let required = schema["required"].as_array().unwrap();
+    for field in ["schema_version", "command", "check", "split", "tools"] {
+        assert!(required.contains(&json!(field)), "{field} is not required");
+    }
+    let at = schema["properties"]["command"]["$ref"].as_str().unwrap();
+    let command = &schema["$defs"][at.rsplit('/').next().unwrap()];
+    assert_eq!(command["enum"], json!(["fix"]), "{command}");
 }
 
 #[test]

@@ -274,6 +274,16 @@ fn embedding_notes(
     Ok(())
 }
 
+/// `fix`'s inputs: `check`'s, where a suite is required.
+pub(super) async fn prepare_with_suite(k: &CheckArgs) -> Result<(CheckInputs, Policy, Cache)> {
+    match prepare(k).await? {
+        Prepared::Check(p) => Ok(*p),
+        Prepared::WithoutSuite(_) => Err(Error::Usage(
+            "fix needs a suite: --suite FILE (or suite.path in driftgate.toml)".into(),
+        )),
+    }
+}
+
 /// Settings and inputs, resolved once: the policy (base side's config), the suite, the cache,
 /// both sides, the packs, the embedder and the router.
 async fn prepare(k: &CheckArgs) -> Result<Prepared> {
@@ -359,7 +369,7 @@ struct Settings {
     cache_notes: Vec<String>,
     live: crate::source::live::LiveOptions,
     embedder: Option<std::sync::Arc<dyn crate::embed::Embedder>>,
-    router: Box<dyn crate::route::Router>,
+    router: std::sync::Arc<dyn crate::route::Router>,
     config: crate::replay::ReplayConfig,
     /// Input and output price per million tokens, and the cached-input price.
     price_per_mtok: Option<[f64; 2]>,
@@ -375,7 +385,8 @@ impl Settings {
         let live = settings::live(&a.live)?;
         let embedder = settings::drift_embedder(&a.gate, &cache)?;
         let r = RouterSettings::resolve(&k.router, cfg)?;
-        let router = r.router(embedder.clone())?;
+        let router: std::sync::Arc<dyn crate::route::Router> =
+            std::sync::Arc::from(r.router(embedder.clone())?);
         let lint_model = match k.lint_llm {
             false => None,
             true if router.kind().is_proxy() => {

@@ -6,6 +6,7 @@ pub mod comment;
 pub mod completions;
 pub mod diff;
 pub mod embed;
+pub mod fix;
 pub mod lint;
 pub mod lock;
 pub mod merge;

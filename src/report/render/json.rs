@@ -17,6 +17,10 @@ pub fn lint(report: &LintReport) -> String {
     document(report)
 }
 
+pub fn fix(report: &crate::report::fix::FixReport) -> String {
+    document(report)
+}
+
 pub fn stress(report: &StressReport) -> String {
     document(report)
 }
@@ -57,6 +61,9 @@ impl super::Renderer for Json {
     }
     fn stress(&self, report: &StressReport, _: &super::Options) -> Option<String> {
         Some(stress(report))
+    }
+    fn fix(&self, report: &crate::report::fix::FixReport, _: &super::Options) -> Option<String> {
+        Some(fix(report))
     }
     fn suite_check(&self, check: &SuiteCheck, _: &super::Options) -> Option<String> {
         Some(document(check))

@@ -41,6 +41,10 @@ pub trait Renderer: Sync {
     fn stress(&self, _report: &StressReport, _opts: &Options) -> Option<String> {
         None
     }
+    /// `driftgate fix`'s report, where this format has one.
+    fn fix(&self, _report: &crate::report::fix::FixReport, _opts: &Options) -> Option<String> {
+        None
+    }
     /// `suite check`'s findings, where this format has them.
     fn suite_check(&self, _check: &SuiteCheck, _opts: &Options) -> Option<String> {
         None

@@ -43,6 +43,14 @@ pub fn assert_matches_lint_schema(report: &serde_json::Value, what: &str) {
     matches(v, LINT_SCHEMA, report, what);
 }
 
+/// The same against fix's published schema (`docs/fix.schema.json`).
+pub fn assert_matches_fix_schema(report: &serde_json::Value, what: &str) {
+    static V: OnceLock<jsonschema::Validator> = OnceLock::new();
+    let v = V.get_or_init(|| validator(FIX_SCHEMA));
+    matches(v, FIX_SCHEMA, report, what);
+}
+
+pub const FIX_SCHEMA: &str = "docs/fix.schema.json";
 pub const REPORT_SCHEMA: &str = "docs/report.schema.json";
 pub const LINT_SCHEMA: &str = "docs/lint.schema.json";
 

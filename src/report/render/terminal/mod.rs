@@ -1,6 +1,7 @@
 //! Terminal renderer: verdict line, a compact table of changes, then word-level diffs of the
 //! texts an agent reads. Colour only when asked (the caller honours NO_COLOR and non-TTY).
 
+mod fix;
 pub mod import;
 mod lint;
 pub mod plan;
@@ -770,6 +771,13 @@ impl crate::report::render::Renderer for Terminal {
         opts: &crate::report::render::Options,
     ) -> Option<String> {
         Some(runner_safe(&stress::render(report, opts.color)).into_owned())
+    }
+    fn fix(
+        &self,
+        report: &crate::report::fix::FixReport,
+        opts: &crate::report::render::Options,
+    ) -> Option<String> {
+        Some(runner_safe(&fix::render(report, opts.color)).into_owned())
     }
     fn suite_check(
         &self,

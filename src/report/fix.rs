@@ -1,0 +1,192 @@
+//! The fix report (`driftgate fix`): for each tool the check failed on routing or call
+//! accuracy, the rewrites drafted and what replaying each one measured; rendered by `terminal`
+//! and `json`.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::gate::{Status, Verdict};
+use crate::report::Side;
+
+/// Bumped only on incompatible changes to the fix JSON; additions keep the version.
+pub const FIX_SCHEMA_VERSION: u32 = 1;
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct FixReport {
+    pub schema_version: u32,
+    pub driftgate_version: String,
+    pub command: FixCommand,
+    /// The check of head against base that the rewrites answer.
+    pub check: Verdict,
+    pub base: Side,
+    pub head: Side,
+    pub suite: crate::suite::Identity,
+    pub router: crate::route::Identity,
+    pub split: Split,
+    /// Every tool the check failed on routing or call accuracy, in the verdict's order.
+    pub tools: Vec<ToolFix>,
+    /// Head with every tool's first offered rewrite applied, judged by the gate against base;
+    /// absent when nothing is offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub applied: Option<Applied>,
+    pub notes: Vec<String>,
+}
+
+/// The command that writes a fix report: only `fix`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum FixCommand {
+    Fix,
+}
+
+/// `docs/fix.schema.json`: the fix report's JSON Schema.
+pub fn json_schema() -> serde_json::Value {
+    super::schema_of::<FixReport>(&format!(
+        "A driftgate fix report as `fix --format json` writes it, schema_version {FIX_SCHEMA_VERSION}: additions keep the version, an incompatible change bumps it."
+    ))
+}
+
+/// Which cases drafting read and which verified it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Split {
+    /// How the suite was cut (the same cut on every run and machine).
+    pub rule: String,
+    pub drafting: usize,
+    pub held_out: usize,
+    /// The held-out cases' ids: drafting read none of them.
+    pub held_out_ids: Vec<String>,
+}
+
+/// One failing tool and its rewrites.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct ToolFix {
+    /// The tool's name at head.
+    pub tool: String,
+    /// The field the rewrites replace (`description`).
+    pub field: String,
+    /// The check's rulings that failed the tool.
+    pub failed: Vec<String>,
+    pub base_text: String,
+    pub head_text: String,
+    /// Head's sentences that base did not have: every rewrite keeps them word for word.
+    pub kept: Vec<String>,
+    /// The drafting half's cases the tool lost at head: all that drafting read of the suite.
+    pub lost: Vec<Lost>,
+    pub candidates: Vec<Proposal>,
+    /// The offered rewrite ranked first (an index into `candidates`); `None`: nothing offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub best: Option<usize>,
+}
+
+impl ToolFix {
+    pub fn best(&self) -> Option<&Proposal> {
+        self.best.and_then(|i| self.candidates.get(i))
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Lost {
+    pub id: String,
+    pub prompt: String,
+    /// What head answered instead (`(none)`: no call).
+    pub answered: String,
+}
+
+/// One drafted rewrite and what its replay measured.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Proposal {
+    /// The generator that drafted it (`draft::GENERATORS`).
+    pub generator: String,
+    pub summary: String,
+    pub text: String,
+    /// The tool's held-out cases, head against the rewrite (paired).
+    pub held_out: HeldOut,
+    /// The gate, base against head with this rewrite, on the held-out cases.
+    pub gate_held_out: Outcome,
+    /// The same on the whole suite (the drafting half included, so no independent evidence).
+    pub gate_full: Outcome,
+    /// Other tools that lose held-out cases to the rewrite against base (more regressed than
+    /// fixed), each with the count.
+    pub other_regressions: Vec<String>,
+    /// Injection-scan rules the rewrite brings in (against base).
+    pub scan_introduced: Vec<String>,
+    pub offered: bool,
+    /// Why it is not offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub why_not: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct HeldOut {
+    pub cases: usize,
+    pub head_accuracy: f64,
+    pub accuracy: f64,
+    /// Cases wrong at head and right with the rewrite.
+    pub fixed: u64,
+    /// Cases right at head and wrong with the rewrite.
+    pub regressed: u64,
+    /// Exact one-sided sign test for "the rewrite is better than head" on these cases.
+    pub p_value_better: f64,
+}
+
+/// The gate on head with the offered rewrites applied.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Applied {
+    /// The tools rewritten.
+    pub tools: Vec<String>,
+    /// On the held-out cases: the verdict no drafting saw.
+    pub held_out: Outcome,
+    /// On the whole suite.
+    pub full: Outcome,
+}
+
+/// A gate's verdict, as the fix report keeps it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Outcome {
+    pub status: Status,
+    pub reason: String,
+}
+
+impl From<&Verdict> for Outcome {
+    fn from(v: &Verdict) -> Outcome {
+        Outcome {
+            status: v.status,
+            reason: v.reason.clone(),
+        }
+    }
+}
+
+impl FixReport {
+    /// The measurement is incomplete: the check or a rewrite's replay missed answers.
+    pub fn incomplete(&self) -> bool {
+        self.check.status == Status::Incomplete
+            || self.tools.iter().flat_map(|t| &t.candidates).any(|c| {
+                c.gate_held_out.status == Status::Incomplete
+                    || c.gate_full.status == Status::Incomplete
+            })
+    }
+
+    /// Exit code: 3 when a measurement is incomplete; for a failing check, 0 when head with the
+    /// offered rewrites applied passes the gate both on the held-out cases and on the whole
+    /// suite, else 1; otherwise the check's own code (0 pass: nothing to fix; 4 inconclusive).
+    pub fn exit_code(&self) -> i32 {
+        use crate::error::exit;
+        let applied = self.applied.as_ref();
+        if self.incomplete()
+            || applied.is_some_and(|a| {
+                a.held_out.status == Status::Incomplete || a.full.status == Status::Incomplete
+            })
+        {
+            return exit::INCOMPLETE;
+        }
+        match (self.check.status, applied) {
+            (Status::Fail, Some(a))
+                if a.held_out.status == Status::Pass && a.full.status == Status::Pass =>
+            {
+                exit::PASS
+            }
+            (Status::Fail, _) => exit::FAIL,
+            _ => self.check.exit_code(),
+        }
+    }
+}
