@@ -104,6 +104,28 @@ pub struct Comment {
     pub html_url: Option<String>,
 }
 
+/// A pull-request review comment (a comment on a line of the diff); we read these fields.
+#[derive(Debug, Clone, Deserialize)]
+pub struct ReviewComment {
+    #[serde(flatten)]
+    pub comment: Comment,
+    #[serde(default)]
+    pub path: Option<String>,
+    /// The line in the file at `commit_id`; `null` once the line is outdated.
+    #[serde(default)]
+    pub line: Option<u64>,
+    #[serde(default)]
+    pub commit_id: Option<String>,
+}
+
+/// Where a new review comment goes: the file, its line at `commit_id`, on the head side.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Anchor {
+    pub path: String,
+    pub line: u64,
+    pub commit_id: String,
+}
+
 pub struct Api<'a> {
     oc: Octocrab,
     /// Scheme and authority of the API, to refuse following a `Link` elsewhere with our token.
@@ -207,6 +229,7 @@ impl<'a> Api<'a> {
             let sent = match method {
                 http::Method::POST => self.oc._post(uri, body).await,
                 http::Method::PATCH => self.oc._patch(uri, body).await,
+                http::Method::DELETE => self.oc._delete(uri, body).await,
                 _ => self.oc._get(uri).await,
             };
             let res = match sent {
@@ -256,14 +279,29 @@ impl<'a> Api<'a> {
             .map_err(|e| ApiError::new(what, None, format!("unexpected response body: {e}")))
     }
 
-    /// Every comment of an issue or PR, following `Link: <…>; rel="next"`.
-    pub async fn list_comments(&self, repo: &str, number: u64) -> Result<Vec<Comment>, ApiError> {
-        let what = format!("list the comments of PR #{number}");
-        let mut uri = format!("/repos/{repo}/issues/{number}/comments?per_page=100");
+    /// One write whose answer is the object written.
+    async fn send<T: serde::de::DeserializeOwned>(
+        &self,
+        what: &str,
+        method: http::Method,
+        uri: &str,
+        payload: &Value,
+    ) -> Result<T, ApiError> {
+        let (_, text) = self.call(what, method, uri, Some(payload)).await?;
+        self.parse(what, &text)
+    }
+
+    /// Every item of a listing, following `Link: <…>; rel="next"` on this API's host only (at
+    /// most [`MAX_PAGES`] pages).
+    async fn list_all<T: serde::de::DeserializeOwned>(
+        &self,
+        what: &str,
+        mut uri: String,
+    ) -> Result<Vec<T>, ApiError> {
         let mut all = Vec::new();
         for _ in 0..MAX_PAGES {
-            let (headers, text) = self.call(&what, http::Method::GET, &uri, None).await?;
-            let page: Vec<Comment> = self.parse(&what, &text)?;
+            let (headers, text) = self.call(what, http::Method::GET, &uri, None).await?;
+            let page: Vec<T> = self.parse(what, &text)?;
             all.extend(page);
             match next_link(&headers) {
                 Some(next) if next.starts_with(&self.origin) => uri = next,
@@ -282,6 +320,16 @@ impl<'a> Api<'a> {
         Ok(all)
     }
 
+    /// Every comment of an issue or PR.
+    pub async fn list_comments(&self, repo: &str, number: u64) -> Result<Vec<Comment>, ApiError> {
+        let what = format!("list the comments of PR #{number}");
+        self.list_all(
+            &what,
+            format!("/repos/{repo}/issues/{number}/comments?per_page=100"),
+        )
+        .await
+    }
+
     pub async fn create_comment(
         &self,
         repo: &str,
@@ -290,15 +338,13 @@ impl<'a> Api<'a> {
     ) -> Result<Comment, ApiError> {
         let what = format!("create a comment on PR #{number}");
         let uri = format!("/repos/{repo}/issues/{number}/comments");
-        let (_, text) = self
-            .call(
-                &what,
-                http::Method::POST,
-                &uri,
-                Some(&serde_json::json!({ "body": body })),
-            )
-            .await?;
-        self.parse(&what, &text)
+        self.send(
+            &what,
+            http::Method::POST,
+            &uri,
+            &serde_json::json!({ "body": body }),
+        )
+        .await
     }
 
     pub async fn update_comment(
@@ -309,15 +355,71 @@ impl<'a> Api<'a> {
     ) -> Result<Comment, ApiError> {
         let what = format!("update comment {id}");
         let uri = format!("/repos/{repo}/issues/comments/{id}");
-        let (_, text) = self
-            .call(
-                &what,
-                http::Method::PATCH,
-                &uri,
-                Some(&serde_json::json!({ "body": body })),
-            )
-            .await?;
-        self.parse(&what, &text)
+        self.send(
+            &what,
+            http::Method::PATCH,
+            &uri,
+            &serde_json::json!({ "body": body }),
+        )
+        .await
+    }
+
+    /// Every review comment of a pull request.
+    pub async fn list_review_comments(
+        &self,
+        repo: &str,
+        number: u64,
+    ) -> Result<Vec<ReviewComment>, ApiError> {
+        let what = format!("list the review comments of PR #{number}");
+        self.list_all(
+            &what,
+            format!("/repos/{repo}/pulls/{number}/comments?per_page=100"),
+        )
+        .await
+    }
+
+    /// A review comment on one line of the head side of the diff.
+    pub async fn create_review_comment(
+        &self,
+        repo: &str,
+        number: u64,
+        at: &Anchor,
+        body: &str,
+    ) -> Result<ReviewComment, ApiError> {
+        let what = format!("comment on line {} of {} in PR #{number}", at.line, at.path);
+        let uri = format!("/repos/{repo}/pulls/{number}/comments");
+        let payload = serde_json::json!({
+            "body": body,
+            "commit_id": at.commit_id,
+            "path": at.path,
+            "line": at.line,
+            "side": "RIGHT",
+        });
+        self.send(&what, http::Method::POST, &uri, &payload).await
+    }
+
+    pub async fn update_review_comment(
+        &self,
+        repo: &str,
+        id: u64,
+        body: &str,
+    ) -> Result<ReviewComment, ApiError> {
+        let what = format!("update review comment {id}");
+        let uri = format!("/repos/{repo}/pulls/comments/{id}");
+        self.send(
+            &what,
+            http::Method::PATCH,
+            &uri,
+            &serde_json::json!({ "body": body }),
+        )
+        .await
+    }
+
+    pub async fn delete_review_comment(&self, repo: &str, id: u64) -> Result<(), ApiError> {
+        let what = format!("delete review comment {id}");
+        let uri = format!("/repos/{repo}/pulls/comments/{id}");
+        self.call(&what, http::Method::DELETE, &uri, None).await?;
+        Ok(())
     }
 
     /// Who the token is: `GET /user`'s login, or `None` for a token that has no user (the

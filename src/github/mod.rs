@@ -9,6 +9,7 @@ pub mod api;
 pub mod event;
 pub mod files;
 pub mod sticky;
+pub mod suggest;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -93,7 +94,7 @@ impl Actions {
         ))
     }
 
-    fn api_url(&self) -> &str {
+    pub(crate) fn api_url(&self) -> &str {
         self.api_url.as_deref().unwrap_or("https://api.github.com")
     }
 

@@ -47,15 +47,7 @@ pub fn find<'a>(comments: &'a [Comment], marker: &str, author: &Author) -> Optio
             .and_then(|b| b.lines().next())
             .is_some_and(|first| first.trim() == marker)
     };
-    let by_us = |c: &&Comment| {
-        let Some(u) = c.user.as_ref() else {
-            return false;
-        };
-        match author {
-            Author::Login(login) => u.login.eq_ignore_ascii_case(login),
-            Author::Bot => u.kind.as_deref() == Some("Bot"),
-        }
-    };
+    let by_us = |c: &&Comment| written_by(c.user.as_ref(), author);
     let mut candidates = comments.iter().filter(ours).filter(by_us);
     match author {
         Author::Login(_) => candidates.next(),
@@ -66,6 +58,17 @@ pub fn find<'a>(comments: &'a [Comment], marker: &str, author: &Author) -> Optio
                 .or(all.first())
                 .copied()
         }
+    }
+}
+
+/// Whether a comment by `user` may be ours: that login's (a personal token) or a bot's.
+pub fn written_by(user: Option<&super::api::User>, author: &Author) -> bool {
+    let Some(u) = user else {
+        return false;
+    };
+    match author {
+        Author::Login(login) => u.login.eq_ignore_ascii_case(login),
+        Author::Bot => u.kind.as_deref() == Some("Bot"),
     }
 }
 

@@ -229,3 +229,155 @@ fn hostile_head_text_stays_inert_in_every_fix_format() {
         }
     }
 }
+
+const HEAD_SHA: &str = "9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a0b";
+
+/// `fix` of the PR's tools in the runner's workspace.
+const PR_FIX: [&str; 7] = [
+    "fix",
+    "--base",
+    "tools.base.json",
+    "--head",
+    "tools.head.json",
+    "--suite",
+    "suite.yaml",
+];
+
+/// A runner on PR #7 whose workspace holds the calendar example's tools and suite.
+fn pr_runner(gh: &crate::support::github::FakeGithub) -> crate::support::runner::Runner {
+    use crate::support::runner::{Runner, event};
+    let r = Runner::new(
+        gh,
+        &event(
+            "pull_request.synchronize.json",
+            "3f1c2b0a9d8e7f6a5b4c3d2e1f0a9b8c7d6e5f4a",
+            HEAD_SHA,
+        ),
+    );
+    for (from, to) in [
+        (calendar::BASE, "tools.base.json"),
+        (calendar::HEAD, "tools.head.json"),
+        (calendar::SUITE, "suite.yaml"),
+    ] {
+        std::fs::copy(cli::repo(from), r.path(to)).unwrap();
+    }
+    r
+}
+
+/// `fix` in GitHub mode on a PR of the calendar example: the offered rewrite lands as one review
+/// comment with a `suggestion` block on the line that holds the description; applying that line
+/// makes `check` pass; a re-run leaves it alone; once the gate passes it is removed.
+#[test]
+fn the_offered_rewrite_is_suggested_on_the_descriptions_line_and_withdrawn_when_it_passes() {
+    use crate::support::github::{BOT, FakeGithub, REPO};
+    let gh = FakeGithub::start();
+    let r = pr_runner(&gh);
+    let head_text = r.read("tools.head.json");
+    let line = 1 + head_text
+        .lines()
+        .position(|l| l.contains("\"description\": \"Book a slot.\""))
+        .unwrap();
+    gh.set_diff_lines("tools.head.json", &[line as u64]);
+    let (code, _, err) = r.driftgate(&PR_FIX);
+    assert_eq!(code, 0, "{err}");
+    let reviews = gh.reviews(7);
+    assert_eq!(reviews.len(), 1, "{err}");
+    let c = &reviews[0];
+    assert_eq!(
+        (
+            c.path.as_str(),
+            c.line,
+            c.commit_id.as_str(),
+            c.login.as_str()
+        ),
+        ("tools.head.json", line as u64, HEAD_SHA, BOT)
+    );
+    assert!(
+        c.body
+            .starts_with("<!-- driftgate-suggestion:driftgate:gate:"),
+        "{}",
+        c.body
+    );
+    let post = gh
+        .writes()
+        .into_iter()
+        .find(|w| w.method == "POST")
+        .unwrap();
+    assert_eq!(post.path(), format!("/repos/{REPO}/pulls/7/comments"));
+    assert_eq!(post.body["side"], "RIGHT");
+    // The suggested line, applied as GitHub applies it (the line replaced), passes the gate.
+    let suggested = c
+        .body
+        .split("```suggestion\n")
+        .nth(1)
+        .unwrap()
+        .lines()
+        .next()
+        .unwrap();
+    assert!(
+        suggested.starts_with("      \"description\": \"Book a slot. "),
+        "{suggested}"
+    );
+    let applied: Vec<&str> = head_text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| if i + 1 == line { suggested } else { l })
+        .collect();
+    r.write("tools.applied.json", &(applied.join("\n") + "\n"));
+    let (code, _, err) = r.driftgate(&[
+        "check",
+        "--base",
+        "tools.base.json",
+        "--head",
+        "tools.applied.json",
+        "--suite",
+        "suite.yaml",
+        "--comment",
+        "never",
+    ]);
+    assert_eq!(code, 0, "the suggestion applied passes the gate: {err}");
+
+    // Again: the same suggestion is found and left as it is.
+    let writes = gh.writes().len();
+    let (code, _, err) = r.driftgate(&PR_FIX);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(gh.writes().len(), writes, "{err}");
+    assert_eq!(gh.reviews(7).len(), 1);
+
+    // Head fixed by hand: the check passes, nothing is offered, the suggestion is withdrawn.
+    let (code, _, err) = r.driftgate(&[
+        "fix",
+        "--base",
+        "tools.base.json",
+        "--head",
+        "tools.base.json",
+        "--suite",
+        "suite.yaml",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert!(gh.reviews(7).is_empty(), "{err}");
+    assert_eq!(gh.writes().last().unwrap().method, "DELETE");
+}
+
+/// GitHub refusing the line (not in the PR's diff) is a warning naming the call; the fix report
+/// and the exit code stand.
+#[test]
+fn a_refused_suggestion_is_a_warning_and_the_exit_code_stands() {
+    use crate::support::github::FakeGithub;
+    let gh = FakeGithub::start();
+    let r = pr_runner(&gh);
+    gh.set_diff_lines("tools.head.json", &[1]);
+    let (code, out, err) = r.driftgate(&PR_FIX);
+    assert_eq!(code, 0, "{err}");
+    assert!(gh.reviews(7).is_empty());
+    let warning = out
+        .lines()
+        .find(|l| l.starts_with("::warning::"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        warning.contains("comment on line 5 of tools.head.json in PR #7")
+            && warning.contains("HTTP 422")
+            && warning.contains("The fix report is unaffected"),
+        "{warning}"
+    );
+}

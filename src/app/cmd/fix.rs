@@ -4,7 +4,7 @@
 use clap::Args;
 
 use crate::app::console::{Progress, Terminal};
-use crate::app::output;
+use crate::app::{output, settings};
 use crate::choice::Choice;
 use crate::error::{Error, Result};
 use crate::report::render::{Format, Options};
@@ -65,6 +65,7 @@ pub async fn run(a: FixArgs) -> Result<i32> {
     refuse(&k)?;
     let (inputs, _policy, _cache) = check::prepare_with_suite(&k).await?;
     let console = Terminal::new(Progress::detect());
+    let head = inputs.head.clone();
     let report = crate::job::fix::run(inputs, &console).await?;
     let out = &k.c.out;
     let opts = Options {
@@ -79,5 +80,8 @@ pub async fn run(a: FixArgs) -> Result<i32> {
         output::write(p, &crate::report::render::json::fix(&report))?;
     }
     output::deliver(out.output.as_deref(), &text)?;
+    let actions = settings::actions();
+    let publish = settings::publish(&k.c.github, &actions);
+    crate::github::suggest::post(&report, &head, &publish, &actions, &console).await;
     Ok(report.exit_code())
 }

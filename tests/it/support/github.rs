@@ -1,4 +1,5 @@
-//! GitHub REST on the loopback fake: the issue-comment and pull-request endpoints with GitHub's
+//! GitHub REST on the loopback fake: the issue-comment, pull-request and pull-request review
+//! comment endpoints with GitHub's
 //! paths, JSON shapes, status codes, `Link` pagination and rate-limit headers, optionally under a
 //! GitHub Enterprise `/api/v3` prefix. It keeps comments in memory, checks the bearer token, and
 //! can be scripted to answer the next matching request with a fault (403 rate limit, 429, 403
@@ -24,6 +25,20 @@ pub struct StoredComment {
     pub body: String,
     pub login: String,
     pub kind: String,
+    pub updated: u32,
+}
+
+/// A pull-request review comment: on one line of one file of the diff.
+#[derive(Debug, Clone)]
+pub struct StoredReview {
+    pub id: u64,
+    pub pr: u64,
+    pub body: String,
+    pub login: String,
+    pub kind: String,
+    pub path: String,
+    pub line: u64,
+    pub commit_id: String,
     pub updated: u32,
 }
 
@@ -108,6 +123,10 @@ struct State {
     next_id: u64,
     faults: VecDeque<Fault>,
     pulls: HashMap<u64, Value>,
+    reviews: Vec<StoredReview>,
+    /// Lines of each path that are in the pull request's diff (review comments can only go
+    /// there); a path not listed accepts any line.
+    diff_lines: HashMap<String, Vec<u64>>,
     /// Largest page we serve, whatever `per_page` asks (to exercise pagination cheaply).
     page_size: usize,
     /// The token's user for `GET /user` (a personal access token); `None` answers as GitHub
@@ -201,6 +220,24 @@ impl FakeGithub {
         s.pulls.insert(number, pr);
     }
 
+    /// The lines of `path` in the pull request's diff: a review comment elsewhere is refused
+    /// (422, as GitHub refuses a line it cannot resolve).
+    pub fn set_diff_lines(&self, path: &str, lines: &[u64]) {
+        let mut s = self.state.lock().unwrap();
+        s.diff_lines.insert(path.to_string(), lines.to_vec());
+    }
+
+    pub fn reviews(&self, pr: u64) -> Vec<StoredReview> {
+        self.state
+            .lock()
+            .unwrap()
+            .reviews
+            .iter()
+            .filter(|c| c.pr == pr)
+            .cloned()
+            .collect()
+    }
+
     pub fn comments(&self, issue: u64) -> Vec<StoredComment> {
         self.state
             .lock()
@@ -274,6 +311,47 @@ fn comment_json(base: &str, c: &StoredComment) -> Value {
     })
 }
 
+fn review_json(base: &str, c: &StoredReview) -> Value {
+    let url = format!("{base}/repos/{REPO}/pulls/comments/{}", c.id);
+    let html = format!(
+        "https://github.com/{REPO}/pull/{}#discussion_r{}",
+        c.pr, c.id
+    );
+    let pull = format!("{base}/repos/{REPO}/pulls/{}", c.pr);
+    json!({
+        "url": url,
+        "pull_request_review_id": 1_500_000_000u64 + c.id % 1000,
+        "id": c.id,
+        "node_id": format!("PRRC_kwDOLoopback{}", c.id),
+        "diff_hunk": format!("@@ -{0},3 +{0},3 @@\n-      \"description\": \"…\",\n+      \"description\": \"…\",", c.line),
+        "path": c.path,
+        "commit_id": c.commit_id,
+        "original_commit_id": c.commit_id,
+        "user": user_json(base, &c.login, &c.kind),
+        "body": c.body,
+        "created_at": "2025-06-02T10:15:00Z",
+        "updated_at": if c.updated > 0 { "2025-06-02T10:20:00Z" } else { "2025-06-02T10:15:00Z" },
+        "html_url": html,
+        "pull_request_url": pull,
+        "author_association": if c.kind == "Bot" { "NONE" } else { "CONTRIBUTOR" },
+        "_links": {"self": {"href": url}, "html": {"href": html}, "pull_request": {"href": pull}},
+        "reactions": {
+            "url": format!("{base}/repos/{REPO}/pulls/comments/{}/reactions", c.id),
+            "total_count": 0, "+1": 0, "-1": 0, "laugh": 0, "hooray": 0,
+            "confused": 0, "heart": 0, "rocket": 0, "eyes": 0
+        },
+        "start_line": null,
+        "original_start_line": null,
+        "start_side": null,
+        "line": c.line,
+        "original_line": c.line,
+        "side": "RIGHT",
+        "position": 1,
+        "original_position": 1,
+        "subject_type": "line"
+    })
+}
+
 fn pull_json(base: &str, number: u64, head_sha: &str, base_sha: &str) -> Value {
     let repo = |full: &str| {
         json!({"id": 778899, "node_id": "R_kgDOLoopback", "name": full.split('/').nth(1).unwrap(),
@@ -327,6 +405,14 @@ fn handle(req: &Request, prefix: &str, state: &Mutex<State>) -> Step {
         return step;
     }
     let (status, headers, body) = route(req, prefix, state);
+    if status == 204 {
+        // No Content: GitHub sends no body at all.
+        let mut step = Step::reply(204, "").header("x-github-api-version-selected", "2022-11-28");
+        for (k, v) in &headers {
+            step = step.header(k, v);
+        }
+        return step;
+    }
     respond(status, headers, &body)
 }
 
@@ -364,7 +450,10 @@ fn download(req: &Request, state: &Mutex<State>) -> Option<Step> {
     })
 }
 
-fn route(req: &Request, prefix: &str, state: &Mutex<State>) -> (u16, Vec<(String, String)>, Value) {
+/// Status, extra headers and JSON body of one API answer.
+type Answer = (u16, Vec<(String, String)>, Value);
+
+fn route(req: &Request, prefix: &str, state: &Mutex<State>) -> Answer {
     let mut s = state.lock().unwrap();
     let base = s.base.clone();
     let base = base.as_str();
@@ -433,13 +522,8 @@ fn route(req: &Request, prefix: &str, state: &Mutex<State>) -> (u16, Vec<(String
                 id,
                 issue: n.parse().unwrap_or(0),
                 body: text.to_string(),
-                login: s.token_user.clone().unwrap_or_else(|| BOT.into()),
-                kind: if s.token_user.is_some() {
-                    "User"
-                } else {
-                    "Bot"
-                }
-                .into(),
+                login: writer(&s).0,
+                kind: writer(&s).1,
                 updated: 0,
             };
             let out = comment_json(base, &c);
@@ -449,26 +533,124 @@ fn route(req: &Request, prefix: &str, state: &Mutex<State>) -> (u16, Vec<(String
         }
         ("PATCH", ["repos", o, r, "issues", "comments", id]) if repo_ok(o, r) => {
             let id: u64 = id.parse().unwrap_or(0);
-            let Some(text) = req.body.get("body").and_then(Value::as_str) else {
-                return (
-                    422,
-                    vec![],
-                    json!({"message": "Invalid request.", "status": "422"}),
-                );
+            let text = match edited_body(req) {
+                Ok(t) => t,
+                Err(refused) => return refused,
             };
-            if text.chars().count() > 65_536 {
-                return (
-                    422,
-                    vec![],
-                    json!({"message": "Validation Failed", "status": "422"}),
-                );
-            }
             match s.comments.iter_mut().find(|c| c.id == id) {
                 Some(c) => {
                     c.body = text.to_string();
                     c.updated += 1;
                     let c = c.clone();
                     (200, vec![], comment_json(base, &c))
+                }
+                None => not_found,
+            }
+        }
+        ("GET", ["repos", o, r, "pulls", n, "comments"]) if repo_ok(o, r) => {
+            let pr: u64 = n.parse().unwrap_or(0);
+            let per_page = req
+                .query("per_page")
+                .and_then(|v| v.parse::<usize>().ok())
+                .unwrap_or(30)
+                .min(s.page_size)
+                .max(1);
+            let items: Vec<Value> = s
+                .reviews
+                .iter()
+                .filter(|c| c.pr == pr)
+                .take(per_page)
+                .map(|c| review_json(base, c))
+                .collect();
+            (200, vec![], Value::Array(items))
+        }
+        ("POST", ["repos", o, r, "pulls", n, "comments"]) if repo_ok(o, r) => {
+            let field = |k: &str| req.body.get(k).cloned();
+            for k in ["body", "commit_id", "path", "line"] {
+                if field(k).is_none() {
+                    return (
+                        422,
+                        vec![],
+                        json!({"message": format!("Invalid request.\n\n\"{k}\" wasn't supplied."),
+                               "documentation_url": "https://docs.github.com/rest/pulls/comments#create-a-review-comment-for-a-pull-request",
+                               "status": "422"}),
+                    );
+                }
+            }
+            let path = field("path")
+                .unwrap()
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
+            let line = field("line").unwrap().as_u64().unwrap_or(0);
+            let in_diff = s
+                .diff_lines
+                .get(&path)
+                .is_none_or(|lines| lines.contains(&line));
+            if !in_diff
+                || field("side")
+                    .and_then(|v| v.as_str().map(String::from))
+                    .is_some_and(|v| v != "RIGHT" && v != "LEFT")
+            {
+                return (
+                    422,
+                    vec![],
+                    json!({"message": "Validation Failed",
+                           "errors": [{"resource": "PullRequestReviewComment", "code": "custom",
+                                       "field": "pull_request_review_thread.line",
+                                       "message": "could not be resolved"}],
+                           "documentation_url": "https://docs.github.com/rest/pulls/comments#create-a-review-comment-for-a-pull-request",
+                           "status": "422"}),
+                );
+            }
+            let id = s.next_id;
+            s.next_id += 1;
+            let c = StoredReview {
+                id,
+                pr: n.parse().unwrap_or(0),
+                body: field("body")
+                    .unwrap()
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                login: writer(&s).0,
+                kind: writer(&s).1,
+                path,
+                line,
+                commit_id: field("commit_id")
+                    .unwrap()
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_string(),
+                updated: 0,
+            };
+            let out = review_json(base, &c);
+            s.reviews.push(c);
+            let loc = format!("{base}/repos/{REPO}/pulls/comments/{id}");
+            (201, vec![("location".into(), loc)], out)
+        }
+        ("PATCH", ["repos", o, r, "pulls", "comments", id]) if repo_ok(o, r) => {
+            let id: u64 = id.parse().unwrap_or(0);
+            let text = match edited_body(req) {
+                Ok(t) => t,
+                Err(refused) => return refused,
+            };
+            match s.reviews.iter_mut().find(|c| c.id == id) {
+                Some(c) => {
+                    c.body = text.to_string();
+                    c.updated += 1;
+                    let c = c.clone();
+                    (200, vec![], review_json(base, &c))
+                }
+                None => not_found,
+            }
+        }
+        ("DELETE", ["repos", o, r, "pulls", "comments", id]) if repo_ok(o, r) => {
+            let id: u64 = id.parse().unwrap_or(0);
+            match s.reviews.iter().position(|c| c.id == id) {
+                Some(i) => {
+                    s.reviews.remove(i);
+                    (204, vec![], Value::Null)
                 }
                 None => not_found,
             }
@@ -480,6 +662,31 @@ fn route(req: &Request, prefix: &str, state: &Mutex<State>) -> (u16, Vec<(String
             }
         }
         _ => not_found,
+    }
+}
+
+/// Who a new comment is written by: the token's user, or the Actions bot.
+fn writer(s: &State) -> (String, String) {
+    match &s.token_user {
+        Some(login) => (login.clone(), "User".into()),
+        None => (BOT.into(), "Bot".into()),
+    }
+}
+
+/// An edit's new body, or GitHub's 422 for a missing or too long one.
+fn edited_body(req: &Request) -> Result<&str, Answer> {
+    match req.body.get("body").and_then(Value::as_str) {
+        None => Err((
+            422,
+            vec![],
+            json!({"message": "Invalid request.", "status": "422"}),
+        )),
+        Some(t) if t.chars().count() > 65_536 => Err((
+            422,
+            vec![],
+            json!({"message": "Validation Failed", "status": "422"}),
+        )),
+        Some(t) => Ok(t),
     }
 }
 

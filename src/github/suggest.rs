@@ -1,0 +1,477 @@
+//! `fix`'s offered rewrites as pull-request review comments, each with a ```suggestion block on
+//! the exact line of the tools file that holds the description, so the author applies it with one
+//! click. One comment per tool (found by its marker and its author, as the sticky comment is),
+//! updated on re-run, moved when the line moved, removed when the tool no longer has an offer
+//! (the gate passes, or nothing beat head).
+//!
+//! The suggested line goes through the one escape path (`report::escape::md_fence`) like every
+//! other untrusted text; so that the path has nothing to change in it — which would change the
+//! file the author commits — the new description is written with hidden characters and comment
+//! delimiters as `\u` escapes (the same value), and a line whose other parts hold any is not
+//! suggested on.
+
+use super::api::{Anchor, Api, ApiError, ReviewComment};
+use super::sticky::{Author, written_by};
+use crate::report::escape::{md_code, md_fence};
+use crate::report::fix::{FixReport, ToolFix};
+use crate::source::Loaded;
+
+/// The line that holds a description, and that line rewritten.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    /// 1-based.
+    pub line: u64,
+    pub replacement: String,
+}
+
+/// `s` as a JSON (and YAML double-quoted) string literal that shows nothing hidden and no
+/// comment delimiter: those are `\u` escapes, which decode to the same value. An astral hidden
+/// character is a surrogate pair in JSON and `\U` in YAML.
+fn literal(s: &str, yaml: bool) -> String {
+    let json = serde_json::to_string(s).expect("a string serialises");
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        let hidden = crate::text::unicode::hidden(c).is_some();
+        match c {
+            _ if hidden && yaml && (c as u32) > 0xFFFF => {
+                out.push_str(&format!("\\U{:08X}", c as u32))
+            }
+            _ if hidden => {
+                let mut units = [0u16; 2];
+                for u in c.encode_utf16(&mut units) {
+                    out.push_str(&format!("\\u{u:04x}"));
+                }
+            }
+            _ => out.push(c),
+        }
+    }
+    out.replace("<!--", "\\u003c!--")
+        .replace("-->", "--\\u003e")
+}
+
+/// A JSON string literal at the start of `s`: its value and byte length.
+fn json_string(s: &str) -> Option<(String, usize)> {
+    let mut stream = serde_json::Deserializer::from_str(s).into_iter::<String>();
+    let value = stream.next()?.ok()?;
+    Some((value, stream.byte_offset()))
+}
+
+/// A candidate line: `"description": "…"` (JSON) or `description: …` (YAML, one line).
+fn on_line(line: &str, old: &str, new: &str) -> Option<String> {
+    if let Some(at) = line.find("\"description\"") {
+        let after = &line[at + "\"description\"".len()..];
+        let colon = after.find(':')?;
+        if !after[..colon].trim().is_empty() {
+            return None;
+        }
+        let rest = &after[colon + 1..];
+        let start = rest.len() - rest.trim_start().len();
+        let (value, len) = json_string(&rest[start..])?;
+        if value != old {
+            return None;
+        }
+        let head = &line[..at + "\"description\"".len() + colon + 1 + start];
+        let tail = &rest[start + len..];
+        return Some(format!("{head}{}{tail}", literal(new, false)));
+    }
+    let trimmed = line.trim_start();
+    let key = trimmed
+        .strip_prefix("- ")
+        .unwrap_or(trimmed)
+        .strip_prefix("description:")?;
+    let value: String = serde_yaml::from_str(key).ok()?;
+    if value != old {
+        return None;
+    }
+    let head = &line[..line.len() - key.len()];
+    Some(format!("{head} {}", literal(new, true)))
+}
+
+/// The line of `text` that holds `old` as a one-line description, nearest to `near` (the tool's
+/// name line) when several do, with `new` in its place; or why there is none.
+pub fn locate(text: &str, near: Option<usize>, old: &str, new: &str) -> Result<Located, String> {
+    let found: Vec<(usize, String)> = text
+        .lines()
+        .enumerate()
+        .filter_map(|(i, l)| Some((i + 1, on_line(l, old, new)?)))
+        .collect();
+    let (line, replacement) = found
+        .into_iter()
+        .min_by_key(|(i, _)| near.map_or(0, |n| i.abs_diff(n)))
+        .ok_or_else(|| {
+            "no line of the file holds the description as one string (it spans lines, or the definition is built in code)".to_string()
+        })?;
+    // What the escape path would change is a line the author did not mean to commit.
+    let fenced = md_fence("suggestion", &replacement);
+    if !fenced.contains(&format!("\n{replacement}\n")) {
+        return Err(
+            "the description's line holds hidden characters or comment delimiters outside the description itself"
+                .into(),
+        );
+    }
+    Ok(Located {
+        line: line as u64,
+        replacement,
+    })
+}
+
+/// The first line of our suggestion comments in this workflow and job; each tool's adds a key.
+pub fn marker_prefix(workflow: &str, job: &str) -> String {
+    let sticky = crate::report::render::markdown::marker(workflow, job);
+    let inner = sticky
+        .trim_start_matches("<!-- driftgate:")
+        .trim_end_matches(" -->");
+    format!("<!-- driftgate-suggestion:{inner}:")
+}
+
+/// A tool's marker: the prefix and a hash of its name (an untrusted name never enters it).
+fn marker(prefix: &str, tool: &str) -> String {
+    let h = crate::canon::hash_str(tool);
+    let hex = h.trim_start_matches("sha256:");
+    format!("{prefix}{} -->", &hex[..16])
+}
+
+/// The comment: marker, what replay measured, the suggestion.
+pub fn body(prefix: &str, t: &ToolFix, located: &Located) -> Option<String> {
+    let best = t.best()?;
+    let h = &best.held_out;
+    let right = |acc: f64| (acc * h.cases as f64).round() as u64;
+    Some(format!(
+        "{}\n**driftgate fix** · {}'s description: this wording beats head on the tool's held-out cases ({}/{} right, head {}/{}; exact one-sided p = {:.4}) and passes the gate there. Drafted by `{}` from the other half of the suite; head's new sentences are kept word for word.\n\n{}",
+        marker(prefix, &t.tool),
+        md_code(&t.tool, 80, false),
+        right(h.accuracy),
+        h.cases,
+        right(h.head_accuracy),
+        h.cases,
+        h.p_value_better,
+        best.generator,
+        md_fence("suggestion", &located.replacement)
+    ))
+}
+
+/// What happened to one tool's suggestion.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Created {
+        tool: String,
+        url: String,
+    },
+    Updated {
+        tool: String,
+        url: String,
+    },
+    Unchanged {
+        tool: String,
+        url: String,
+    },
+    /// An earlier suggestion of ours that no offer stands behind now.
+    Removed {
+        id: u64,
+    },
+    /// Offered, but no line to suggest on.
+    NoLine {
+        tool: String,
+        why: String,
+    },
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let name = |t: &str| crate::report::escape::cell(t, 80);
+        match self {
+            Outcome::Created { tool, url } => {
+                write!(f, "suggested a rewrite of {} {url}", name(tool))
+            }
+            Outcome::Updated { tool, url } => {
+                write!(f, "updated the suggestion for {} {url}", name(tool))
+            }
+            Outcome::Unchanged { tool, url } => {
+                write!(
+                    f,
+                    "the suggestion for {} {url} already says this",
+                    name(tool)
+                )
+            }
+            Outcome::Removed { id } => write!(f, "removed the outdated suggestion {id}"),
+            Outcome::NoLine { tool, why } => {
+                write!(f, "no suggestion for {}: {why}", name(tool))
+            }
+        }
+    }
+}
+
+/// One offered rewrite, placed.
+pub struct Offer {
+    pub tool: String,
+    pub anchor: Anchor,
+    pub body: String,
+}
+
+/// The offers `report` makes on `head`'s file at `commit`, and the tools offered but not placed.
+pub fn offers(
+    report: &FixReport,
+    head: &Loaded,
+    prefix: &str,
+    commit: &str,
+) -> (Vec<Offer>, Vec<Outcome>) {
+    let mut placed = Vec::new();
+    let mut not = Vec::new();
+    for t in report.tools.iter().filter(|t| t.best.is_some()) {
+        let text = match (&head.file, &head.text) {
+            (Some(file), Some(text)) => Ok((file, text)),
+            _ => Err(
+                "head is not a file in the repository (a live server or a revision)".to_string(),
+            ),
+        };
+        let placed_at = text.and_then(|(file, text)| {
+            let best = t.best().expect("filtered on best");
+            let at = locate(text, head.line_of(&t.tool), &t.head_text, &best.text)?;
+            Ok((file.clone(), at))
+        });
+        match placed_at {
+            Ok((path, at)) => placed.push(Offer {
+                tool: t.tool.clone(),
+                body: body(prefix, t, &at).expect("a best proposal"),
+                anchor: Anchor {
+                    path,
+                    line: at.line,
+                    commit_id: commit.to_string(),
+                },
+            }),
+            Err(why) => not.push(Outcome::NoLine {
+                tool: t.tool.clone(),
+                why,
+            }),
+        }
+    }
+    (placed, not)
+}
+
+/// Create, update, move or remove our suggestion comments so the PR holds exactly `offers`.
+pub async fn publish(
+    api: &Api<'_>,
+    repo: &str,
+    pr: u64,
+    prefix: &str,
+    offers: &[Offer],
+    author: &Author,
+) -> Result<Vec<Outcome>, ApiError> {
+    let all = api.list_review_comments(repo, pr).await?;
+    let first_line = |c: &ReviewComment| {
+        c.comment
+            .body
+            .as_deref()
+            .and_then(|b| b.lines().next())
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    };
+    let mut ours: Vec<&ReviewComment> = all
+        .iter()
+        .filter(|c| {
+            first_line(c).starts_with(prefix) && written_by(c.comment.user.as_ref(), author)
+        })
+        .collect();
+    let mut out = Vec::new();
+    for o in offers {
+        let m = marker(prefix, &o.tool);
+        let existing = ours
+            .iter()
+            .position(|c| first_line(c) == m)
+            .map(|i| ours.remove(i));
+        let url = |c: &ReviewComment| c.comment.html_url.clone().unwrap_or_default();
+        let tool = o.tool.clone();
+        match existing {
+            Some(c)
+                if c.path.as_deref() == Some(&o.anchor.path)
+                    && c.line == Some(o.anchor.line)
+                    && c.commit_id.as_deref() == Some(&o.anchor.commit_id) =>
+            {
+                if c.comment.body.as_deref() == Some(&o.body) {
+                    out.push(Outcome::Unchanged { tool, url: url(c) });
+                } else {
+                    let u = api
+                        .update_review_comment(repo, c.comment.id, &o.body)
+                        .await?;
+                    out.push(Outcome::Updated { tool, url: url(&u) });
+                }
+            }
+            // On another line or an older commit: a review comment cannot move, so it is
+            // replaced.
+            Some(c) => {
+                api.delete_review_comment(repo, c.comment.id).await?;
+                let n = api
+                    .create_review_comment(repo, pr, &o.anchor, &o.body)
+                    .await?;
+                out.push(Outcome::Updated { tool, url: url(&n) });
+            }
+            None => {
+                let n = api
+                    .create_review_comment(repo, pr, &o.anchor, &o.body)
+                    .await?;
+                out.push(Outcome::Created { tool, url: url(&n) });
+            }
+        }
+    }
+    for c in ours {
+        api.delete_review_comment(repo, c.comment.id).await?;
+        out.push(Outcome::Removed { id: c.comment.id });
+    }
+    Ok(out)
+}
+
+/// In GitHub mode, after `fix`: the offers as review comments on the PR. Problems are told to
+/// `console` (with a workflow warning) and never change the exit code.
+pub async fn post(
+    report: &FixReport,
+    head: &Loaded,
+    p: &super::Publish,
+    actions: &super::Actions,
+    console: &dyn crate::console::Console,
+) {
+    if !p.enabled || p.comment == super::CommentMode::Never {
+        return;
+    }
+    let Some(ctx) = actions.context() else { return };
+    let (Some(pr), Some(commit)) = (ctx.pull_request, ctx.head_sha.as_deref()) else {
+        console.note("driftgate: not a pull_request event; no suggestion comments");
+        return;
+    };
+    let skip = |why: &str| {
+        super::workflow_command(
+            console,
+            "notice",
+            &format!(
+                "driftgate could not suggest the rewrites on PR #{pr}: {why}. They are in the fix report."
+            ),
+        )
+    };
+    if ctx.fork && actions.event_name.as_deref() != Some("pull_request_target") {
+        return skip("it comes from a fork, so the token is read-only");
+    }
+    let Some(token) = &p.token else {
+        return skip(&format!("no token in ${}", p.token_env));
+    };
+    let prefix = marker_prefix(&ctx.workflow, &ctx.job);
+    let (placed, not_placed) = offers(report, head, &prefix, commit);
+    let posted = async {
+        super::api::check_repo(&ctx.repository)
+            .map_err(|message| ApiError::new("read GITHUB_REPOSITORY", None, message))?;
+        let api = Api::new(actions.api_url(), token, actions.max_wait, console)?;
+        let author = match api.whoami().await? {
+            Some(login) => Author::Login(login),
+            None => Author::Bot,
+        };
+        publish(&api, &ctx.repository, pr, &prefix, &placed, &author).await
+    };
+    match posted.await {
+        Ok(outcomes) => {
+            for o in outcomes.iter().chain(&not_placed) {
+                console.note(&format!("driftgate: PR #{pr}: {o}"));
+            }
+        }
+        Err(e) if e.is_forbidden() => skip(&format!(
+            "the token may not write review comments (HTTP {}; grant `pull-requests: write`)",
+            e.status.unwrap_or(0)
+        )),
+        Err(e) => {
+            console.note(&format!("driftgate: {e}"));
+            super::workflow_command(
+                console,
+                "warning",
+                &format!("driftgate: {e}. The fix report is unaffected."),
+            );
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const JSON: &str = r#"{
+  "tools": [
+    {
+      "name": "schedule_appointment",
+      "description": "Book a slot.",
+      "inputSchema": {"type": "object"}
+    },
+    {"name": "other", "description": "Book a slot."}
+  ]
+}"#;
+
+    #[test]
+    fn the_json_line_is_found_and_rewritten_in_place() {
+        let at = locate(JSON, Some(4), "Book a slot.", "Book a slot. Schedule it.").unwrap();
+        assert_eq!(at.line, 5);
+        assert_eq!(
+            at.replacement,
+            r#"      "description": "Book a slot. Schedule it.","#
+        );
+        // Nearest to the other tool's name: its own line.
+        let at = locate(JSON, Some(8), "Book a slot.", "x").unwrap();
+        assert_eq!(at.line, 8);
+        assert_eq!(
+            at.replacement,
+            r#"    {"name": "other", "description": "x"}"#
+        );
+    }
+
+    #[test]
+    fn a_yaml_line_is_rewritten_as_a_quoted_scalar() {
+        let yaml = "tools:\n  - name: a\n    description: Book a slot.\n";
+        let at = locate(yaml, Some(2), "Book a slot.", "Say \"hi\": now").unwrap();
+        assert_eq!(at.line, 3);
+        assert_eq!(at.replacement, r#"    description: "Say \"hi\": now""#);
+        let back: serde_yaml::Value =
+            serde_yaml::from_str(&format!("{}\n", at.replacement.trim())).unwrap();
+        assert_eq!(back["description"], "Say \"hi\": now");
+    }
+
+    #[test]
+    fn a_description_on_several_lines_is_said_not_guessed() {
+        let yaml = "- name: a\n  description: >\n    Book a\n    slot.\n";
+        let e = locate(yaml, Some(1), "Book a slot.\n", "x").unwrap_err();
+        assert!(
+            e.starts_with("no line of the file holds the description"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn hostile_text_is_escaped_to_the_same_value_and_cannot_break_out() {
+        let new = "Book.\u{202e}evil ``` @here <!-- driftgate:x:y --> \u{e0041}";
+        let at = locate(JSON, Some(4), "Book a slot.", new).unwrap();
+        // Nothing hidden and no comment delimiter is left raw in the line...
+        assert!(!crate::text::unicode::has_hidden(&at.replacement));
+        assert!(!at.replacement.contains("<!--") && !at.replacement.contains("-->"));
+        // ...and the line still decodes to exactly the new text.
+        let v: serde_json::Value = serde_json::from_str(&format!(
+            "{{{}}}",
+            at.replacement.trim().trim_end_matches(',')
+        ))
+        .unwrap();
+        assert_eq!(v["description"], new);
+        // In the comment, the fence is longer than any backtick run and the tool name is code.
+        let t: ToolFix = serde_json::from_value(serde_json::json!({
+            "tool": "x`y @team", "field": "description", "failed": [], "base_text": "",
+            "head_text": "Book a slot.", "kept": [], "lost": [], "best": 0,
+            "candidates": [{"generator": "restore", "summary": "", "text": new,
+              "held_out": {"cases": 4, "head_accuracy": 0.25, "accuracy": 0.75, "fixed": 2,
+                           "regressed": 0, "p_value_better": 0.25},
+              "gate_held_out": {"status": "pass", "reason": ""},
+              "gate_full": {"status": "pass", "reason": ""},
+              "other_regressions": [], "scan_introduced": [], "offered": true}]
+        }))
+        .unwrap();
+        let b = body("<!-- driftgate-suggestion:w:j:", &t, &at).unwrap();
+        assert!(b.contains("\n````suggestion\n"), "{b}");
+        assert!(b.contains(&format!("\n{}\n````\n", at.replacement)), "{b}");
+        assert!(b.contains("``x`y @team``"), "{b}");
+        assert_eq!(b.matches("<!--").count(), 1, "only our marker: {b}");
+        // A line whose other parts hide something is not suggested on.
+        let bad = "{\"description\": \"Book a slot.\", \"x\": \"\u{200b}\"}";
+        assert!(locate(bad, None, "Book a slot.", "y").is_err());
+    }
+}
