@@ -134,17 +134,12 @@ fn marker(prefix: &str, tool: &str) -> String {
 /// The comment: marker, what replay measured, the suggestion.
 pub fn body(prefix: &str, t: &ToolFix, located: &Located) -> Option<String> {
     let best = t.best()?;
-    let h = &best.held_out;
-    let right = |acc: f64| (acc * h.cases as f64).round() as u64;
     Some(format!(
-        "{}\n**driftgate fix** · {}'s description: this wording beats head on the tool's held-out cases ({}/{} right, head {}/{}; exact one-sided p = {:.4}) and passes the gate there. Drafted by `{}` from the other half of the suite; head's new sentences are kept word for word.\n\n{}",
+        "{}\n**driftgate fix** · {}'s description: this wording beats head on the tool's held-out cases ({}; exact one-sided p = {:.4}) and passes the gate there. Drafted by `{}` from the other half of the suite; head's new sentences are kept word for word.\n\n{}",
         marker(prefix, &t.tool),
         md_code(&t.tool, 80, false),
-        right(h.accuracy),
-        h.cases,
-        right(h.head_accuracy),
-        h.cases,
-        h.p_value_better,
+        best.held_out.counts(),
+        best.held_out.p_value_better,
         best.generator,
         md_fence("suggestion", &located.replacement)
     ))
@@ -321,22 +316,25 @@ pub async fn publish(
     Ok(out)
 }
 
-/// In GitHub mode, after `fix`: the offers as review comments on the PR. Problems are told to
-/// `console` (with a workflow warning) and never change the exit code.
+/// In GitHub mode, after `fix`: the offers as review comments on the PR; returns what happened
+/// to each. Problems are told to `console` (with a workflow warning) and never change the exit
+/// code.
 pub async fn post(
     report: &FixReport,
     head: &Loaded,
     p: &super::Publish,
     actions: &super::Actions,
     console: &dyn crate::console::Console,
-) {
+) -> Vec<Outcome> {
     if !p.enabled || p.comment == super::CommentMode::Never {
-        return;
+        return Vec::new();
     }
-    let Some(ctx) = actions.context() else { return };
+    let Some(ctx) = actions.context() else {
+        return Vec::new();
+    };
     let (Some(pr), Some(commit)) = (ctx.pull_request, ctx.head_sha.as_deref()) else {
         console.note("driftgate: not a pull_request event; no suggestion comments");
-        return;
+        return Vec::new();
     };
     let skip = |why: &str| {
         super::workflow_command(
@@ -348,10 +346,12 @@ pub async fn post(
         )
     };
     if ctx.fork && actions.event_name.as_deref() != Some("pull_request_target") {
-        return skip("it comes from a fork, so the token is read-only");
+        skip("it comes from a fork, so the token is read-only");
+        return Vec::new();
     }
     let Some(token) = &p.token else {
-        return skip(&format!("no token in ${}", p.token_env));
+        skip(&format!("no token in ${}", p.token_env));
+        return Vec::new();
     };
     let prefix = marker_prefix(&ctx.workflow, &ctx.job);
     let (placed, not_placed) = offers(report, head, &prefix, commit);
@@ -366,15 +366,20 @@ pub async fn post(
         publish(&api, &ctx.repository, pr, &prefix, &placed, &author).await
     };
     match posted.await {
-        Ok(outcomes) => {
-            for o in outcomes.iter().chain(&not_placed) {
+        Ok(mut outcomes) => {
+            outcomes.extend(not_placed);
+            for o in &outcomes {
                 console.note(&format!("driftgate: PR #{pr}: {o}"));
             }
+            outcomes
         }
-        Err(e) if e.is_forbidden() => skip(&format!(
-            "the token may not write review comments (HTTP {}; grant `pull-requests: write`)",
-            e.status.unwrap_or(0)
-        )),
+        Err(e) if e.is_forbidden() => {
+            skip(&format!(
+                "the token may not write review comments (HTTP {}; grant `pull-requests: write`)",
+                e.status.unwrap_or(0)
+            ));
+            not_placed
+        }
         Err(e) => {
             console.note(&format!("driftgate: {e}"));
             super::workflow_command(
@@ -382,8 +387,36 @@ pub async fn post(
                 "warning",
                 &format!("driftgate: {e}. The fix report is unaffected."),
             );
+            not_placed
         }
     }
+}
+
+/// The check report's view of the offers: each tool's rewrite, with the comment that suggests it.
+pub fn suggested(report: &FixReport, outcomes: &[Outcome]) -> Vec<crate::report::Suggested> {
+    report
+        .tools
+        .iter()
+        .filter_map(|t| {
+            let best = t.best()?;
+            let url = outcomes.iter().find_map(|o| match o {
+                Outcome::Created { tool, url }
+                | Outcome::Updated { tool, url }
+                | Outcome::Unchanged { tool, url }
+                    if tool == &t.tool && !url.is_empty() =>
+                {
+                    Some(url.clone())
+                }
+                _ => None,
+            });
+            Some(crate::report::Suggested {
+                tool: t.tool.clone(),
+                text: best.text.clone(),
+                held_out: best.held_out.clone(),
+                url,
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -458,7 +491,7 @@ mod tests {
             "tool": "x`y @team", "field": "description", "failed": [], "base_text": "",
             "head_text": "Book a slot.", "kept": [], "lost": [], "best": 0,
             "candidates": [{"generator": "restore", "summary": "", "text": new,
-              "held_out": {"cases": 4, "head_accuracy": 0.25, "accuracy": 0.75, "fixed": 2,
+              "held_out": {"cases": 4, "base_accuracy": 0.75, "head_accuracy": 0.25, "accuracy": 0.75, "fixed": 2,
                            "regressed": 0, "p_value_better": 0.25},
               "gate_held_out": {"status": "pass", "reason": ""},
               "gate_full": {"status": "pass", "reason": ""},

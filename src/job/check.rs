@@ -176,6 +176,7 @@ pub async fn run(command: Command, inputs: CheckInputs, console: &dyn Console) -
         github: None,
         shard: part,
         policy: None,
+        suggestions: Vec::new(),
     })
 }
 
@@ -764,5 +765,6 @@ pub fn diff_report(base: &Loaded, head: &Loaded, fail_on: Severity) -> Report {
         github: None,
         shard: None,
         policy: None,
+        suggestions: Vec::new(),
     }
 }

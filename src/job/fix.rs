@@ -209,11 +209,14 @@ fn evidence(base_text: &str, head: &Loaded, tool: &str, lost: &[Lost]) -> Eviden
     }
 }
 
-/// Head against the rewrite on `tool`'s held-out cases.
-fn against_head(vs_head: &Report, tool: &str) -> HeldOut {
+/// Head against the rewrite on `tool`'s held-out cases (`gate_held`, base against it, gives
+/// base's accuracy there; the tool is `base_name` in it).
+fn against_head(vs_head: &Report, gate_held: &Report, tool: &str, base_name: &str) -> HeldOut {
     let own = rows(vs_head).iter().find(|t| t.tool == tool);
+    let at_base = rows(gate_held).iter().find(|t| t.tool == base_name);
     HeldOut {
         cases: own.map_or(0, |t| t.cases),
+        base_accuracy: at_base.map_or(0.0, |t| t.base_accuracy),
         head_accuracy: own.map_or(0.0, |t| t.base_accuracy),
         accuracy: own.map_or(0.0, |t| t.head_accuracy),
         fixed: own.map_or(0, |t| t.fixed),
@@ -343,7 +346,7 @@ async fn fix_tool(
             .check(&kit.head, &rewritten, carried, Some(held))
             .await?;
         let full = kit.check(&kit.base, &rewritten, frozen, None).await?;
-        let held_out = against_head(&vs_head, &tool);
+        let held_out = against_head(&vs_head, &gate_held, &tool, &base_name);
         let other_regressions = others_lost(&gate_held, &base_name);
         let mut p = Proposal {
             summary: draft::summary(&c.id).to_string(),
@@ -393,7 +396,8 @@ async fn fix_tool(
 }
 
 /// Run `fix`: the check, then the rewrites of every tool it failed on routing or call accuracy.
-pub async fn run(inputs: CheckInputs, console: &dyn Console) -> Result<FixReport> {
+/// Returns the check's own report beside the fix report (`check --suggest` delivers it).
+pub async fn run(inputs: CheckInputs, console: &dyn Console) -> Result<(Report, FixReport)> {
     let kit = Kit::of(&inputs)?;
     let first = check::run(Command::Check, inputs, console).await?;
     let held = draft::held_out(&kit.suite.suite);
@@ -425,7 +429,7 @@ pub async fn run(inputs: CheckInputs, console: &dyn Console) -> Result<FixReport
     }
     let applied = apply_best(&kit, &tools, &held).await?;
     let n_held = held.iter().filter(|h| **h).count();
-    Ok(FixReport {
+    let fix = FixReport {
         schema_version: FIX_SCHEMA_VERSION,
         driftgate_version: report::VERSION.to_string(),
         command: crate::report::fix::FixCommand::Fix,
@@ -451,7 +455,8 @@ pub async fn run(inputs: CheckInputs, console: &dyn Console) -> Result<FixReport
         tools,
         applied,
         notes,
-    })
+    };
+    Ok((first, fix))
 }
 
 /// Head with every tool's first offered rewrite, judged against base.

@@ -119,6 +119,8 @@ pub struct Proposal {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct HeldOut {
     pub cases: usize,
+    /// The tool's accuracy on these cases at base: what a rewrite restores.
+    pub base_accuracy: f64,
     pub head_accuracy: f64,
     pub accuracy: f64,
     /// Cases wrong at head and right with the rewrite.
@@ -138,6 +140,20 @@ pub struct Applied {
     pub held_out: Outcome,
     /// On the whole suite.
     pub full: Outcome,
+}
+
+impl HeldOut {
+    /// "3/4 right (head 1/4, base 3/4)": the counts every format prints.
+    pub fn counts(&self) -> String {
+        let right = |acc: f64| (acc * self.cases as f64).round() as u64;
+        let n = self.cases;
+        format!(
+            "{}/{n} right (head {}/{n}, base {}/{n})",
+            right(self.accuracy),
+            right(self.head_accuracy),
+            right(self.base_accuracy)
+        )
+    }
 }
 
 /// A gate's verdict, as the fix report keeps it.

@@ -146,6 +146,22 @@ pub struct Report {
     /// them (rendered first: a PR that rewrites its grader is the first thing to read).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<PolicyInfo>,
+    /// `check --suggest`: the rewrites `fix` offered for the tools that failed, each with where
+    /// it was suggested on the pull request.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub suggestions: Vec<Suggested>,
+}
+
+/// One offered rewrite, as the check's report carries it.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+pub struct Suggested {
+    pub tool: String,
+    pub text: String,
+    /// The tool's held-out cases: base, head and the rewrite.
+    pub held_out: fix::HeldOut,
+    /// The review comment that suggests it on the diff, when one was posted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
 }
 
 /// The gate's policy (config, suite, distractor packs) in a pull request.

@@ -381,3 +381,59 @@ fn a_refused_suggestion_is_a_warning_and_the_exit_code_stands() {
         "{warning}"
     );
 }
+
+/// `check --suggest`: the check's verdict and exit code, with the offered rewrite in the report;
+/// in a pull request the PR comment links the suggestion posted on the diff.
+#[test]
+fn check_suggest_keeps_the_verdict_and_links_the_suggestion_from_the_pr_comment() {
+    let cache = tempfile::tempdir().unwrap();
+    let run = cli::driftgate(calendar::check(&["--suggest", "--format", "json"]))
+        .cache(cache.path())
+        .run();
+    assert_eq!(run.code, 1, "the check's verdict: {}", run.dump());
+    let r = run.json();
+    crate::support::reports::assert_matches_schema(&r, "check --suggest");
+    assert_eq!(r["verdict"]["status"], "fail");
+    let s = &r["suggestions"][0];
+    assert_eq!(s["tool"], "schedule_appointment", "{r:#}");
+    assert!(
+        s["text"].as_str().unwrap().starts_with("Book a slot. "),
+        "{s:#}"
+    );
+    assert!(
+        s.get("url").is_none(),
+        "nothing posted outside a pull request"
+    );
+
+    use crate::support::github::{BOT, FakeGithub};
+    let gh = FakeGithub::start();
+    let r = pr_runner(&gh);
+    let (code, _, err) = r.driftgate(&[
+        "check",
+        "--base",
+        "tools.base.json",
+        "--head",
+        "tools.head.json",
+        "--suite",
+        "suite.yaml",
+        "--suggest",
+    ]);
+    assert_eq!(code, 1, "{err}");
+    let review = &gh.reviews(7)[0];
+    let sticky = gh
+        .comments(7)
+        .into_iter()
+        .find(|c| c.login == BOT)
+        .unwrap_or_else(|| panic!("no PR comment: {err}"));
+    let link = format!(
+        "[apply it on the diff](https://github.com/{}/pull/7#discussion_r{})",
+        crate::support::github::REPO,
+        review.id
+    );
+    assert!(
+        sticky.body.contains("#### Suggested rewrites"),
+        "{}",
+        sticky.body
+    );
+    assert!(sticky.body.contains(&link), "{}", sticky.body);
+}

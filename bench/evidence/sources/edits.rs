@@ -178,10 +178,22 @@ fn paraphrases() -> Result<BTreeMap<String, Vec<String>>> {
 }
 
 pub fn check(ctx: &Ctx, dir: &str, base: &Value, head: &Value, suite: &Path) -> Result<super::Run> {
+    compare(ctx, "check", dir, base, head, suite)
+}
+
+/// `command` (`check`, `fix`) of `head` against `base` on `suite`, the sides written under `dir`.
+pub fn compare(
+    ctx: &Ctx,
+    command: &str,
+    dir: &str,
+    base: &Value,
+    head: &Value,
+    suite: &Path,
+) -> Result<super::Run> {
     let b = ctx.write(&format!("{dir}/base.json"), base)?;
     let h = ctx.write(&format!("{dir}/head.json"), head)?;
     ctx.driftgate(&[
-        "check",
+        command,
         "--base",
         b.to_str().expect("UTF-8 path"),
         "--head",

@@ -98,12 +98,10 @@ impl HandEdit {
     }
 }
 
-/// Every edit whose set this run loads (the hermetic slice leaves Azure out), judged.
-pub fn rows(ctx: &Ctx) -> Result<Vec<Value>> {
-    use rayon::prelude::*;
-    let sets = edits::sets(ctx)?;
-    let halves = edits::split(edits::SETS);
-    let mut jobs: Vec<(&Set, String, Edit)> = Vec::new();
+/// Every edit whose set this run loads (the hermetic slice leaves Azure out), resolved against
+/// its tool's base description: (set, tool, edit).
+pub fn jobs(sets: &[Set]) -> Result<Vec<(&Set, String, Edit)>> {
+    let mut jobs = Vec::new();
     for h in load()? {
         if !edits::SETS.contains(&h.set.as_str()) {
             bail!("{}: no set {:?} in the benchmark", file().display(), h.set);
@@ -123,6 +121,15 @@ pub fn rows(ctx: &Ctx) -> Result<Vec<Value>> {
             .to_string();
         jobs.push((set, h.tool.clone(), h.resolve(&base)?));
     }
+    Ok(jobs)
+}
+
+/// Every edit whose set this run loads, judged.
+pub fn rows(ctx: &Ctx) -> Result<Vec<Value>> {
+    use rayon::prelude::*;
+    let sets = edits::sets(ctx)?;
+    let halves = edits::split(edits::SETS);
+    let jobs = jobs(&sets)?;
     eprintln!("evidence:   {} hand-written edits", jobs.len());
     jobs.par_iter()
         .enumerate()

@@ -8,6 +8,7 @@
 pub mod azure;
 pub mod bfcl;
 pub mod edits;
+pub mod fixes;
 pub mod hand;
 pub mod history;
 pub mod injection;
@@ -293,6 +294,7 @@ pub const ALL: &[(&str, Source)] = &[
     ("BFCL", bfcl::sections),
     ("edit benchmark", edits::sections),
     ("hand-written edits", hand::sections),
+    ("rewrites verified by replay", fixes::sections),
     ("router sensitivity", sensitivity::sections),
     ("injection scan", injection::sections),
 ];

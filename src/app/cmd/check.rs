@@ -92,6 +92,11 @@ pub struct CheckArgs {
     /// overall. Unchanged tools come from the cache; a grade never given is exit 3.
     #[arg(long)]
     pub lint_llm: bool,
+    /// After a failing check, draft and verify rewrites as `driftgate fix` does; in a pull
+    /// request, post the offered ones as review comments with a `suggestion` block and link them
+    /// from the PR comment. The verdict and exit code are the check's.
+    #[arg(long)]
+    pub suggest: bool,
     /// After the report, say on stderr what the run cost in embeddings: texts asked, distinct,
     /// embedded by the model, from the disk cache.
     #[arg(long)]
@@ -218,7 +223,10 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
         .iter()
         .map(|t| t.to_value())
         .collect();
-    let mut report = check::run(Command::Check, inputs, &console).await?;
+    let mut report = match k.suggest {
+        false => check::run(Command::Check, inputs, &console).await?,
+        true => suggest(&k, inputs, &console).await?,
+    };
     super::finish(&mut report, &policy, &cache);
     if let (Some(path), Some(routing)) = (&k.aliases, &report.routing) {
         write_aliases(path, routing, &names, &head_defs, &console).await?;
@@ -226,6 +234,27 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
     let code = super::deliver(report, &a.out, &a.github, &console).await;
     embedding_notes(&k, stats.as_deref(), &console)?;
     code
+}
+
+/// `--suggest`: the check through `fix`, the offered rewrites posted in a pull request and
+/// carried in the report.
+async fn suggest(
+    k: &CheckArgs,
+    inputs: CheckInputs,
+    console: &Terminal,
+) -> Result<crate::report::Report> {
+    if k.shard.is_some() || k.batch {
+        return Err(Error::Usage(
+            "--suggest replays every rewrite on the whole suite at once: not with --shard or --batch".into(),
+        ));
+    }
+    let head = inputs.head.clone();
+    let (mut report, fixed) = crate::job::fix::run(inputs, console).await?;
+    let actions = settings::actions();
+    let publish = settings::publish(&k.c.github, &actions);
+    let outcomes = crate::github::suggest::post(&fixed, &head, &publish, &actions, console).await;
+    report.suggestions = crate::github::suggest::suggested(&fixed, &outcomes);
+    Ok(report)
 }
 
 /// `--aliases`: the invented tool names head's replay produced, mapped by meaning to head's

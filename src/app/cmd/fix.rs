@@ -66,7 +66,7 @@ pub async fn run(a: FixArgs) -> Result<i32> {
     let (inputs, _policy, _cache) = check::prepare_with_suite(&k).await?;
     let console = Terminal::new(Progress::detect());
     let head = inputs.head.clone();
-    let report = crate::job::fix::run(inputs, &console).await?;
+    let (_, report) = crate::job::fix::run(inputs, &console).await?;
     let out = &k.c.out;
     let opts = Options {
         color: output::use_color(out.color, out.output.is_some()),

@@ -132,6 +132,7 @@ pub fn render(report: &Report, opts: &Options) -> String {
             .map(|note| format!("> [!WARNING]\n> {}\n", md_inline(note)))
             .collect(),
     );
+    add(Rank::Verdict, suggestions(report).into_iter().collect());
     let rows = view::tools(report);
     add(Rank::Detail, text_diffs(&rows));
     add(Rank::Evidence, schema_changes(report).into_iter().collect());
@@ -146,6 +147,38 @@ pub fn render(report: &Report, opts: &Options) -> String {
     }
     let footer = footer(report, opts);
     assemble(blocks, footer, opts)
+}
+
+/// `check --suggest`: each offered rewrite, linked to its suggestion on the diff where one was
+/// posted, else shown as text.
+fn suggestions(report: &Report) -> Option<String> {
+    if report.suggestions.is_empty() {
+        return None;
+    }
+    let mut out =
+        String::from("#### Suggested rewrites (verified by replay on held-out cases)\n\n");
+    for s in &report.suggestions {
+        let _ = writeln!(
+            out,
+            "- {}: its held-out cases with the rewrite: {}; {}",
+            md_code(&s.tool, 80, false),
+            s.held_out.counts(),
+            match s.url.as_deref().and_then(crate::report::escape::md_url) {
+                Some(u) => format!("[apply it on the diff]({u})"),
+                None => format!("the wording:\n\n{}", indent(&md_fence("text", &s.text))),
+            }
+        );
+    }
+    Some(out)
+}
+
+/// A block indented under a list item.
+fn indent(block: &str) -> String {
+    block
+        .lines()
+        .map(|l| format!("  {l}"))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The marker, the verdict line (in `plain` words where given, the test behind it folded), every

@@ -127,15 +127,11 @@ fn proposal(c: &Proposal, best: bool, p: &Paint, out: &mut String) {
         (false, false) => p.wrap("31", "✗"),
     };
     let h = &c.held_out;
-    let right = |acc: f64| (acc * h.cases as f64).round() as u64;
     let _ = writeln!(
         out,
-        "  {mark} {:<16} held out: {}/{} right (head {}/{}; {} fixed, {} regressed, p={:.4}) · gate on held-out {} · on the whole suite {}",
+        "  {mark} {:<16} held out: {}; {} fixed, {} regressed, p={:.4} · gate on held-out {} · on the whole suite {}",
         c.generator,
-        right(h.accuracy),
-        h.cases,
-        right(h.head_accuracy),
-        h.cases,
+        h.counts(),
         h.fixed,
         h.regressed,
         h.p_value_better,

@@ -91,6 +91,20 @@ pub fn render(report: &Report, color: bool) -> String {
     for line in &report.verdict.warnings {
         let _ = writeln!(out, "{} {}", p.wrap("1;33", "WARNING:"), clean(line, false));
     }
+    for s in &report.suggestions {
+        let _ = writeln!(
+            out,
+            "{} {}: held-out {}{}: \"{}\"",
+            p.wrap("1;32", "SUGGESTED:"),
+            cell(&s.tool, 80),
+            s.held_out.counts(),
+            s.url
+                .as_deref()
+                .map(|u| format!(" {}", cell(u, 200)))
+                .unwrap_or_default(),
+            cell(&s.text, 600)
+        );
+    }
     routing(report, &p, &mut out);
     calls(report, &p, &mut out);
     drift(report, &p, &mut out);
