@@ -567,6 +567,7 @@ pub fn plan(inputs: &CheckInputs) -> Result<replay::plan::Plan> {
             [&inputs.base.tools, &inputs.head.tools]
                 .map(|t| crate::lint::llm::pending(t, m.router.as_ref(), &m.cache))
         }),
+        rewrites: None,
     }
     .priced())
 }

@@ -395,6 +395,29 @@ async fn fix_tool(
     }))
 }
 
+/// `fix --plan` (and `check --suggest --plan`): the check's plan, and the most that verifying
+/// rewrites can add (every changed tool the suite expects failing, every generator drafting).
+pub fn plan(inputs: &CheckInputs) -> Result<crate::replay::plan::Plan> {
+    let mut p = check::plan(inputs)?;
+    let suite = &inputs
+        .replay
+        .as_ref()
+        .expect("a plan has a suite")
+        .suite
+        .suite;
+    let changed = crate::replay::target::changed_tools(&inputs.base.tools, &inputs.head.tools);
+    let tools = changed
+        .iter()
+        .filter(|t| suite.cases.iter().any(|c| c.expect.names().contains(t)))
+        .count();
+    p.rewrites = Some(crate::replay::plan::RewritePlan::bound(
+        &p,
+        tools,
+        draft::GENERATORS.len(),
+    ));
+    Ok(p)
+}
+
 /// Run `fix`: the check, then the rewrites of every tool it failed on routing or call accuracy.
 /// Returns the check's own report beside the fix report (`check --suggest` delivers it).
 pub async fn run(inputs: CheckInputs, console: &dyn Console) -> Result<(Report, FixReport)> {

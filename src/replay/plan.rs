@@ -62,6 +62,51 @@ pub struct Plan {
     /// cache; not in the costs above.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub lint_llm_to_send: Option<[usize; 2]>,
+    /// `fix` and `check --suggest`: what verifying the rewrites may send after the check.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rewrites: Option<RewritePlan>,
+}
+
+/// The most that verifying rewrites can send: which tools fail is known only once the check has
+/// answered, so this bounds it by every changed tool the suite expects. Each rewrite is asked the
+/// whole suite once (its held-out questions are then the cache's); head with the offered
+/// rewrites, once more.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RewritePlan {
+    /// Changed tools the suite has cases for: the most that can fail on routing.
+    pub tools_at_most: usize,
+    pub rewrites_per_tool_at_most: usize,
+    /// The suite's cases × repeats.
+    pub requests_per_rewrite: u64,
+    pub requests_at_most: u64,
+    /// At head's mean input tokens per request.
+    pub input_tokens_at_most: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub input_cost_usd_at_most: Option<f64>,
+}
+
+impl RewritePlan {
+    /// The bound for `tools` failing tools, `per_tool` rewrites each, on a plan of the check.
+    pub fn bound(check: &Plan, tools: usize, per_tool: usize) -> RewritePlan {
+        let per = check.head.requests;
+        let requests = (tools * per_tool) as u64 * per + if tools > 0 { per } else { 0 };
+        let mean = [&check.head, &check.base]
+            .iter()
+            .find(|s| s.to_send > 0)
+            .map_or(0, |s| s.input_tokens / s.to_send);
+        let tokens = requests * mean;
+        let pay = 1.0 - check.batch_discount.unwrap_or(0.0);
+        RewritePlan {
+            tools_at_most: tools,
+            rewrites_per_tool_at_most: per_tool,
+            requests_per_rewrite: per,
+            requests_at_most: requests,
+            input_tokens_at_most: tokens,
+            input_cost_usd_at_most: check
+                .price_per_mtok
+                .map(|[i, _]| tokens as f64 * i * pay / 1e6),
+        }
+    }
 }
 
 impl Plan {

@@ -437,3 +437,50 @@ fn check_suggest_keeps_the_verdict_and_links_the_suggestion_from_the_pr_comment(
     );
     assert!(sticky.body.contains(&link), "{}", sticky.body);
 }
+
+/// `fix --plan` sends nothing: the check's requests, and the most that verifying rewrites can
+/// add — every changed tool the suite expects × every generator × the suite, and head with the
+/// offered ones once — with their input tokens and cost at the given prices.
+#[test]
+fn the_fix_plan_bounds_the_rewrites_requests_without_sending() {
+    use crate::support::openai::{chat_server, tool_call};
+    let fake = chat_server(|_| tool_call("schedule_appointment", "{}"));
+    let url = fake.base_url();
+    let cache = tempfile::tempdir().unwrap();
+    let mut args = calendar::model_check(
+        [calendar::BASE, calendar::HEAD],
+        "openai",
+        &url,
+        "gpt-4o-mini",
+        &[
+            "--plan",
+            "--format",
+            "json",
+            "--price-input",
+            "0.15",
+            "--price-output",
+            "0.60",
+        ],
+    );
+    args[0] = "fix";
+    let run = cli::driftgate(args)
+        .cache(cache.path())
+        .envs([("OPENAI_API_KEY", "k")])
+        .run();
+    assert_eq!(run.code, 0, "{}", run.dump());
+    assert!(fake.requests().is_empty(), "a plan sent a request");
+    let p = run.json();
+    let r = &p["rewrites"];
+    // One changed tool (schedule_appointment) the 6-case suite expects; four generators.
+    assert_eq!(r["tools_at_most"], 1, "{p:#}");
+    assert_eq!(r["rewrites_per_tool_at_most"], 4);
+    assert_eq!(r["requests_per_rewrite"], 6);
+    assert_eq!(r["requests_at_most"], 4 * 6 + 6);
+    let mean = p["head"]["input_tokens"].as_u64().unwrap() / p["head"]["to_send"].as_u64().unwrap();
+    assert_eq!(r["input_tokens_at_most"].as_u64().unwrap(), 30 * mean);
+    let cost = r["input_cost_usd_at_most"].as_f64().unwrap();
+    assert!(
+        (cost - (30 * mean) as f64 * 0.15 / 1e6).abs() < 1e-12,
+        "{p:#}"
+    );
+}

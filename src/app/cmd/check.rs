@@ -201,7 +201,10 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
     let a = &k.c;
     let console = Terminal::new(Progress::detect());
     if k.plan {
-        let plan = check::plan(&inputs)?;
+        let plan = match k.suggest {
+            false => check::plan(&inputs)?,
+            true => crate::job::fix::plan(&inputs)?,
+        };
         let text = match a.out.format {
             crate::report::render::Format::Json => {
                 serde_json::to_string_pretty(&plan).expect("a plan serialises") + "\n"

@@ -35,12 +35,6 @@ fn refuse(k: &CheckArgs) -> Result<()> {
             "fix replays every rewrite on the whole suite; run it unsharded",
         );
     }
-    if k.plan {
-        return no(
-            "--plan",
-            "not built yet: `check --plan` counts the check's requests, and each rewrite asks head's side of the suite once more",
-        );
-    }
     if k.batch {
         return no(
             "--batch",
@@ -64,6 +58,15 @@ pub async fn run(a: FixArgs) -> Result<i32> {
     let k = a.check;
     refuse(&k)?;
     let (inputs, _policy, _cache) = check::prepare_with_suite(&k).await?;
+    if k.plan {
+        let plan = crate::job::fix::plan(&inputs)?;
+        let text = match k.c.out.format {
+            Format::Json => serde_json::to_string_pretty(&plan).expect("a plan serialises") + "\n",
+            _ => crate::report::render::terminal::plan::render(&plan),
+        };
+        output::deliver(k.c.out.output.as_deref(), &text)?;
+        return Ok(crate::error::exit::PASS);
+    }
     let console = Terminal::new(Progress::detect());
     let head = inputs.head.clone();
     let (_, report) = crate::job::fix::run(inputs, &console).await?;

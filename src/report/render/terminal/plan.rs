@@ -9,7 +9,8 @@ pub fn render(p: &Plan) -> String {
     let mut f = String::new();
     let _ = writeln!(
         f,
-        "driftgate check --plan: nothing was sent. {} {} · {} case(s) × {} repeat(s){}",
+        "driftgate {} --plan: nothing was sent. {} {} · {} case(s) × {} repeat(s){}",
+        if p.rewrites.is_some() { "fix" } else { "check" },
         p.router,
         p.model,
         p.cases,
@@ -46,6 +47,20 @@ pub fn render(p: &Plan) -> String {
         let _ = writeln!(
             f,
             "--lint-llm: {b} grading request(s) to send at base, {h} at head (not in the cost below)"
+        );
+    }
+    if let Some(r) = &p.rewrites {
+        let _ = writeln!(
+            f,
+            "rewrites: at most {} request(s) more ({} changed tool(s) the suite expects × {} rewrite(s) × {} request(s), and head with the offered ones once), {} input token(s){}; which tools fail is known once the check has answered, the cache makes a re-run free",
+            r.requests_at_most,
+            r.tools_at_most,
+            r.rewrites_per_tool_at_most,
+            r.requests_per_rewrite,
+            r.input_tokens_at_most,
+            r.input_cost_usd_at_most
+                .map(|c| format!(", at most ${c:.4} input"))
+                .unwrap_or_default()
         );
     }
     if p.targeted {
