@@ -8,6 +8,8 @@
 //! base's words back around it; [`new_facts`] names what was kept, and a test holds every
 //! generator to it.
 
+pub mod llm;
+
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -65,6 +67,9 @@ pub const GENERATORS: &[(&str, &str)] = &[
 
 /// What a generator writes, for reports.
 pub fn summary(id: &str) -> &'static str {
+    if id.starts_with("llm-") {
+        return "drafted by the router's model from the same evidence (prompts/fix.v1.md)";
+    }
     GENERATORS
         .iter()
         .find(|(g, _)| *g == id)

@@ -22,6 +22,9 @@ use crate::suite::{Suite, SuiteChoice};
 
 use super::check::{self, CheckInputs, ReplayInputs};
 
+/// `--llm N`: the model that drafts N more rewrites per tool.
+pub type Drafter<'a> = Option<(&'a crate::llm::json::JsonLlm, u32)>;
+
 /// Everything a check needs that one run consumes, kept to run it again with other texts.
 struct Kit {
     base: Loaded,
@@ -309,6 +312,7 @@ async fn fix_tool(
     held: &[bool],
     carried: &Suite,
     (failing, failed): (String, Vec<String>),
+    drafter: Drafter<'_>,
     console: &dyn Console,
 ) -> Result<Option<ToolFix>> {
     // The verdict names a tool as the frozen suite does (base's name); a renamed tool is
@@ -337,8 +341,12 @@ async fn fix_tool(
     let routing = first.routing.as_ref().expect("a check with a suite routes");
     let lost = lost(&kit.suite.suite, held, routing, &base_name);
     let e = evidence(&base_text, &kit.head, &tool, &lost);
+    let mut drafted = draft::draft(&e);
+    if let Some((llm, n)) = drafter {
+        drafted.extend(draft::llm::draft(llm, &e, n).await?);
+    }
     let mut candidates = Vec::new();
-    for c in draft::draft(&e) {
+    for c in drafted {
         let rewritten = with_text(&kit.head, &tool, &c.text);
         let frozen = &kit.suite.suite;
         let gate_held = kit.check(&kit.base, &rewritten, frozen, Some(held)).await?;
@@ -420,7 +428,11 @@ pub fn plan(inputs: &CheckInputs) -> Result<crate::replay::plan::Plan> {
 
 /// Run `fix`: the check, then the rewrites of every tool it failed on routing or call accuracy.
 /// Returns the check's own report beside the fix report (`check --suggest` delivers it).
-pub async fn run(inputs: CheckInputs, console: &dyn Console) -> Result<(Report, FixReport)> {
+pub async fn run(
+    inputs: CheckInputs,
+    drafter: Drafter<'_>,
+    console: &dyn Console,
+) -> Result<(Report, FixReport)> {
     let kit = Kit::of(&inputs)?;
     let first = check::run(Command::Check, inputs, console).await?;
     let held = draft::held_out(&kit.suite.suite);
@@ -431,7 +443,7 @@ pub async fn run(inputs: CheckInputs, console: &dyn Console) -> Result<(Report, 
     if first.verdict.status == Status::Fail {
         for f in failing(&first) {
             let name = f.0.clone();
-            match fix_tool(&kit, &first, &held, &carried, f, console).await? {
+            match fix_tool(&kit, &first, &held, &carried, f, drafter, console).await? {
                 Some(t) => tools.push(t),
                 None => notes.push(format!(
                     "`{name}` failed and has no tool at head: nothing to rewrite"
@@ -448,6 +460,17 @@ pub async fn run(inputs: CheckInputs, console: &dyn Console) -> Result<(Report, 
         notes.push(format!(
             "the check did not fail ({}): nothing to fix",
             status.as_str().unwrap_or_default()
+        ));
+    }
+    if let Some((llm, n)) = drafter
+        && !tools.is_empty()
+    {
+        notes.push(format!(
+            "rewrites llm-1 … llm-{n} were drafted by {} at {} with {} (sha256 {}) from the drafting half only",
+            llm.model(),
+            llm.host(),
+            draft::llm::PROMPT_FILE,
+            crate::canon::hash_str(draft::llm::PROMPT)
         ));
     }
     let applied = apply_best(&kit, &tools, &held).await?;

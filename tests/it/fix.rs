@@ -22,6 +22,16 @@ fn fix(base: &str, head: &str, extra: &[&str]) -> cli::Run {
     cli::driftgate(args).cache(cache.path()).run()
 }
 
+/// The ids of a fix report's held-out cases.
+fn held_out_ids(r: &Value) -> Vec<&str> {
+    r["split"]["held_out_ids"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect()
+}
+
 /// The calendar tools file `from` with `edit` applied to its tools array, written to `dir`.
 fn edited(from: &str, dir: &std::path::Path, edit: impl FnOnce(&mut Vec<Value>)) -> String {
     let mut doc: Value =
@@ -67,12 +77,7 @@ fn the_calendar_fix_is_verified_on_cases_drafting_never_read() {
         );
     }
     // Drafting read only the drafting half: none of its lost cases is held out.
-    let held: Vec<&str> = r["split"]["held_out_ids"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v.as_str().unwrap())
-        .collect();
+    let held = held_out_ids(&r);
     assert_eq!(
         held.len(),
         r["split"]["held_out"].as_u64().unwrap() as usize
@@ -483,4 +488,109 @@ fn the_fix_plan_bounds_the_rewrites_requests_without_sending() {
         (cost - (30 * mean) as f64 * 0.15 / 1e6).abs() < 1e-12,
         "{p:#}"
     );
+}
+
+/// `fix --llm 1` against the loopback OpenAI server (its Chat Completions wire format): the model
+/// routes the calendar suite (every schedule prompt goes to `reschedule_appointment` while
+/// `schedule_appointment` says only "Book a slot.") and drafts one rewrite in JSON. The draft is
+/// verified by replay like the offline ones, and the drafting request carries no held-out prompt.
+#[test]
+fn a_model_drafted_rewrite_is_verified_like_the_others() {
+    use crate::check_faults::valid_args;
+    use crate::support::fake::Request;
+    use crate::support::openai::{chat_server, text_answer, tool_call};
+    const DRAFT: &str = "Book a slot. Schedule a new appointment for a patient who has none yet.";
+    let suite = driftgate::suite::load(&cli::repo(calendar::SUITE)).unwrap();
+    let cases = suite.cases.clone();
+    let fake = chat_server(move |req: &Request| {
+        if req.body.get("tools").is_none() {
+            return text_answer(&serde_json::json!({ "rewrite": DRAFT }).to_string());
+        }
+        let case = cases.iter().find(|c| c.prompt == req.prompt()).unwrap();
+        let schedule_text = req.body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["function"]["name"] == "schedule_appointment")
+            .and_then(|t| t["function"]["description"].as_str())
+            .unwrap_or_default()
+            .to_string();
+        match case.expect.names().first() {
+            None => text_answer("Canberra."),
+            Some(t) if t == "schedule_appointment" && schedule_text == "Book a slot." => tool_call(
+                "reschedule_appointment",
+                &valid_args("reschedule_appointment").to_string(),
+            ),
+            Some(t) => tool_call(t, &valid_args(t).to_string()),
+        }
+    });
+    let url = fake.base_url();
+    let cache = tempfile::tempdir().unwrap();
+    let run = cli::driftgate([
+        "fix",
+        "--llm",
+        "1",
+        "--base",
+        calendar::BASE,
+        "--head",
+        calendar::HEAD,
+        "--suite",
+        calendar::SUITE,
+        "--router",
+        "openai",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--no-embed",
+        "--format",
+        "json",
+    ])
+    .cache(cache.path())
+    // A key that no answer spells: the run masks every held secret in what it reads.
+    .envs([("OPENAI_API_KEY", "sk-fake-0123456789abcdef")])
+    .run();
+    let r = run.json();
+    assert_eq!(r["check"]["status"], "fail", "{}", run.dump());
+    let t = &r["tools"][0];
+    assert!(t.is_object(), "{r:#}");
+    let llm = t["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["generator"] == "llm-1")
+        .unwrap_or_else(|| panic!("{t:#}"));
+    assert_eq!(llm["text"], DRAFT);
+    assert_eq!(llm["held_out"]["fixed"], 4, "{llm:#}");
+    assert_eq!(llm["offered"], true, "{llm:#}");
+    assert!(
+        r["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("prompts/fix.v1.md"),
+        "{r:#}"
+    );
+    // Drafting read the drafting half only.
+    let held = held_out_ids(&r);
+    let asked = fake
+        .requests()
+        .into_iter()
+        .find(|q| q.body.get("tools").is_none())
+        .unwrap();
+    let message = asked.prompt().to_string();
+    assert!(message.contains("\"requests_now_lost\""), "{message}");
+    for c in suite.cases.iter().filter(|c| held.contains(&c.id.as_str())) {
+        assert!(!message.contains(&c.prompt), "held-out {} was shown", c.id);
+    }
+    for c in suite
+        .cases
+        .iter()
+        .filter(|c| c.id.starts_with("sched-") && !held.contains(&c.id.as_str()))
+    {
+        assert!(
+            message.contains(&c.prompt),
+            "drafting case {} missing",
+            c.id
+        );
+    }
 }

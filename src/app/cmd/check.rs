@@ -252,7 +252,7 @@ async fn suggest(
         ));
     }
     let head = inputs.head.clone();
-    let (mut report, fixed) = crate::job::fix::run(inputs, console).await?;
+    let (mut report, fixed) = crate::job::fix::run(inputs, None, console).await?;
     let actions = settings::actions();
     let publish = settings::publish(&k.c.github, &actions);
     let outcomes = crate::github::suggest::post(&fixed, &head, &publish, &actions, console).await;

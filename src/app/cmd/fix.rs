@@ -22,6 +22,11 @@ Exit codes:
 
 #[derive(Debug, Args)]
 pub struct FixArgs {
+    /// Also have the router's model (--router openai|anthropic --model M) draft N rewrites per
+    /// failing tool from the same evidence (prompt in prompts/fix.v1.md; JSON, validated: every
+    /// sentence head added kept word for word), verified by replay like the offline ones.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub llm: u32,
     #[command(flatten)]
     pub check: CheckArgs,
 }
@@ -57,7 +62,20 @@ fn refuse(k: &CheckArgs) -> Result<()> {
 pub async fn run(a: FixArgs) -> Result<i32> {
     let k = a.check;
     refuse(&k)?;
-    let (inputs, _policy, _cache) = check::prepare_with_suite(&k).await?;
+    let (inputs, policy, cache) = check::prepare_with_suite(&k).await?;
+    let llm = match a.llm {
+        0 => None,
+        _ => {
+            let r = crate::app::settings::RouterSettings::resolve(&k.router, &policy.config)?;
+            if r.kind().is_proxy() {
+                return Err(Error::Usage(
+                    "fix --llm needs a model to draft with: --router openai|anthropic --model M"
+                        .into(),
+                ));
+            }
+            Some(r.drafter("fix --llm", &cache)?)
+        }
+    };
     if k.plan {
         let plan = crate::job::fix::plan(&inputs)?;
         let text = match k.c.out.format {
@@ -69,7 +87,8 @@ pub async fn run(a: FixArgs) -> Result<i32> {
     }
     let console = Terminal::new(Progress::detect());
     let head = inputs.head.clone();
-    let (_, report) = crate::job::fix::run(inputs, &console).await?;
+    let (_, report) =
+        crate::job::fix::run(inputs, llm.as_ref().map(|l| (l, a.llm)), &console).await?;
     let out = &k.c.out;
     let opts = Options {
         color: output::use_color(out.color, out.output.is_some()),
