@@ -372,6 +372,12 @@ async fn fix_tool(
                 .collect::<BTreeSet<_>>()
                 .into_iter()
                 .collect(),
+            lint_introduced: full
+                .lint
+                .iter()
+                .flat_map(|l| &l.introduced)
+                .map(|f| format!("{}: {}", f.rule.as_str(), f.message))
+                .collect(),
             offered: false,
             why_not: None,
         };

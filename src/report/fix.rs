@@ -110,6 +110,10 @@ pub struct Proposal {
     pub other_regressions: Vec<String>,
     /// Injection-scan rules the rewrite brings in (against base).
     pub scan_introduced: Vec<String>,
+    /// Lint findings the rewrite brings in (against base), each "rule: message": shown, never
+    /// gating (lint never gates).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub lint_introduced: Vec<String>,
     pub offered: bool,
     /// Why it is not offered.
     #[serde(default, skip_serializing_if = "Option::is_none")]

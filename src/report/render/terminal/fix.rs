@@ -138,6 +138,9 @@ fn proposal(c: &Proposal, best: bool, p: &Paint, out: &mut String) {
         outcome(p, &c.gate_held_out),
         outcome(p, &c.gate_full)
     );
+    for l in &c.lint_introduced {
+        let _ = writeln!(out, "      lint: {}", cell(l, 300));
+    }
     if let Some(w) = &c.why_not {
         let _ = writeln!(out, "      not offered: {}", cell(w, 300));
     }
