@@ -29,33 +29,49 @@ fn jobs<'s>(ctx: &Ctx, sets: &'s [Set]) -> Result<Vec<(&'static str, &'s Set, St
     Ok(out)
 }
 
-/// One edit through `fix`: a row when its check failed a tool on routing or call accuracy.
-fn row(origin: &str, set: &Set, tool: &str, e: &Edit, run: &super::Run) -> Option<Value> {
-    let r = run.report.as_ref()?;
-    let t = r["tools"].as_array()?.first()?;
-    let best = t["best"].as_u64().map(|i| &t["candidates"][i as usize]);
-    let first = &t["candidates"][0];
-    let shown = best.unwrap_or(first);
-    let h = &shown["held_out"];
-    let restored = best.is_some_and(|b| {
-        b["held_out"]["accuracy"].as_f64() >= b["held_out"]["base_accuracy"].as_f64()
-            && b["gate_held_out"]["status"] == "pass"
-    });
-    Some(json!({
-        "origin": origin, "set": set.name, "tool": tool, "label": e.label, "kind": e.kind,
-        "new": e.new, "exit": run.exit,
-        "check": r["check"]["reason"],
-        "fixed_tool": t["tool"],
-        "candidates": t["candidates"].as_array().map_or(0, Vec::len),
-        "offered": best.is_some(),
-        "generator": shown["generator"],
-        "held_out": h,
-        "gate_held_out": shown["gate_held_out"]["status"],
-        "why_not": if best.is_some() { Value::Null } else { first["why_not"].clone() },
-        "restored": restored,
-        "applied_held_out": r["applied"]["held_out"]["status"],
-        "applied_full": r["applied"]["full"]["status"],
-    }))
+/// One edit through `fix`: a row per tool its check failed on routing or call accuracy (none
+/// when it failed none), each with what `fix` offered for it and, for the edit as a whole, the
+/// gate on head with every offered rewrite applied.
+fn rows_of(
+    origin: &str,
+    set: &Set,
+    tool: &str,
+    e: &Edit,
+    i: usize,
+    run: &super::Run,
+) -> Vec<Value> {
+    let Some(r) = run.report.as_ref() else {
+        return Vec::new();
+    };
+    let tools = r["tools"].as_array().cloned().unwrap_or_default();
+    tools
+        .iter()
+        .map(|t| {
+            let best = t["best"].as_u64().map(|i| &t["candidates"][i as usize]);
+            let first = &t["candidates"][0];
+            let shown = best.unwrap_or(first);
+            let restored = best.is_some_and(|b| {
+                b["held_out"]["accuracy"].as_f64() >= b["held_out"]["base_accuracy"].as_f64()
+                    && b["gate_held_out"]["status"] == "pass"
+            });
+            json!({
+                "edit": i, "origin": origin, "set": set.name, "tool": tool, "label": e.label,
+                "kind": e.kind, "new": e.new, "exit": run.exit,
+                "check": r["check"]["reason"],
+                "failing_tools": tools.len(),
+                "fixed_tool": t["tool"],
+                "candidates": t["candidates"].as_array().map_or(0, Vec::len),
+                "offered": best.is_some(),
+                "generator": shown["generator"],
+                "held_out": shown["held_out"],
+                "gate_held_out": shown["gate_held_out"]["status"],
+                "why_not": if best.is_some() { Value::Null } else { first["why_not"].clone() },
+                "restored": restored,
+                "applied_held_out": r["applied"]["held_out"]["status"],
+                "applied_full": r["applied"]["full"]["status"],
+            })
+        })
+        .collect()
 }
 
 /// Every edit through `fix`, the regressions' rows kept.
@@ -64,7 +80,7 @@ pub fn rows(ctx: &Ctx) -> Result<Vec<Value>> {
     let sets = edits::sets(ctx)?;
     let jobs = jobs(ctx, &sets)?;
     eprintln!("evidence:   {} edits through fix", jobs.len());
-    let rows: Vec<Option<Value>> = jobs
+    let rows: Vec<Vec<Value>> = jobs
         .par_iter()
         .enumerate()
         .map(|(i, (origin, set, tool, edit))| {
@@ -79,7 +95,7 @@ pub fn rows(ctx: &Ctx) -> Result<Vec<Value>> {
             if run.report.is_none() {
                 anyhow::bail!("fix on {} / {tool}: no report: {}", set.name, run.stderr);
             }
-            Ok(row(origin, set, tool, edit, &run))
+            Ok(rows_of(origin, set, tool, edit, i, &run))
         })
         .collect::<Result<_>>()?;
     Ok(rows.into_iter().flatten().collect())
@@ -93,44 +109,61 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
     let rows = rows(ctx)?;
     let offered = count(&rows, |r| r["offered"] == true);
     let restored = count(&rows, |r| r["restored"] == true);
-    let passes = count(&rows, |r| {
-        r["applied_held_out"] == "pass" && r["applied_full"] == "pass"
-    });
+    // Per edit: head with every offered rewrite of the edit applied.
+    let mut edits: Vec<&Value> = Vec::new();
+    for r in &rows {
+        if !edits
+            .iter()
+            .any(|e| e["edit"] == r["edit"] && e["origin"] == r["origin"])
+        {
+            edits.push(r);
+        }
+    }
+    let passes = Rate::new(
+        edits
+            .iter()
+            .filter(|r| r["applied_held_out"] == "pass" && r["applied_full"] == "pass")
+            .count(),
+        edits.len(),
+    );
     let mut md = String::from(
         "## Rewrites verified by replay: `fix` on the regressions the benchmarks found\n\n\
          Every hand-written edit and every generated edit of the held-out half went through \
          `driftgate fix` (default settings, the offline router). The rows are the edits whose \
-         check failed a tool on routing or call accuracy. `fix` drafts rewrites from half of the \
+         check failed a tool on routing or call accuracy, one row per such tool. `fix` drafts rewrites from half of the \
          suite's cases and verifies each on the other half; *offered* = a rewrite beat head there, \
          passed the gate there, cost no other tool a held-out case and brought in no scan \
          finding; *restored* = the offered rewrite's held-out accuracy is at least base's and the \
-         gate passes on the held-out cases; *applied passes* = head with it passes the gate on \
-         the held-out cases and on the whole suite (the whole suite includes the drafting half). \
+         gate passes on the held-out cases; *applied passes*, per edit = head with every offered \
+         rewrite of the edit passes the gate on the held-out cases and on the whole suite (the \
+         whole suite includes the drafting half). \
          Nothing in `fix` was chosen on these edits. A meaning-changing edit that `fix` \"repairs\" \
          gets base's meaning back beside the PR's words: the row says the routing came back, not \
          that the PR's intent survived.\n\n",
     );
     md.push_str(&format!(
-        "| regressions | a rewrite offered | routing restored on held-out cases | applied: the gate passes (held-out and whole suite) |\n\
-         |---|---|---|---|\n| {} | {} | {} | {} |\n\n",
+        "| failing tools (edits) | a rewrite offered | routing restored on held-out cases | edits whose head with the offered rewrites passes (held-out and whole suite) |\n\
+         |---|---|---|---|\n| {} ({}) | {} | {} | {} |\n\n",
         rows.len(),
+        edits.len(),
         offered.cell(),
         restored.cell(),
         passes.cell()
     ));
     md.push_str(
-        "| origin | set | tool | label | kind | edit | rewrite | held-out: base → head → rewrite | gate held-out | applied (held-out / whole) | why not |\n\
-         |---|---|---|---|---|---|---|---|---|---|---|\n",
+        "| origin | set | edited tool | failing tool | label | kind | edit | rewrite | held-out: base → head → rewrite | gate held-out | applied (held-out / whole) | why not |\n\
+         |---|---|---|---|---|---|---|---|---|---|---|---|\n",
     );
     for r in &rows {
         let h = &r["held_out"];
         let n = h["cases"].as_u64().unwrap_or(0) as f64;
         let right = |k: &str| (h[k].as_f64().unwrap_or(0.0) * n).round() as u64;
         md.push_str(&format!(
-            "| {} | {} | `{}` | {} | {} | {} | {}{} | {}/{n} → {}/{n} → {}/{n} | {} | {} / {} | {} |\n",
+            "| {} | {} | `{}` | `{}` | {} | {} | {} | {}{} | {}/{n} → {}/{n} → {}/{n} | {} | {} / {} | {} |\n",
             r["origin"].as_str().unwrap_or(""),
             r["set"].as_str().unwrap_or(""),
             cell(r["tool"].as_str().unwrap_or("")),
+            cell(r["fixed_tool"].as_str().unwrap_or("")),
             r["label"].as_str().unwrap_or(""),
             r["kind"].as_str().unwrap_or(""),
             cell(&clip(r["new"].as_str().unwrap_or(""), 70)),
