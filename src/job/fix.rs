@@ -384,13 +384,10 @@ async fn fix_tool(
         p.why_not = refusal(&p);
         p.offered = p.why_not.is_none();
         console.note(&format!(
-            "driftgate: fix: {} × {}: held-out {}/{} right (head {}/{}); {}",
+            "driftgate: fix: {} × {}: held-out {}; {}",
             report::escape::cell(&tool, 80),
             p.generator,
-            (p.held_out.accuracy * p.held_out.cases as f64).round(),
-            p.held_out.cases,
-            (p.held_out.head_accuracy * p.held_out.cases as f64).round(),
-            p.held_out.cases,
+            p.held_out.counts(),
             if p.offered { "offered" } else { "not offered" }
         ));
         candidates.push(p);
@@ -410,8 +407,9 @@ async fn fix_tool(
 }
 
 /// `fix --plan` (and `check --suggest --plan`): the check's plan, and the most that verifying
-/// rewrites can add (every changed tool the suite expects failing, every generator drafting).
-pub fn plan(inputs: &CheckInputs) -> Result<crate::replay::plan::Plan> {
+/// rewrites can add (every changed tool the suite expects failing, every generator drafting, and
+/// `llm` model drafts per tool).
+pub fn plan(inputs: &CheckInputs, llm: u32) -> Result<crate::replay::plan::Plan> {
     let mut p = check::plan(inputs)?;
     let suite = &inputs
         .replay
@@ -424,11 +422,10 @@ pub fn plan(inputs: &CheckInputs) -> Result<crate::replay::plan::Plan> {
         .iter()
         .filter(|t| suite.cases.iter().any(|c| c.expect.names().contains(t)))
         .count();
-    p.rewrites = Some(crate::replay::plan::RewritePlan::bound(
-        &p,
-        tools,
-        draft::GENERATORS.len(),
-    ));
+    let mut bound =
+        crate::replay::plan::RewritePlan::bound(&p, tools, draft::GENERATORS.len() + llm as usize);
+    bound.drafting_requests_at_most = (tools * llm as usize) as u64;
+    p.rewrites = Some(bound);
     Ok(p)
 }
 

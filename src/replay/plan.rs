@@ -83,6 +83,8 @@ pub struct RewritePlan {
     pub input_tokens_at_most: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_cost_usd_at_most: Option<f64>,
+    /// `fix --llm N`: the model's drafting requests (first attempts), not in the cost above.
+    pub drafting_requests_at_most: u64,
 }
 
 impl RewritePlan {
@@ -105,6 +107,7 @@ impl RewritePlan {
             input_cost_usd_at_most: check
                 .price_per_mtok
                 .map(|[i, _]| tokens as f64 * i * pay / 1e6),
+            drafting_requests_at_most: 0,
         }
     }
 }

@@ -458,6 +458,8 @@ fn the_fix_plan_bounds_the_rewrites_requests_without_sending() {
         &url,
         "gpt-4o-mini",
         &[
+            "--llm",
+            "2",
             "--plan",
             "--format",
             "json",
@@ -476,16 +478,17 @@ fn the_fix_plan_bounds_the_rewrites_requests_without_sending() {
     assert!(fake.requests().is_empty(), "a plan sent a request");
     let p = run.json();
     let r = &p["rewrites"];
-    // One changed tool (schedule_appointment) the 6-case suite expects; four generators.
+    // One changed tool (schedule_appointment) the 6-case suite expects; four generators and
+    // two model drafts.
     assert_eq!(r["tools_at_most"], 1, "{p:#}");
-    assert_eq!(r["rewrites_per_tool_at_most"], 4);
+    assert_eq!(r["rewrites_per_tool_at_most"], 6);
     assert_eq!(r["requests_per_rewrite"], 6);
-    assert_eq!(r["requests_at_most"], 4 * 6 + 6);
+    assert_eq!(r["requests_at_most"], 6 * 6 + 6);
     let mean = p["head"]["input_tokens"].as_u64().unwrap() / p["head"]["to_send"].as_u64().unwrap();
-    assert_eq!(r["input_tokens_at_most"].as_u64().unwrap(), 30 * mean);
+    assert_eq!(r["input_tokens_at_most"].as_u64().unwrap(), 42 * mean);
     let cost = r["input_cost_usd_at_most"].as_f64().unwrap();
     assert!(
-        (cost - (30 * mean) as f64 * 0.15 / 1e6).abs() < 1e-12,
+        (cost - (42 * mean) as f64 * 0.15 / 1e6).abs() < 1e-12,
         "{p:#}"
     );
 }

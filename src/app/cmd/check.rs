@@ -203,7 +203,7 @@ pub async fn run(k: CheckArgs) -> Result<i32> {
     if k.plan {
         let plan = match k.suggest {
             false => check::plan(&inputs)?,
-            true => crate::job::fix::plan(&inputs)?,
+            true => crate::job::fix::plan(&inputs, 0)?,
         };
         let text = match a.out.format {
             crate::report::render::Format::Json => {

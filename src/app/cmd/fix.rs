@@ -77,7 +77,7 @@ pub async fn run(a: FixArgs) -> Result<i32> {
         }
     };
     if k.plan {
-        let plan = crate::job::fix::plan(&inputs)?;
+        let plan = crate::job::fix::plan(&inputs, a.llm)?;
         let text = match k.c.out.format {
             Format::Json => serde_json::to_string_pretty(&plan).expect("a plan serialises") + "\n",
             _ => crate::report::render::terminal::plan::render(&plan),

@@ -62,6 +62,13 @@ pub fn render(p: &Plan) -> String {
                 .map(|c| format!(", at most ${c:.4} input"))
                 .unwrap_or_default()
         );
+        if r.drafting_requests_at_most > 0 {
+            let _ = writeln!(
+                f,
+                "--llm: at most {} drafting request(s) (first attempts; not in the cost above)",
+                r.drafting_requests_at_most
+            );
+        }
     }
     if p.targeted {
         let _ = writeln!(
