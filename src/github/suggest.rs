@@ -173,24 +173,37 @@ pub enum Outcome {
 
 impl std::fmt::Display for Outcome {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let name = |t: &str| crate::report::escape::cell(t, 80);
+        // The tool name, the URL (GitHub's answer) and the reason reach stderr: made inert.
+        let cell = crate::report::escape::cell;
         match self {
             Outcome::Created { tool, url } => {
-                write!(f, "suggested a rewrite of {} {url}", name(tool))
-            }
-            Outcome::Updated { tool, url } => {
-                write!(f, "updated the suggestion for {} {url}", name(tool))
-            }
-            Outcome::Unchanged { tool, url } => {
                 write!(
                     f,
-                    "the suggestion for {} {url} already says this",
-                    name(tool)
+                    "suggested a rewrite of {} {}",
+                    cell(tool, 80),
+                    cell(url, 300)
                 )
             }
+            Outcome::Updated { tool, url } => write!(
+                f,
+                "updated the suggestion for {} {}",
+                cell(tool, 80),
+                cell(url, 300)
+            ),
+            Outcome::Unchanged { tool, url } => write!(
+                f,
+                "the suggestion for {} {} already says this",
+                cell(tool, 80),
+                cell(url, 300)
+            ),
             Outcome::Removed { id } => write!(f, "removed the outdated suggestion {id}"),
             Outcome::NoLine { tool, why } => {
-                write!(f, "no suggestion for {}: {why}", name(tool))
+                write!(
+                    f,
+                    "no suggestion for {}: {}",
+                    cell(tool, 80),
+                    cell(why, 300)
+                )
             }
         }
     }
@@ -460,6 +473,19 @@ mod tests {
         let back: serde_yaml::Value =
             serde_yaml::from_str(&format!("{}\n", at.replacement.trim())).unwrap();
         assert_eq!(back["description"], "Say \"hi\": now");
+    }
+
+    #[test]
+    fn what_github_answers_is_inert_on_stderr() {
+        let o = Outcome::Created {
+            tool: "t\u{1b}[31m".into(),
+            url: "https://github.com/o/r/pull/7#discussion_r1\u{202e}\n::error::x".into(),
+        };
+        let line = o.to_string();
+        assert!(
+            !line.contains('\u{1b}') && !line.contains('\u{202e}') && !line.contains('\n'),
+            "{line}"
+        );
     }
 
     #[test]

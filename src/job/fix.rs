@@ -508,12 +508,22 @@ pub async fn run(
     Ok((first, fix))
 }
 
-/// Head with every tool's first offered rewrite, judged against base.
+/// Head with every tool's first offered rewrite, judged against base (measured again only when
+/// more than one tool is rewritten).
 async fn apply_best(kit: &Kit, tools: &[ToolFix], held: &[bool]) -> Result<Option<Applied>> {
-    let best: Vec<(&str, &str)> = tools
+    let offered: Vec<(&str, &Proposal)> = tools
         .iter()
-        .filter_map(|t| Some((t.tool.as_str(), t.best()?.text.as_str())))
+        .filter_map(|t| Some((t.tool.as_str(), t.best()?)))
         .collect();
+    // One tool rewritten: its proposal was measured on exactly this head already.
+    if let [(tool, p)] = offered.as_slice() {
+        return Ok(Some(Applied {
+            tools: vec![tool.to_string()],
+            held_out: p.gate_held_out.clone(),
+            full: p.gate_full.clone(),
+        }));
+    }
+    let best: Vec<(&str, &str)> = offered.iter().map(|(t, p)| (*t, p.text.as_str())).collect();
     if best.is_empty() {
         return Ok(None);
     }

@@ -413,16 +413,11 @@ fn check_suggest_keeps_the_verdict_and_links_the_suggestion_from_the_pr_comment(
     use crate::support::github::{BOT, FakeGithub};
     let gh = FakeGithub::start();
     let r = pr_runner(&gh);
-    let (code, _, err) = r.driftgate(&[
-        "check",
-        "--base",
-        "tools.base.json",
-        "--head",
-        "tools.head.json",
-        "--suite",
-        "suite.yaml",
-        "--suggest",
-    ]);
+    // The same sides and suite as `fix`, through `check --suggest`.
+    let mut args = PR_FIX.to_vec();
+    args[0] = "check";
+    args.push("--suggest");
+    let (code, _, err) = r.driftgate(&args);
     assert_eq!(code, 1, "{err}");
     let review = &gh.reviews(7)[0];
     let sticky = gh
