@@ -133,6 +133,7 @@ mod tests {
             head: "Book a slot.".into(),
             lost: Vec::new(),
             siblings: Vec::new(),
+            partner: None,
         }
     }
 

@@ -33,8 +33,11 @@ pub struct Evidence {
     pub head: String,
     /// The tool's own cases of the drafting half that regressed at head.
     pub lost: Vec<Moved>,
-    /// Head's description of each tool the lost prompts went to.
+    /// Head's description of each tool the lost prompts went to (and of `partner`).
     pub siblings: Vec<(String, String)>,
+    /// For a pair the PR made confusable: the other tool, which the rewrite must tell this one
+    /// apart from whichever way the lost prompts went.
+    pub partner: Option<String>,
 }
 
 /// One drafted description.
@@ -143,8 +146,12 @@ fn nearest(dropped: &[String], e: &Evidence) -> Option<String> {
         .map(|(_, s)| s.clone())
 }
 
-/// The tool most of the lost prompts went to, and its head description.
+/// The tool most of the lost prompts went to (a pair's partner, when there is one), and its head
+/// description.
 fn taker(e: &Evidence) -> Option<&(String, String)> {
+    if let Some(p) = &e.partner {
+        return e.siblings.iter().find(|(n, _)| n == p);
+    }
     let mut counts: Vec<(&str, usize)> = Vec::new();
     for to in e.lost.iter().filter_map(|m| m.to.as_deref()) {
         match counts.iter_mut().find(|(t, _)| *t == to) {
@@ -255,6 +262,7 @@ mod tests {
                 "reschedule_appointment".into(),
                 "Move an existing appointment to a different date or time. Use this when the patient already has a booking.".into(),
             )],
+            partner: None,
         }
     }
 
@@ -306,6 +314,32 @@ mod tests {
         for (id, _) in GENERATORS {
             assert!(!summary(id).is_empty(), "{id}");
         }
+    }
+
+    #[test]
+    fn a_pairs_contrast_names_the_partner_whichever_way_the_prompts_went() {
+        // The partner's prompts went to this tool: without the partner, no contrast is drafted.
+        let mut e = calendar();
+        e.tool = "schedule_visit".into();
+        e.base = String::new();
+        e.head = "Schedule a new visit.".into();
+        for m in &mut e.lost {
+            m.to = Some("schedule_visit".into());
+        }
+        e.siblings = vec![(
+            "schedule_appointment".into(),
+            "Schedule a new appointment.".into(),
+        )];
+        assert!(draft(&e).is_empty());
+        e.partner = Some("schedule_appointment".into());
+        let drafted = draft(&e);
+        assert_eq!(
+            drafted,
+            [Candidate {
+                id: "contrast".into(),
+                text: "Schedule a new visit. To schedule a new appointment, use schedule_appointment instead.".into()
+            }]
+        );
     }
 
     #[test]

@@ -424,6 +424,7 @@ pub fn suggested(report: &FixReport, outcomes: &[Outcome]) -> Vec<crate::report:
             });
             Some(crate::report::Suggested {
                 tool: t.tool.clone(),
+                field: t.field.clone(),
                 text: best.text.clone(),
                 held_out: best.held_out.clone(),
                 url,

@@ -12,7 +12,7 @@ use crate::console::{Console, Silent};
 use crate::draft::{self, Evidence, Moved};
 use crate::error::{Error, Result};
 use crate::gate::{Metric, Outcome as RulingOutcome, Status};
-use crate::replay::{Direction, Flip, Routing};
+use crate::replay::{Direction, Routing};
 use crate::report::fix::{
     Applied, FIX_SCHEMA_VERSION, FixReport, HeldOut, Lost, Outcome, Proposal, Split, ToolFix,
 };
@@ -117,55 +117,137 @@ fn subset(suite: &Suite, keep: &[bool]) -> Suite {
     }
 }
 
-/// `head` with `tool`'s description replaced.
-fn with_text(head: &Loaded, tool: &str, text: &str) -> Loaded {
+/// What a rewrite replaces: the tool's description, or one parameter's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Field {
+    Description,
+    Param(String),
+}
+
+impl Field {
+    /// As the report names it: `description`, or the JSON pointer of the parameter's.
+    fn name(&self) -> String {
+        match self {
+            Field::Description => "description".into(),
+            Field::Param(p) => format!("{}/description", param_pointer(p)),
+        }
+    }
+
+    /// Back from [`Field::name`].
+    fn parse(name: &str) -> Field {
+        match name
+            .strip_prefix("/inputSchema/properties/")
+            .and_then(|p| p.strip_suffix("/description"))
+        {
+            Some(p) => Field::Param(p.replace("~1", "/").replace("~0", "~")),
+            None => Field::Description,
+        }
+    }
+
+    fn get(&self, t: &crate::tools::Tool) -> Option<String> {
+        match self {
+            Field::Description => Some(t.description_text().to_string()),
+            Field::Param(p) => t
+                .input_schema
+                .pointer(&format!("/properties/{}/description", escape_pointer(p)))?
+                .as_str()
+                .map(str::to_string),
+        }
+    }
+}
+
+fn escape_pointer(s: &str) -> String {
+    s.replace('~', "~0").replace('/', "~1")
+}
+
+fn param_pointer(p: &str) -> String {
+    format!("/inputSchema/properties/{}", escape_pointer(p))
+}
+
+/// `head` with `field` of `tool` replaced by `text`.
+fn with_text(head: &Loaded, tool: &str, field: &Field, text: &str) -> Loaded {
     let mut out = head.clone();
     if let Some(t) = out.tools.tools.iter_mut().find(|t| t.name == tool) {
-        t.description = Some(text.to_string());
+        match field {
+            Field::Description => t.description = Some(text.to_string()),
+            Field::Param(p) => {
+                if let Some(prop) = t
+                    .input_schema
+                    .pointer_mut(&format!("/properties/{}", escape_pointer(p)))
+                    .and_then(|v| v.as_object_mut())
+                {
+                    prop.insert("description".into(), text.into());
+                }
+            }
+        }
     }
     out
 }
 
-/// The tools the verdict failed on routing or call accuracy, each with its rulings' sentences,
-/// in the verdict's order.
-fn failing(report: &Report) -> Vec<(String, Vec<String>)> {
-    let mut out: Vec<(String, Vec<String>)> = Vec::new();
+/// A tool the verdict failed on routing or call accuracy, with its rulings' sentences.
+struct Failing {
+    tool: String,
+    messages: Vec<String>,
+    routing: bool,
+    calls: bool,
+}
+
+/// The tools the verdict failed on routing or call accuracy, in the verdict's order.
+fn failing(report: &Report) -> Vec<Failing> {
+    let mut out: Vec<Failing> = Vec::new();
     for r in &report.verdict.rulings {
         if r.outcome != RulingOutcome::Fail || !matches!(r.metric, Metric::Routing | Metric::Calls)
         {
             continue;
         }
-        match out.iter_mut().find(|(t, _)| *t == r.tool) {
-            Some((_, m)) => m.push(r.message.clone()),
-            None => out.push((r.tool.clone(), vec![r.message.clone()])),
-        }
+        let i = match out.iter().position(|f| f.tool == r.tool) {
+            Some(i) => i,
+            None => {
+                out.push(Failing {
+                    tool: r.tool.clone(),
+                    messages: Vec::new(),
+                    routing: false,
+                    calls: false,
+                });
+                out.len() - 1
+            }
+        };
+        out[i].messages.push(r.message.clone());
+        out[i].routing |= r.metric == Metric::Routing;
+        out[i].calls |= r.metric == Metric::Calls;
     }
     out
 }
 
-/// The routing and call flips that regressed.
-fn regressions(routing: &Routing) -> impl Iterator<Item = &Flip> {
-    routing
-        .paired
-        .flips
-        .iter()
-        .chain(routing.calls.iter().flat_map(|c| &c.paired.flips))
-        .filter(|f| f.direction == Direction::Regressed)
-}
-
-/// The drafting half's cases `tool` lost at head, once each.
-fn lost(suite: &Suite, held: &[bool], routing: &Routing, tool: &str) -> Vec<Lost> {
+/// The drafting half's cases of `tools` (base names) lost at head, once each; only call flips
+/// when `only_calls`.
+fn lost(
+    suite: &Suite,
+    held: &[bool],
+    routing: &Routing,
+    tools: &[&str],
+    only_calls: bool,
+) -> Vec<Lost> {
     let index: BTreeMap<&str, usize> = suite
         .cases
         .iter()
         .enumerate()
         .map(|(i, c)| (c.id.as_str(), i))
         .collect();
+    let routed = routing.paired.flips.iter().filter(|_| !only_calls);
+    let called = routing.calls.iter().flat_map(|c| &c.paired.flips);
     let mut seen = BTreeSet::new();
-    regressions(routing)
+    routed
+        .chain(called)
+        .filter(|f| f.direction == Direction::Regressed)
         .filter(|f| {
             index.get(f.id.as_str()).is_some_and(|&i| {
-                !held[i] && suite.cases[i].expect.names().iter().any(|n| n == tool)
+                !held[i]
+                    && suite.cases[i]
+                        .expect
+                        .names()
+                        .iter()
+                        .any(|n| tools.contains(&n.as_str()))
             })
         })
         .filter(|f| seen.insert(f.id.clone()))
@@ -177,9 +259,15 @@ fn lost(suite: &Suite, held: &[bool], routing: &Routing, tool: &str) -> Vec<Lost
         .collect()
 }
 
-/// What drafting reads about `tool`: base's and head's texts, the lost prompts and the texts of
-/// the tools that took them.
-fn evidence(base_text: &str, head: &Loaded, tool: &str, lost: &[Lost]) -> Evidence {
+/// What drafting reads about `tool`'s `field`: base's and head's texts, the lost prompts and the
+/// texts of the tools that took them (and of the pair's partner).
+fn evidence(
+    (base_text, head_text): (&str, &str),
+    head: &Loaded,
+    tool: &str,
+    lost: &[Lost],
+    partner: Option<&str>,
+) -> Evidence {
     let moved: Vec<Moved> = lost
         .iter()
         .map(|l| Moved {
@@ -190,6 +278,8 @@ fn evidence(base_text: &str, head: &Loaded, tool: &str, lost: &[Lost]) -> Eviden
     let siblings = moved
         .iter()
         .filter_map(|m| m.to.as_deref())
+        .chain(partner)
+        .filter(|n| *n != tool)
         .collect::<BTreeSet<_>>()
         .into_iter()
         .filter_map(|n| {
@@ -202,56 +292,91 @@ fn evidence(base_text: &str, head: &Loaded, tool: &str, lost: &[Lost]) -> Eviden
     Evidence {
         tool: tool.to_string(),
         base: base_text.to_string(),
-        head: head
-            .tools
-            .get(tool)
-            .map(|t| t.description_text().to_string())
-            .unwrap_or_default(),
+        head: head_text.to_string(),
         lost: moved,
         siblings,
+        partner: partner.map(str::to_string),
     }
 }
 
-/// Head against the rewrite on `tool`'s held-out cases (`gate_held`, base against it, gives
-/// base's accuracy there; the tool is `base_name` in it).
-fn against_head(vs_head: &Report, gate_held: &Report, tool: &str, base_name: &str) -> HeldOut {
-    let own = rows(vs_head).iter().find(|t| t.tool == tool);
-    let at_base = rows(gate_held).iter().find(|t| t.tool == base_name);
-    HeldOut {
-        cases: own.map_or(0, |t| t.cases),
-        base_accuracy: at_base.map_or(0.0, |t| t.base_accuracy),
-        head_accuracy: own.map_or(0.0, |t| t.base_accuracy),
-        accuracy: own.map_or(0.0, |t| t.head_accuracy),
-        fixed: own.map_or(0, |t| t.fixed),
-        regressed: own.map_or(0, |t| t.regressed),
-        p_value_better: own.map_or(1.0, |t| {
-            crate::stats::mcnemar_exact_one_sided(t.fixed, t.regressed)
-        }),
+/// The per-tool rows of a check: routing, or call accuracy.
+fn rows(r: &Report, calls: bool) -> &[crate::replay::ToolRouting] {
+    let Some(routing) = r.routing.as_ref() else {
+        return &[];
+    };
+    if calls {
+        routing
+            .calls
+            .as_ref()
+            .map(|c| c.paired.per_tool.as_slice())
+            .unwrap_or_default()
+    } else {
+        routing.paired.per_tool.as_slice()
     }
 }
 
-/// The per-tool routing rows of a check.
-fn rows(r: &Report) -> &[crate::replay::ToolRouting] {
-    r.routing
-        .as_ref()
-        .map(|r| r.paired.per_tool.as_slice())
-        .unwrap_or_default()
+/// Head against the rewrite on the held-out cases of `tools` (head name, base name), summed;
+/// `gate_held` (base against the rewrite, base's names) gives base's accuracy there.
+fn against_head(
+    vs_head: &Report,
+    gate_held: &Report,
+    tools: &[(&str, &str)],
+    calls: bool,
+) -> HeldOut {
+    let mut h = HeldOut {
+        cases: 0,
+        base_accuracy: 0.0,
+        head_accuracy: 0.0,
+        accuracy: 0.0,
+        fixed: 0,
+        regressed: 0,
+        p_value_better: 1.0,
+    };
+    let (mut base_right, mut base_cases) = (0.0, 0usize);
+    for (head_name, base_name) in tools {
+        if let Some(t) = rows(vs_head, calls).iter().find(|t| t.tool == *head_name) {
+            h.cases += t.cases;
+            h.head_accuracy += t.base_accuracy * t.cases as f64;
+            h.accuracy += t.head_accuracy * t.cases as f64;
+            h.fixed += t.fixed;
+            h.regressed += t.regressed;
+        }
+        if let Some(t) = rows(gate_held, calls).iter().find(|t| t.tool == *base_name) {
+            base_right += t.base_accuracy * t.cases as f64;
+            base_cases += t.cases;
+        }
+    }
+    if h.cases > 0 {
+        h.head_accuracy /= h.cases as f64;
+        h.accuracy /= h.cases as f64;
+    }
+    if base_cases > 0 {
+        h.base_accuracy = base_right / base_cases as f64;
+    }
+    h.p_value_better = crate::stats::mcnemar_exact_one_sided(h.fixed, h.regressed);
+    h
 }
 
-/// The other tools that lose held-out cases to the rewrite against base (more regressed than
-/// fixed): what the gate holds every tool to, counted before any test can call it noise.
-fn others_lost(gate_held: &Report, tool: &str) -> Vec<String> {
-    rows(gate_held)
-        .iter()
-        .filter(|t| t.tool != tool && t.regressed > t.fixed)
-        .map(|t| {
-            format!(
-                "{}: {} held-out case(s) lost against base",
-                t.tool,
-                t.regressed - t.fixed
-            )
-        })
-        .collect()
+/// The other tools that lose held-out cases (routing or calls) to the rewrite against base (more
+/// regressed than fixed): what the gate holds every tool to, counted before any test can call it
+/// noise.
+fn others_lost(gate_held: &Report, own: &[&str]) -> Vec<String> {
+    let mut out = Vec::new();
+    for (calls, what) in [(false, "routing"), (true, "call")] {
+        out.extend(
+            rows(gate_held, calls)
+                .iter()
+                .filter(|t| !own.contains(&t.tool.as_str()) && t.regressed > t.fixed)
+                .map(|t| {
+                    format!(
+                        "{}: {} held-out {what} case(s) lost against base",
+                        t.tool,
+                        t.regressed - t.fixed
+                    )
+                }),
+        );
+    }
+    out
 }
 
 /// Why a measured rewrite is not offered, or `None`: it is.
@@ -305,57 +430,240 @@ fn rank(candidates: &[Proposal]) -> Option<usize> {
         .map(|(i, _)| i)
 }
 
-/// Draft and verify the rewrites of one failing tool.
-async fn fix_tool(
+/// One thing to rewrite: a field of a tool, for the rulings that failed it or for a pair the PR
+/// made confusable.
+#[derive(Debug, Clone)]
+struct Target {
+    /// Head's name, and base's (the frozen suite's) name.
+    tool: String,
+    base_name: String,
+    field: Field,
+    failed: Vec<String>,
+    /// A pair's other tool (head name, base name) and why the pair is a target.
+    partner: Option<(String, String, String)>,
+}
+
+impl Target {
+    /// Judged on call accuracy (a parameter's description) rather than routing.
+    fn calls(&self) -> bool {
+        matches!(self.field, Field::Param(_))
+    }
+
+    /// The tools whose held-out cases judge the rewrite: (head name, base name).
+    fn judged(&self) -> Vec<(&str, &str)> {
+        let mut out = vec![(self.tool.as_str(), self.base_name.as_str())];
+        if let Some((h, b, _)) = &self.partner {
+            out.push((h.as_str(), b.as_str()));
+        }
+        out
+    }
+}
+
+/// Base's and head's names of `name` (either side's), through the diff's pairing.
+fn names(first: &Report, name: &str) -> (String, String) {
+    let paired = first.diff.tools.iter().find(|t| {
+        t.name == name
+            || t.base_name.as_deref() == Some(name)
+            || t.head_name.as_deref() == Some(name)
+    });
+    let base = paired.map_or(Some(name.to_string()), |t| t.base_name.clone());
+    let head = paired.map_or(Some(name.to_string()), |t| t.head_name.clone());
+    (
+        base.unwrap_or_else(|| name.to_string()),
+        head.unwrap_or_else(|| name.to_string()),
+    )
+}
+
+/// `field` of the tool named `name` on `side`.
+fn text_of(side: &Loaded, name: &str, field: &Field) -> Option<String> {
+    side.tools.get(name).and_then(|t| field.get(t))
+}
+
+/// Head's tool `head_name` says something base's `base_name` did not (or base has no such tool).
+fn changed(kit: &Kit, base_name: &str, head_name: &str) -> bool {
+    text_of(&kit.base, base_name, &Field::Description)
+        != text_of(&kit.head, head_name, &Field::Description)
+}
+
+/// The parameters whose description base had and head changed, in head's order: drafting can
+/// only restore what base said, so a parameter new at head (or undescribed at base) is none.
+fn changed_params(base: Option<&crate::tools::Tool>, head: &crate::tools::Tool) -> Vec<String> {
+    head.input_schema
+        .get("properties")
+        .and_then(|p| p.as_object())
+        .map(|props| {
+            props
+                .keys()
+                .filter(|p| {
+                    let f = Field::Param((*p).clone());
+                    let was = base.and_then(|b| f.get(b));
+                    was.is_some() && was != f.get(head)
+                })
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Every target of a run: the failing tools' descriptions (and their changed parameters'
+/// descriptions where call accuracy failed); the changed tool that took a failing unchanged
+/// tool's cases; and the changed tool of each confusable pair or shadowing risk lint found
+/// introduced. Returns the targets and notes on failing tools with nothing at head.
+fn targets(kit: &Kit, first: &Report, held: &[bool]) -> (Vec<Target>, Vec<String>) {
+    let mut out: Vec<Target> = Vec::new();
+    let mut notes = Vec::new();
+    let routing = first.routing.as_ref();
+    let fails = if first.verdict.status == Status::Fail {
+        failing(first)
+    } else {
+        Vec::new()
+    };
+    let mut pairs: Vec<(String, String, String)> = Vec::new();
+    for f in fails {
+        let (base_name, tool) = names(first, &f.tool);
+        if kit.head.tools.get(&tool).is_none() {
+            notes.push(format!(
+                "`{}` failed and has no tool at head: nothing to rewrite",
+                f.tool
+            ));
+            continue;
+        }
+        out.push(Target {
+            tool: tool.clone(),
+            base_name: base_name.clone(),
+            field: Field::Description,
+            failed: f.messages.clone(),
+            partner: None,
+        });
+        if f.calls {
+            let head_tool = kit.head.tools.get(&tool).expect("checked above");
+            for p in changed_params(kit.base.tools.get(&base_name), head_tool) {
+                out.push(Target {
+                    tool: tool.clone(),
+                    base_name: base_name.clone(),
+                    field: Field::Param(p),
+                    failed: f.messages.clone(),
+                    partner: None,
+                });
+            }
+        }
+        // Measured shadowing: an unchanged tool lost its cases to a tool the PR changed; that
+        // tool's wording is what to repair.
+        if f.routing
+            && !changed(kit, &base_name, &tool)
+            && let Some(routing) = routing
+        {
+            let lost = lost(&kit.suite.suite, held, routing, &[&base_name], false);
+            let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
+            for l in &lost {
+                *counts.entry(l.answered.as_str()).or_default() += 1;
+            }
+            if let Some((taker, _)) = counts.into_iter().max_by_key(|(t, n)| (*n, *t))
+                && taker != tool
+                && kit.head.tools.get(taker).is_some()
+            {
+                pairs.push((
+                    taker.to_string(),
+                    tool.clone(),
+                    format!(
+                        "replay: `{}` lost its cases to `{taker}`, which the PR changed",
+                        f.tool
+                    ),
+                ));
+            }
+        }
+    }
+    for finding in first.lint.iter().flat_map(|l| &l.introduced) {
+        use crate::lint::RuleId;
+        if !matches!(finding.rule, RuleId::ConfusablePair | RuleId::ShadowingRisk) {
+            continue;
+        }
+        if let [a, b] = finding.tools.as_slice() {
+            for (x, y) in [(a, b), (b, a)] {
+                pairs.push((
+                    x.clone(),
+                    y.clone(),
+                    format!("lint {}: {}", finding.rule.as_str(), finding.message),
+                ));
+            }
+        }
+    }
+    for (x, y, why) in pairs {
+        let (base_x, head_x) = names(first, &x);
+        let (base_y, head_y) = names(first, &y);
+        let taken = out
+            .iter()
+            .any(|t| t.tool == head_x && t.field == Field::Description);
+        if taken || kit.head.tools.get(&head_x).is_none() || !changed(kit, &base_x, &head_x) {
+            continue;
+        }
+        out.push(Target {
+            tool: head_x,
+            base_name: base_x,
+            field: Field::Description,
+            failed: Vec::new(),
+            partner: Some((head_y, base_y, why)),
+        });
+    }
+    (out, notes)
+}
+
+/// Draft and verify the rewrites of one target.
+async fn fix_target(
     kit: &Kit,
     first: &Report,
     held: &[bool],
     carried: &Suite,
-    (failing, failed): (String, Vec<String>),
+    target: Target,
     drafter: Drafter<'_>,
     console: &dyn Console,
-) -> Result<Option<ToolFix>> {
-    // The verdict names a tool as the frozen suite does (base's name); a renamed tool is
-    // rewritten, and judged against head, under its head name.
-    let paired = first.diff.tools.iter().find(|t| {
-        t.name == failing
-            || t.base_name.as_deref() == Some(&failing)
-            || t.head_name.as_deref() == Some(&failing)
-    });
-    let base_name = paired
-        .and_then(|t| t.base_name.clone())
-        .unwrap_or_else(|| failing.clone());
-    let tool = paired
-        .and_then(|t| t.head_name.clone())
-        .unwrap_or_else(|| failing.clone());
-    let Some(head_tool) = kit.head.tools.get(&tool) else {
-        return Ok(None);
-    };
-    let base_text = kit
-        .base
-        .tools
-        .get(&base_name)
-        .map(|t| t.description_text().to_string())
-        .unwrap_or_default();
-    let head_text = head_tool.description_text().to_string();
+) -> Result<ToolFix> {
+    let tool = &target.tool;
+    let field = &target.field;
+    let base_text = text_of(&kit.base, &target.base_name, field).unwrap_or_default();
+    let head_text = text_of(&kit.head, tool, field).unwrap_or_default();
     let routing = first.routing.as_ref().expect("a check with a suite routes");
-    let lost = lost(&kit.suite.suite, held, routing, &base_name);
-    let e = evidence(&base_text, &kit.head, &tool, &lost);
+    let own: Vec<&str> = target.judged().iter().map(|(_, b)| *b).collect();
+    let lost = lost(&kit.suite.suite, held, routing, &own, target.calls());
+    let e = evidence(
+        (&base_text, &head_text),
+        &kit.head,
+        tool,
+        &lost,
+        target.partner.as_ref().map(|(h, _, _)| h.as_str()),
+    );
     let mut drafted = draft::draft(&e);
-    if let Some((llm, n)) = drafter {
+    // The drafting prompt is written for a tool's description; a parameter's is drafted offline.
+    if let Some((llm, n)) = drafter
+        && *field == Field::Description
+    {
         drafted.extend(draft::llm::draft(llm, &e, n).await?);
     }
+    let finding = target.partner.as_ref().map(|(_, _, why)| why.clone());
     let mut candidates = Vec::new();
     for c in drafted {
-        let rewritten = with_text(&kit.head, &tool, &c.text);
+        let rewritten = with_text(&kit.head, tool, field, &c.text);
         let frozen = &kit.suite.suite;
         let gate_held = kit.check(&kit.base, &rewritten, frozen, Some(held)).await?;
         let vs_head = kit
             .check(&kit.head, &rewritten, carried, Some(held))
             .await?;
         let full = kit.check(&kit.base, &rewritten, frozen, None).await?;
-        let held_out = against_head(&vs_head, &gate_held, &tool, &base_name);
-        let other_regressions = others_lost(&gate_held, &base_name);
+        let held_out = against_head(&vs_head, &gate_held, &target.judged(), target.calls());
+        let other_regressions = others_lost(&gate_held, &own);
+        let pair_still_flagged = target.partner.as_ref().and_then(|(h, _, why)| {
+            why.starts_with("lint ").then(|| {
+                full.lint.iter().flat_map(|l| &l.introduced).any(|f| {
+                    f.tools.contains(tool)
+                        && f.tools.contains(h)
+                        && matches!(
+                            f.rule,
+                            crate::lint::RuleId::ConfusablePair
+                                | crate::lint::RuleId::ShadowingRisk
+                        )
+                })
+            })
+        });
         let mut p = Proposal {
             summary: draft::summary(&c.id).to_string(),
             generator: c.id,
@@ -378,14 +686,16 @@ async fn fix_tool(
                 .flat_map(|l| &l.introduced)
                 .map(|f| format!("{}: {}", f.rule.as_str(), f.message))
                 .collect(),
+            pair_still_flagged,
             offered: false,
             why_not: None,
         };
         p.why_not = refusal(&p);
         p.offered = p.why_not.is_none();
         console.note(&format!(
-            "driftgate: fix: {} × {}: held-out {}; {}",
-            report::escape::cell(&tool, 80),
+            "driftgate: fix: {} {} × {}: held-out {}; {}",
+            report::escape::cell(tool, 80),
+            report::escape::cell(&field.name(), 80),
             p.generator,
             p.held_out.counts(),
             if p.offered { "offered" } else { "not offered" }
@@ -393,17 +703,19 @@ async fn fix_tool(
         candidates.push(p);
     }
     let best = rank(&candidates);
-    Ok(Some(ToolFix {
+    Ok(ToolFix {
         kept: draft::new_facts(&base_text, &head_text),
-        tool,
-        field: "description".into(),
-        failed,
+        tool: tool.clone(),
+        field: field.name(),
+        failed: target.failed,
+        partner: target.partner.as_ref().map(|(h, _, _)| h.clone()),
+        finding,
         base_text,
         head_text,
         lost,
         candidates,
         best,
-    }))
+    })
 }
 
 /// `fix --plan` (and `check --suggest --plan`): the check's plan, and the most that verifying
@@ -418,13 +730,21 @@ pub fn plan(inputs: &CheckInputs, llm: u32) -> Result<crate::replay::plan::Plan>
         .suite
         .suite;
     let changed = crate::replay::target::changed_tools(&inputs.base.tools, &inputs.head.tools);
-    let tools = changed
+    // A changed tool is a target when it fails or when a pair it is in is (even one no case
+    // expects); a changed parameter description, when its tool fails on call accuracy.
+    let params: usize = changed
         .iter()
         .filter(|t| suite.cases.iter().any(|c| c.expect.names().contains(t)))
-        .count();
-    let mut bound =
-        crate::replay::plan::RewritePlan::bound(&p, tools, draft::GENERATORS.len() + llm as usize);
-    bound.drafting_requests_at_most = (tools * llm as usize) as u64;
+        .filter_map(|t| inputs.head.tools.get(t))
+        .map(|h| changed_params(inputs.base.tools.get(&h.name), h).len())
+        .sum();
+    let targets = changed.len() + params;
+    let mut bound = crate::replay::plan::RewritePlan::bound(
+        &p,
+        targets,
+        draft::GENERATORS.len() + llm as usize,
+    );
+    bound.drafting_requests_at_most = (changed.len() * llm as usize) as u64;
     p.rewrites = Some(bound);
     Ok(p)
 }
@@ -441,29 +761,37 @@ pub async fn run(
     let held = draft::held_out(&kit.suite.suite);
     // The suite as head's names read it (a rename carried), for rewrites judged against head.
     let carried = check::renamed_suite(&kit.suite.suite, &first.diff).0;
-    let mut notes = Vec::new();
+    let (targets, mut notes) = targets(&kit, &first, &held);
     let mut tools = Vec::new();
-    if first.verdict.status == Status::Fail {
-        for f in failing(&first) {
-            let name = f.0.clone();
-            match fix_tool(&kit, &first, &held, &carried, f, drafter, console).await? {
-                Some(t) => tools.push(t),
-                None => notes.push(format!(
-                    "`{name}` failed and has no tool at head: nothing to rewrite"
-                )),
-            }
+    for t in targets {
+        tools.push(fix_target(&kit, &first, &held, &carried, t, drafter, console).await?);
+    }
+    // A tool that failed only on call accuracy, whose description drafting could not touch, is
+    // told through its parameters' rewrites.
+    let by_param: BTreeSet<String> = tools
+        .iter()
+        .filter(|t| t.field != "description")
+        .map(|t| t.tool.clone())
+        .collect();
+    tools.retain(|t| {
+        !(t.field == "description"
+            && t.candidates.is_empty()
+            && t.partner.is_none()
+            && by_param.contains(&t.tool))
+    });
+    match first.verdict.status {
+        Status::Fail if !tools.iter().any(|t| t.partner.is_none()) => notes.push(
+            "the check failed on no tool's routing or call accuracy: no rewrite of a description can be verified for it".into(),
+        ),
+        Status::Fail => {}
+        status if tools.is_empty() => {
+            let status = serde_json::to_value(status).expect("a status serialises");
+            notes.push(format!(
+                "the check did not fail ({}) and lint found no confusable pair or shadowing risk the PR introduced: nothing to fix",
+                status.as_str().unwrap_or_default()
+            ));
         }
-        if tools.is_empty() {
-            notes.push(
-                "the check failed on no tool's routing or call accuracy: no rewrite of a description can be verified for it".into(),
-            );
-        }
-    } else {
-        let status = serde_json::to_value(first.verdict.status).expect("a status serialises");
-        notes.push(format!(
-            "the check did not fail ({}): nothing to fix",
-            status.as_str().unwrap_or_default()
-        ));
+        _ => {}
     }
     if let Some((llm, n)) = drafter
         && !tools.is_empty()
@@ -508,35 +836,39 @@ pub async fn run(
     Ok((first, fix))
 }
 
-/// Head with every tool's first offered rewrite, judged against base (measured again only when
-/// more than one tool is rewritten).
+/// Head with every target's first offered rewrite, judged against base (measured again only
+/// when more than one is rewritten).
 async fn apply_best(kit: &Kit, tools: &[ToolFix], held: &[bool]) -> Result<Option<Applied>> {
-    let offered: Vec<(&str, &Proposal)> = tools
-        .iter()
-        .filter_map(|t| Some((t.tool.as_str(), t.best()?)))
-        .collect();
-    // One tool rewritten: its proposal was measured on exactly this head already.
-    if let [(tool, p)] = offered.as_slice() {
+    let offered: Vec<(&ToolFix, &Proposal)> =
+        tools.iter().filter_map(|t| Some((t, t.best()?))).collect();
+    let label = |t: &ToolFix| {
+        if t.field == "description" {
+            t.tool.clone()
+        } else {
+            format!("{} {}", t.tool, t.field)
+        }
+    };
+    // One rewrite: its proposal was measured on exactly this head already.
+    if let [(t, p)] = offered.as_slice() {
         return Ok(Some(Applied {
-            tools: vec![tool.to_string()],
+            tools: vec![label(t)],
             held_out: p.gate_held_out.clone(),
             full: p.gate_full.clone(),
         }));
     }
-    let best: Vec<(&str, &str)> = offered.iter().map(|(t, p)| (*t, p.text.as_str())).collect();
-    if best.is_empty() {
+    if offered.is_empty() {
         return Ok(None);
     }
     let mut head = kit.head.clone();
-    for (tool, text) in &best {
-        head = with_text(&head, tool, text);
+    for (t, p) in &offered {
+        head = with_text(&head, &t.tool, &Field::parse(&t.field), &p.text);
     }
     let held_out = kit
         .check(&kit.base, &head, &kit.suite.suite, Some(held))
         .await?;
     let full = kit.check(&kit.base, &head, &kit.suite.suite, None).await?;
     Ok(Some(Applied {
-        tools: best.iter().map(|(t, _)| t.to_string()).collect(),
+        tools: offered.iter().map(|(t, _)| label(t)).collect(),
         held_out: Outcome::from(&held_out.verdict),
         full: Outcome::from(&full.verdict),
     }))

@@ -23,7 +23,8 @@ pub struct FixReport {
     pub suite: crate::suite::Identity,
     pub router: crate::route::Identity,
     pub split: Split,
-    /// Every tool the check failed on routing or call accuracy, in the verdict's order.
+    /// Every rewrite target: the tools the check failed on routing or call accuracy, in the
+    /// verdict's order (each failing parameter description after its tool), then the pairs.
     pub tools: Vec<ToolFix>,
     /// Head with every tool's first offered rewrite applied, judged by the gate against base;
     /// absent when nothing is offered.
@@ -57,15 +58,25 @@ pub struct Split {
     pub held_out_ids: Vec<String>,
 }
 
-/// One failing tool and its rewrites.
+/// One rewrite target and its rewrites: a failing tool's description, a parameter's description
+/// where its call accuracy failed, or the changed tool of a pair the PR made confusable.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct ToolFix {
     /// The tool's name at head.
     pub tool: String,
-    /// The field the rewrites replace (`description`).
+    /// The field the rewrites replace: `description`, or a parameter's description as a JSON
+    /// pointer into the tool (`/inputSchema/properties/start_time/description`).
     pub field: String,
-    /// The check's rulings that failed the tool.
+    /// The check's rulings that failed the tool (empty for a pair).
     pub failed: Vec<String>,
+    /// For a pair: the other tool (head name), which the rewrite must tell this one apart from;
+    /// the held-out cases of both judge it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partner: Option<String>,
+    /// For a pair: why it is one (lint's confusable-pair or shadowing-risk finding the PR
+    /// introduced, or replay: an unchanged tool lost its cases to this changed one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub finding: Option<String>,
     pub base_text: String,
     pub head_text: String,
     /// Head's sentences that base did not have: every rewrite keeps them word for word.
@@ -99,7 +110,8 @@ pub struct Proposal {
     pub generator: String,
     pub summary: String,
     pub text: String,
-    /// The tool's held-out cases, head against the rewrite (paired).
+    /// The tool's held-out cases (with a pair's partner's; call accuracy for a parameter), head
+    /// against the rewrite (paired).
     pub held_out: HeldOut,
     /// The gate, base against head with this rewrite, on the held-out cases.
     pub gate_held_out: Outcome,
@@ -114,6 +126,10 @@ pub struct Proposal {
     /// gating (lint never gates).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub lint_introduced: Vec<String>,
+    /// For a pair lint found: whether lint still finds it with the rewrite (shown, never gating:
+    /// lint is a proxy, the held-out replay is the measurement).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pair_still_flagged: Option<bool>,
     pub offered: bool,
     /// Why it is not offered.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -138,7 +154,7 @@ pub struct HeldOut {
 /// The gate on head with the offered rewrites applied.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Applied {
-    /// The tools rewritten.
+    /// The tools rewritten (a parameter's description as "tool field").
     pub tools: Vec<String>,
     /// On the held-out cases: the verdict no drafting saw.
     pub held_out: Outcome,

@@ -156,12 +156,31 @@ pub struct Report {
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 pub struct Suggested {
     pub tool: String,
+    /// `description`, or a parameter's description as a JSON pointer into the tool.
+    #[serde(default = "description_field")]
+    pub field: String,
     pub text: String,
     /// The tool's held-out cases: base, head and the rewrite.
     pub held_out: fix::HeldOut,
     /// The review comment that suggests it on the diff, when one was posted.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
+}
+
+fn description_field() -> String {
+    "description".into()
+}
+
+impl Suggested {
+    /// "`tool`" for a description, "`tool` /inputSchema/…/description" for a parameter's, as
+    /// plain text (each renderer escapes it).
+    pub fn target(&self) -> String {
+        if self.field == "description" {
+            self.tool.clone()
+        } else {
+            format!("{} {}", self.tool, self.field)
+        }
+    }
 }
 
 /// The gate's policy (config, suite, distractor packs) in a pull request.

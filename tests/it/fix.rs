@@ -145,7 +145,9 @@ fn nothing_to_fix_when_the_check_passes() {
     assert!(r.get("applied").is_none());
     assert_eq!(
         r["notes"],
-        serde_json::json!(["the check did not fail (pass): nothing to fix"])
+        serde_json::json!([
+            "the check did not fail (pass) and lint found no confusable pair or shadowing risk the PR introduced: nothing to fix"
+        ])
     );
 }
 
@@ -439,8 +441,8 @@ fn check_suggest_keeps_the_verdict_and_links_the_suggestion_from_the_pr_comment(
 }
 
 /// `fix --plan` sends nothing: the check's requests, and the most that verifying rewrites can
-/// add — every changed tool the suite expects × every generator × the suite, and head with the
-/// offered ones once — with their input tokens and cost at the given prices.
+/// add — every changed tool (any can be in a pair) and every reworded parameter description of
+/// one the suite expects × every generator × the suite, and head with the offered ones once — with their input tokens and cost at the given prices.
 #[test]
 fn the_fix_plan_bounds_the_rewrites_requests_without_sending() {
     use crate::support::openai::{chat_server, tool_call};
@@ -591,4 +593,271 @@ fn a_model_drafted_rewrite_is_verified_like_the_others() {
             c.id
         );
     }
+}
+
+/// Call accuracy failed because head reworded a parameter's description: `fix` rewrites that
+/// parameter's description (field `/inputSchema/properties/appointment_id/description`), verifies
+/// each rewrite on the held-out cases' call accuracy, and offers one that restores it. Against the
+/// loopback OpenAI server, the model fills `appointment_id` right only while its description says
+/// "Appointment identifier".
+#[test]
+fn a_parameter_description_is_rewritten_where_call_accuracy_dropped() {
+    use crate::check_faults::valid_args;
+    use crate::support::fake::Request;
+    use crate::support::openai::{chat_server, text_answer, tool_call};
+    let dir = tempfile::tempdir().unwrap();
+    let mut yaml = String::from("version: 1\ncases:\n");
+    for i in 0..12 {
+        yaml.push_str(&format!(
+            "  - {{id: get-{i:02}, prompt: \"Show me appointment A-10{i:02}\", expect: get_appointment, args: {{appointment_id: \"A-10{i:02}\"}}}}\n"
+        ));
+    }
+    for i in 0..4 {
+        yaml.push_str(&format!(
+            "  - {{id: cancel-{i:02}, prompt: \"Cancel appointment C-{i}\", expect: cancel_appointment}}\n"
+        ));
+    }
+    let suite = dir.path().join("suite.yaml");
+    std::fs::write(&suite, &yaml).unwrap();
+    let head = edited(calendar::BASE, dir.path(), |tools| {
+        let t = tools
+            .iter_mut()
+            .find(|t| t["name"] == "get_appointment")
+            .unwrap();
+        t["inputSchema"]["properties"]["appointment_id"]["description"] =
+            "Internal row number".into();
+    });
+    let fake = chat_server(move |req: &Request| {
+        let prompt = req.prompt().to_string();
+        if prompt.starts_with("Cancel") {
+            return tool_call(
+                "cancel_appointment",
+                &valid_args("cancel_appointment").to_string(),
+            );
+        }
+        let Some(id) = prompt.strip_prefix("Show me appointment ") else {
+            return text_answer("?");
+        };
+        let described = req.body["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["function"]["name"] == "get_appointment")
+            .and_then(|t| {
+                t["function"]["parameters"]["properties"]["appointment_id"]["description"].as_str()
+            })
+            .unwrap_or_default()
+            .to_string();
+        let filled = if described.contains("Appointment identifier") {
+            id
+        } else {
+            "0"
+        };
+        tool_call(
+            "get_appointment",
+            &serde_json::json!({ "appointment_id": filled }).to_string(),
+        )
+    });
+    let url = fake.base_url();
+    let cache = tempfile::tempdir().unwrap();
+    let run = cli::driftgate([
+        "fix",
+        "--base",
+        calendar::BASE,
+        "--head",
+        &head,
+        "--suite",
+        suite.to_str().unwrap(),
+        "--router",
+        "openai",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--no-embed",
+        "--format",
+        "json",
+    ])
+    .cache(cache.path())
+    .envs([("OPENAI_API_KEY", "sk-fake-0123456789abcdef")])
+    .run();
+    let r = run.json();
+    assert_eq!(r["check"]["status"], "fail", "{}", run.dump());
+    crate::support::reports::assert_matches_fix_schema(&r, "fix of a parameter");
+    // The description has nothing to restore: only the parameter is a target.
+    let tools = r["tools"].as_array().unwrap();
+    assert_eq!(tools.len(), 1, "{r:#}");
+    let t = &tools[0];
+    assert_eq!(t["tool"], "get_appointment");
+    assert_eq!(
+        t["field"],
+        "/inputSchema/properties/appointment_id/description"
+    );
+    assert_eq!(t["head_text"], "Internal row number");
+    assert_eq!(t["kept"], serde_json::json!(["Internal row number"]));
+    let best = &t["candidates"][t["best"].as_u64().unwrap() as usize];
+    assert_eq!(best["text"], "Internal row number. Appointment identifier");
+    // Judged on the held-out half's call accuracy: all six get_appointment cases there restored.
+    assert_eq!(best["held_out"]["cases"], 6, "{best:#}");
+    assert_eq!(best["held_out"]["fixed"], 6, "{best:#}");
+    assert_eq!(best["held_out"]["regressed"], 0);
+    assert_eq!(best["gate_held_out"]["status"], "pass", "{best:#}");
+    assert_eq!(
+        r["applied"]["tools"],
+        serde_json::json!(["get_appointment /inputSchema/properties/appointment_id/description"])
+    );
+    assert_eq!(run.code, 0, "the rewrite applied passes: {}", run.dump());
+}
+
+/// The calendar base with `schedule_visit` added, worded as `schedule_appointment` is: the pair
+/// lint finds introduced (`confusable-pair`).
+fn with_schedule_visit(dir: &std::path::Path) -> String {
+    edited(calendar::BASE, dir, |tools| {
+        let mut visit = tools
+            .iter()
+            .find(|t| t["name"] == "schedule_appointment")
+            .unwrap()
+            .clone();
+        visit["name"] = "schedule_visit".into();
+        visit["description"] =
+            "Schedule a new visit for a patient with a provider at a chosen date and time.".into();
+        tools.push(visit);
+    })
+}
+
+/// A pair the PR made confusable is a target even when the check passes: the changed tool of the
+/// pair is rewritten to tell itself apart from the other, judged on both tools' held-out cases,
+/// and lint's view of the pair with the rewrite is shown beside (never gating). The offline
+/// router does not separate the pair by a contrast sentence, so nothing is offered — said per
+/// rewrite — and the exit code is the check's.
+#[test]
+fn a_confusable_pair_the_pr_introduced_is_a_target_even_when_the_check_passes() {
+    let dir = tempfile::tempdir().unwrap();
+    let head = with_schedule_visit(dir.path());
+    let run = fix(calendar::BASE, &head, &["--no-embed", "--format", "json"]);
+    let r = run.json();
+    assert_eq!(r["check"]["status"], "pass", "{}", run.dump());
+    crate::support::reports::assert_matches_fix_schema(&r, "fix of a pair");
+    let t = &r["tools"][0];
+    assert_eq!(t["tool"], "schedule_visit", "{r:#}");
+    assert_eq!(t["partner"], "schedule_appointment");
+    assert!(
+        t["finding"]
+            .as_str()
+            .unwrap()
+            .starts_with("lint confusable-pair: this PR makes `schedule_appointment` and `schedule_visit` confusable"),
+        "{t:#}"
+    );
+    assert_eq!(t["failed"], serde_json::json!([]));
+    let c = t["candidates"].as_array().unwrap();
+    let contrast = c.iter().find(|c| c["generator"] == "contrast").unwrap();
+    assert!(
+        contrast["text"].as_str().unwrap().ends_with(
+            "To schedule a new appointment for a patient with a provider at a chosen date and time, use schedule_appointment instead."
+        ),
+        "{contrast:#}"
+    );
+    // Both tools' held-out cases judge it (schedule_visit has none in the suite).
+    let sched_held = held_out_ids(&r)
+        .iter()
+        .filter(|id| id.starts_with("sched-"))
+        .count();
+    assert_eq!(contrast["held_out"]["cases"], sched_held, "{contrast:#}");
+    assert!(contrast["pair_still_flagged"].is_boolean(), "{contrast:#}");
+    for c in c {
+        assert_eq!(c["offered"], false, "{c:#}");
+        assert!(
+            c["why_not"]
+                .as_str()
+                .unwrap()
+                .starts_with("does not beat head")
+        );
+    }
+    assert!(r.get("applied").is_none());
+    assert_eq!(run.code, 0, "the check's code: {}", run.dump());
+}
+
+/// Measured shadowing: an unchanged tool fails because its cases went to the tool the PR added.
+/// Rewriting the unchanged tool cannot be what the PR needs; the added tool is the target, paired
+/// with the one it took the cases from. Against the loopback OpenAI server the model sends the
+/// schedule prompts to `schedule_visit` until its description says to use
+/// `schedule_appointment` for them; that rewrite is offered, and applied the gate passes.
+#[test]
+fn the_tool_that_took_an_unchanged_tools_cases_is_rewritten() {
+    use crate::check_faults::valid_args;
+    use crate::support::fake::Request;
+    use crate::support::openai::{chat_server, text_answer, tool_call};
+    let dir = tempfile::tempdir().unwrap();
+    let head = with_schedule_visit(dir.path());
+    let suite = driftgate::suite::load(&cli::repo(calendar::SUITE)).unwrap();
+    let cases = suite.cases.clone();
+    let fake = chat_server(move |req: &Request| {
+        let case = cases.iter().find(|c| c.prompt == req.prompt()).unwrap();
+        let visit = req.tool_description("schedule_visit");
+        match case.expect.names().first() {
+            None => text_answer("Canberra."),
+            Some(t)
+                if t == "schedule_appointment"
+                    && visit.is_some_and(|d| !d.contains("use schedule_appointment instead")) =>
+            {
+                tool_call(
+                    "schedule_visit",
+                    &valid_args("schedule_appointment").to_string(),
+                )
+            }
+            Some(t) => tool_call(t, &valid_args(t).to_string()),
+        }
+    });
+    let url = fake.base_url();
+    let cache = tempfile::tempdir().unwrap();
+    let run = cli::driftgate([
+        "fix",
+        "--base",
+        calendar::BASE,
+        "--head",
+        &head,
+        "--suite",
+        calendar::SUITE,
+        "--router",
+        "openai",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--no-embed",
+        "--format",
+        "json",
+    ])
+    .cache(cache.path())
+    .envs([("OPENAI_API_KEY", "sk-fake-0123456789abcdef")])
+    .run();
+    let r = run.json();
+    assert_eq!(r["check"]["status"], "fail", "{}", run.dump());
+    let tools = r["tools"].as_array().unwrap();
+    // schedule_appointment failed and is listed, but its contrast sentence does not move the
+    // model; schedule_visit, which took its cases, is the pair target.
+    let sched = tools
+        .iter()
+        .find(|t| t["tool"] == "schedule_appointment")
+        .unwrap();
+    assert!(sched["best"].is_null(), "{sched:#}");
+    let visit = tools
+        .iter()
+        .find(|t| t["tool"] == "schedule_visit")
+        .unwrap_or_else(|| panic!("{r:#}"));
+    assert_eq!(visit["partner"], "schedule_appointment");
+    assert_eq!(
+        visit["finding"],
+        "replay: `schedule_appointment` lost its cases to `schedule_visit`, which the PR changed"
+    );
+    let best = &visit["candidates"][visit["best"].as_u64().unwrap() as usize];
+    assert_eq!(best["generator"], "contrast");
+    let sched_held = held_out_ids(&r)
+        .iter()
+        .filter(|id| id.starts_with("sched-"))
+        .count() as u64;
+    assert_eq!(best["held_out"]["fixed"], sched_held, "{best:#}");
+    assert_eq!(best["gate_held_out"]["status"], "pass");
+    assert_eq!(r["applied"]["tools"], serde_json::json!(["schedule_visit"]));
+    assert_eq!(run.code, 0, "{}", run.dump());
 }

@@ -30,8 +30,10 @@ fn jobs<'s>(ctx: &Ctx, sets: &'s [Set]) -> Result<Vec<(&'static str, &'s Set, St
 }
 
 /// One edit through `fix`: a row per tool its check failed on routing or call accuracy (none
-/// when it failed none), each with what `fix` offered for it and, for the edit as a whole, the
-/// gate on head with every offered rewrite applied.
+/// when it failed none), each with what `fix` offered for its description and, for the edit as
+/// a whole, the gate on head with every offered rewrite applied. The pair targets `fix` also
+/// drafts (a tool that took the failing one's cases, a pair lint flags) are not rows: the table
+/// counts failing tools.
 fn rows_of(
     origin: &str,
     set: &Set,
@@ -43,7 +45,15 @@ fn rows_of(
     let Some(r) = run.report.as_ref() else {
         return Vec::new();
     };
-    let tools = r["tools"].as_array().cloned().unwrap_or_default();
+    let tools: Vec<Value> = r["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|t| {
+            t["field"] == "description" && t["failed"].as_array().is_some_and(|f| !f.is_empty())
+        })
+        .cloned()
+        .collect();
     tools
         .iter()
         .map(|t| {

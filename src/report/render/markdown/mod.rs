@@ -161,7 +161,7 @@ fn suggestions(report: &Report) -> Option<String> {
         let _ = writeln!(
             out,
             "- {}: its held-out cases with the rewrite: {}; {}",
-            md_code(&s.tool, 80, false),
+            md_code(&s.target(), 200, false),
             s.held_out.counts(),
             match s.url.as_deref().and_then(crate::report::escape::md_url) {
                 Some(u) => format!("[apply it on the diff]({u})"),

@@ -22,13 +22,13 @@ fn headline(r: &FixReport, p: &Paint) -> String {
             p.wrap("1;33;7", "INCOMPLETE")
         ),
         (Some(a), _) => format!(
-            "{offered} of {} failing tool(s) have a verified rewrite; with it applied the gate gives {} on the held-out cases and {} on the whole suite",
+            "{offered} of {} target(s) have a verified rewrite; with it applied the gate gives {} on the held-out cases and {} on the whole suite",
             r.tools.len(),
             outcome(p, &a.held_out),
             outcome(p, &a.full)
         ),
         (None, Status::Fail) => format!(
-            "{} — no rewrite of the {} failing tool(s) beat head on the held-out cases",
+            "{} — no rewrite of the {} target(s) beat head on the held-out cases",
             p.wrap("1;31", "NO FIX"),
             r.tools.len()
         ),
@@ -73,16 +73,24 @@ pub fn render(r: &FixReport, color: bool) -> String {
 }
 
 fn tool(t: &ToolFix, p: &Paint, out: &mut String) {
-    let _ = writeln!(
-        out,
-        "\n{} ({}): {}",
-        p.wrap("1", &cell(&t.tool, 80)),
-        t.field,
-        t.failed
+    let why = match (&t.partner, &t.finding) {
+        (Some(partner), finding) => format!(
+            "to tell apart from {} ({})",
+            cell(partner, 80),
+            cell(finding.as_deref().unwrap_or_default(), 300)
+        ),
+        (None, _) => t
+            .failed
             .iter()
             .map(|f| cell(f, 200))
             .collect::<Vec<_>>()
-            .join("; ")
+            .join("; "),
+    };
+    let _ = writeln!(
+        out,
+        "\n{} ({}): {why}",
+        p.wrap("1", &cell(&t.tool, 80)),
+        cell(&t.field, 120),
     );
     for k in &t.kept {
         let _ = writeln!(out, "  kept from head: \"{}\"", cell(k, 200));
@@ -138,6 +146,17 @@ fn proposal(c: &Proposal, best: bool, p: &Paint, out: &mut String) {
         outcome(p, &c.gate_held_out),
         outcome(p, &c.gate_full)
     );
+    if let Some(flagged) = c.pair_still_flagged {
+        let _ = writeln!(
+            out,
+            "      lint {} the pair with this rewrite (shown, never gating)",
+            if flagged {
+                "still flags"
+            } else {
+                "no longer flags"
+            }
+        );
+    }
     for l in &c.lint_introduced {
         let _ = writeln!(out, "      lint: {}", cell(l, 300));
     }

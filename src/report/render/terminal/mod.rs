@@ -96,7 +96,7 @@ pub fn render(report: &Report, color: bool) -> String {
             out,
             "{} {}: held-out {}{}: \"{}\"",
             p.wrap("1;32", "SUGGESTED:"),
-            cell(&s.tool, 80),
+            cell(&s.target(), 200),
             s.held_out.counts(),
             s.url
                 .as_deref()
