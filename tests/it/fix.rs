@@ -511,6 +511,16 @@ fn a_live_servers_description_is_suggested_on_the_string_literal_in_its_source()
         .unwrap()
         .to_string();
     assert!(offered.starts_with("Book a slot. "), "{offered}");
+    let single = gh
+        .writes()
+        .into_iter()
+        .find(|w| w.method == "POST")
+        .unwrap();
+    assert!(
+        single.body.get("start_line").is_none() && single.body.get("start_side").is_none(),
+        "{:?}",
+        single.body
+    );
     let suggested = suggested_line(&c.body);
     assert!(
         suggested.starts_with("tool(\"schedule_appointment\", \"Book a slot. "),
@@ -537,11 +547,18 @@ fn a_live_servers_description_is_suggested_on_the_string_literal_in_its_source()
         Some(offered.clone())
     );
 
-    // The literal continued over two lines: a comment on both replaces the one-line comment;
-    // GitHub refuses it while its first line is outside the diff.
+    // The literal continued over two lines that end where it ended: the same last line and the
+    // same suggested line, yet a comment on one line would leave the first behind, so the
+    // comment is replaced by one on both — which GitHub refuses while the first line is outside
+    // the diff.
+    let one_line = "}\n\ntool(\"schedule_appointment\", \"Book a slot.\");";
+    assert!(original.contains(one_line), "{original}");
     r.write(
         "server/index.mjs",
-        &original.replace("\"Book a slot.\"", "\"Book a \\\nslot.\""),
+        &original.replace(
+            one_line,
+            "}\ntool(\"schedule_appointment\", \"Book a \\\nslot.\");",
+        ),
     );
     let (code, out, err) = r.driftgate(&fix);
     assert_eq!(code, 0, "{err}");
@@ -552,20 +569,21 @@ fn a_live_servers_description_is_suggested_on_the_string_literal_in_its_source()
         .unwrap_or_else(|| panic!("{out}"));
     assert!(
         warning.contains(&format!(
-            "comment on lines {line}–{} of server/index.mjs in PR #7",
-            line + 1
+            "comment on lines {}–{line} of server/index.mjs in PR #7",
+            line - 1
         )) && warning.contains("HTTP 422"),
         "{warning}"
     );
-    gh.set_diff_lines("server/index.mjs", &[line, line + 1]);
+    gh.set_diff_lines("server/index.mjs", &[line - 1, line]);
     let (code, _, err) = r.driftgate(&fix);
     assert_eq!(code, 0, "{err}");
     let reviews = gh.reviews(7);
     assert_eq!(reviews.len(), 1, "{err}");
     assert_eq!(
         (reviews[0].line, reviews[0].start_line),
-        (line + 1, Some(line))
+        (line, Some(line - 1))
     );
+    assert_eq!(suggested_line(&reviews[0].body), suggested);
     let post = gh
         .writes()
         .into_iter()
@@ -579,13 +597,12 @@ fn a_live_servers_description_is_suggested_on_the_string_literal_in_its_source()
             &post.body["side"]
         ),
         (
-            &Value::from(line),
+            &Value::from(line - 1),
             &Value::from("RIGHT"),
             &Value::from("RIGHT")
         )
     );
-    let suggested = suggested_line(&reviews[0].body).to_string();
-    r.write("server/index.mjs", &applied(line, line + 1, &suggested));
+    r.write("server/index.mjs", &applied(line - 1, line, suggested));
     assert_eq!(description(&served(&r, "server/index.mjs")), Some(offered));
 }
 

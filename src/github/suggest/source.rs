@@ -951,6 +951,16 @@ mod tests {
         let lits = scan(js, Lang::Js);
         assert_eq!(lits[0].value.as_deref(), Some("It's Aé\u{1F600}\nend"));
         assert_eq!(lits[1].value.as_deref(), Some("a\\b"));
+        // Found by its decoded value, and a new text with escapes decodes back to itself.
+        let new = "It's \"new\":\n\té \u{1F600} \\ end";
+        for (path, text, lang) in [("s.py", py, Lang::Python), ("s.js", js, Lang::Js)] {
+            let old = scan(text, lang)[0].value.clone().unwrap();
+            let (_, at) = locate(&one(path, text), "t", &old, new).unwrap();
+            let back = scan(&at.replacement, lang);
+            assert_eq!(back[0].value.as_deref(), Some(new), "{}", at.replacement);
+            // The continued literal spans two lines; the suggestion replaces both.
+            assert_eq!((at.start_line, at.line), (Some(1), 2));
+        }
         // A bytes literal is no description, and a `#` inside a string is no comment.
         let lits = scan("b'x' '# not a comment' # 'a comment'\n", Lang::Python);
         let values: Vec<Option<&str>> = lits.iter().map(|l| l.value.as_deref()).collect();
