@@ -114,15 +114,21 @@ pub struct ReviewComment {
     /// The line in the file at `commit_id`; `null` once the line is outdated.
     #[serde(default)]
     pub line: Option<u64>,
+    /// The first line of a comment on several lines; `null` for one line.
+    #[serde(default)]
+    pub start_line: Option<u64>,
     #[serde(default)]
     pub commit_id: Option<String>,
 }
 
-/// Where a new review comment goes: the file, its line at `commit_id`, on the head side.
+/// Where a new review comment goes: the file, its line at `commit_id` (its lines
+/// `start_line..=line` when it spans several), on the head side.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Anchor {
     pub path: String,
     pub line: u64,
+    /// Before `line`, or `None` for a comment on one line (GitHub refuses `start_line == line`).
+    pub start_line: Option<u64>,
     pub commit_id: String,
 }
 
@@ -386,15 +392,24 @@ impl<'a> Api<'a> {
         at: &Anchor,
         body: &str,
     ) -> Result<ReviewComment, ApiError> {
-        let what = format!("comment on line {} of {} in PR #{number}", at.line, at.path);
+        let lines = match at.start_line {
+            Some(s) => format!("lines {s}–{}", at.line),
+            None => format!("line {}", at.line),
+        };
+        let what = format!("comment on {lines} of {} in PR #{number}", at.path);
         let uri = format!("/repos/{repo}/pulls/{number}/comments");
-        let payload = serde_json::json!({
+        let mut payload = serde_json::json!({
             "body": body,
             "commit_id": at.commit_id,
             "path": at.path,
             "line": at.line,
             "side": "RIGHT",
         });
+        // A range is `start_line`/`start_side` beside `line`/`side`; sent only for a range.
+        if let Some(start) = at.start_line {
+            payload["start_line"] = start.into();
+            payload["start_side"] = "RIGHT".into();
+        }
         self.send(&what, http::Method::POST, &uri, &payload).await
     }
 

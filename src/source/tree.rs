@@ -105,6 +105,33 @@ impl Tree {
         Ok(full)
     }
 
+    /// The repository's top directory.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The regular files git tracks in the repository (no links, no submodules), as paths
+    /// relative to its top directory.
+    pub fn tracked(&self) -> Result<Vec<String>> {
+        let listing = git(
+            &self.root,
+            &["ls-files", "-z", "--stage", "--full-name"],
+            "list the repository's files",
+        )?;
+        let mut paths: Vec<String> = listing
+            .split(|b| *b == 0)
+            .filter_map(|entry| {
+                let entry = std::str::from_utf8(entry).ok()?;
+                let (meta, path) = entry.split_once('\t')?;
+                matches!(meta.split(' ').next(), Some("100644" | "100755"))
+                    .then(|| path.to_string())
+            })
+            .collect();
+        // A conflicted file is listed once per stage.
+        paths.dedup();
+        Ok(paths)
+    }
+
     /// The text of `path` (inside the repository), `None` when this side has no such file.
     pub fn read(&self, path: &Path) -> Result<Option<String>> {
         let full = lexical(path);
@@ -302,5 +329,25 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(e.contains("is not a commit"), "{e}");
+    }
+
+    #[test]
+    fn the_tracked_files_are_the_regular_files_git_lists() {
+        let d = tempfile::tempdir().unwrap();
+        let root = d.path().canonicalize().unwrap();
+        git_in(&root, &["init", "-q"]);
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("a.py"), "").unwrap();
+        std::fs::write(root.join("sub/b.ts"), "").unwrap();
+        std::fs::write(root.join("untracked.js"), "").unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", root.join("link.py")).unwrap();
+        git_in(&root, &["add", "a.py", "sub/b.ts", "link.py"]);
+        // From a subdirectory too: paths are the repository's.
+        let t = Tree::work(&root.join("sub"));
+        assert_eq!(t.tracked().unwrap(), ["a.py", "sub/b.ts"]);
+        assert_eq!(t.root(), root);
+        let plain = tempfile::tempdir().unwrap();
+        let e = Tree::work(plain.path()).tracked().unwrap_err().to_string();
+        assert!(e.contains("git ls-files failed"), "{e}");
     }
 }

@@ -389,6 +389,225 @@ fn a_refused_suggestion_is_a_warning_and_the_exit_code_stands() {
     );
 }
 
+/// The first line of a review comment's `suggestion` block.
+fn suggested_line(body: &str) -> &str {
+    body.split("```suggestion\n")
+        .nth(1)
+        .and_then(|b| b.lines().next())
+        .unwrap_or_else(|| panic!("no suggestion block: {body}"))
+}
+
+/// The tools the Node server `server` in `r`'s workspace lists, asked over stdio as a client
+/// asks.
+fn served(r: &crate::support::runner::Runner, server: &str) -> Vec<Value> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut child = Command::new("node")
+        .args([server, "tools.head.json"])
+        .current_dir(r.dir.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("node runs (this test's MCP server is a Node script)");
+    let mut stdin = child.stdin.take().unwrap();
+    for message in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+    ] {
+        writeln!(stdin, "{message}").unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let list = stdout
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|m| m["id"] == 2)
+        .unwrap_or_else(|| panic!("no tools/list answer: {stdout}"));
+    list["result"]["tools"].as_array().unwrap().clone()
+}
+
+/// `fix` in GitHub mode with head a live server whose definitions live in its source (a Node
+/// MCP server tracked in the PR's repository): the offered rewrite lands on the string literal
+/// that holds the description, and the server with that line applied serves the rewrite. A
+/// literal on two lines gets a comment on both (GitHub's `start_line`), refused while the first
+/// is outside the diff, and replaces the one-line comment.
+#[test]
+fn a_live_servers_description_is_suggested_on_the_string_literal_in_its_source() {
+    use crate::github_action::git;
+    use crate::support::github::{BOT, FakeGithub};
+    let gh = FakeGithub::start();
+    let r = pr_runner(&gh);
+    std::fs::create_dir(r.path("server")).unwrap();
+    std::fs::copy(
+        cli::repo("tests/fixtures/live/calendar-server.mjs"),
+        r.path("server/index.mjs"),
+    )
+    .unwrap();
+    // The PR's checkout: base holds the suite, head adds the server's source; the event names
+    // both commits (the policy is read at base).
+    let dir = r.dir.path();
+    git(dir, &["init", "-q"]);
+    git(dir, &["add", "tools.base.json", "suite.yaml"]);
+    git(dir, &["commit", "-qm", "base"]);
+    let base = git(dir, &["rev-parse", "HEAD"]);
+    git(dir, &["add", "server", "tools.head.json"]);
+    git(dir, &["commit", "-qm", "server"]);
+    let head = git(dir, &["rev-parse", "HEAD"]);
+    let ev = crate::support::runner::event("pull_request.synchronize.json", &base, &head);
+    r.write("event.json", &ev.to_string());
+    let source = r.read("server/index.mjs");
+    let line = 1 + source
+        .lines()
+        .position(|l| l.contains("\"Book a slot.\""))
+        .unwrap() as u64;
+    gh.set_diff_lines("server/index.mjs", &[line]);
+    let fix = [
+        "fix",
+        "--base",
+        "tools.base.json",
+        "--head-server-cmd",
+        "node server/index.mjs tools.head.json",
+        "--suite",
+        "suite.yaml",
+        "--json-out",
+        "fix.json",
+    ];
+    let (code, _, err) = r.driftgate(&fix);
+    assert_eq!(code, 0, "{err}");
+    let reviews = gh.reviews(7);
+    assert_eq!(reviews.len(), 1, "{err}");
+    let c = &reviews[0];
+    assert_eq!(
+        (
+            c.path.as_str(),
+            c.line,
+            c.start_line,
+            c.commit_id.as_str(),
+            c.login.as_str()
+        ),
+        ("server/index.mjs", line, None, head.as_str(), BOT)
+    );
+    assert!(
+        c.body
+            .contains("Head's description is the string literal in `server/index.mjs`"),
+        "{}",
+        c.body
+    );
+    let report: Value = serde_json::from_str(&r.read("fix.json")).unwrap();
+    let t = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["tool"] == "schedule_appointment")
+        .unwrap();
+    let offered = t["candidates"][t["best"].as_u64().unwrap() as usize]["text"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(offered.starts_with("Book a slot. "), "{offered}");
+    let single = gh
+        .writes()
+        .into_iter()
+        .find(|w| w.method == "POST")
+        .unwrap();
+    assert!(
+        single.body.get("start_line").is_none() && single.body.get("start_side").is_none(),
+        "{:?}",
+        single.body
+    );
+    let suggested = suggested_line(&c.body);
+    assert!(
+        suggested.starts_with("tool(\"schedule_appointment\", \"Book a slot. "),
+        "{suggested}"
+    );
+    // Applied as GitHub applies it (the line replaced), the server serves the rewrite.
+    let applied = |from: u64, to: u64, with: &str| {
+        let text = r.read("server/index.mjs");
+        let mut out: Vec<&str> = text.lines().take(from as usize - 1).collect();
+        out.push(with);
+        out.extend(text.lines().skip(to as usize));
+        out.join("\n") + "\n"
+    };
+    let original = r.read("server/index.mjs");
+    r.write("server/index.mjs", &applied(line, line, suggested));
+    let description = |tools: &[Value]| {
+        tools
+            .iter()
+            .find(|t| t["name"] == "schedule_appointment")
+            .map(|t| t["description"].as_str().unwrap().to_string())
+    };
+    assert_eq!(
+        description(&served(&r, "server/index.mjs")),
+        Some(offered.clone())
+    );
+
+    // The literal continued over two lines that end where it ended: the same last line and the
+    // same suggested line, yet a comment on one line would leave the first behind, so the
+    // comment is replaced by one on both — which GitHub refuses while the first line is outside
+    // the diff.
+    let one_line = "}\n\ntool(\"schedule_appointment\", \"Book a slot.\");";
+    assert!(original.contains(one_line), "{original}");
+    r.write(
+        "server/index.mjs",
+        &original.replace(
+            one_line,
+            "}\ntool(\"schedule_appointment\", \"Book a \\\nslot.\");",
+        ),
+    );
+    let (code, out, err) = r.driftgate(&fix);
+    assert_eq!(code, 0, "{err}");
+    assert!(gh.reviews(7).is_empty(), "{err}");
+    let warning = out
+        .lines()
+        .find(|l| l.starts_with("::warning::"))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        warning.contains(&format!(
+            "comment on lines {}–{line} of server/index.mjs in PR #7",
+            line - 1
+        )) && warning.contains("HTTP 422"),
+        "{warning}"
+    );
+    gh.set_diff_lines("server/index.mjs", &[line - 1, line]);
+    let (code, _, err) = r.driftgate(&fix);
+    assert_eq!(code, 0, "{err}");
+    let reviews = gh.reviews(7);
+    assert_eq!(reviews.len(), 1, "{err}");
+    assert_eq!(
+        (reviews[0].line, reviews[0].start_line),
+        (line, Some(line - 1))
+    );
+    assert_eq!(suggested_line(&reviews[0].body), suggested);
+    let post = gh
+        .writes()
+        .into_iter()
+        .rev()
+        .find(|w| w.method == "POST")
+        .unwrap();
+    assert_eq!(
+        (
+            &post.body["start_line"],
+            &post.body["start_side"],
+            &post.body["side"]
+        ),
+        (
+            &Value::from(line - 1),
+            &Value::from("RIGHT"),
+            &Value::from("RIGHT")
+        )
+    );
+    r.write("server/index.mjs", &applied(line - 1, line, suggested));
+    assert_eq!(description(&served(&r, "server/index.mjs")), Some(offered));
+}
+
 /// `check --suggest`: the check's verdict and exit code, with the offered rewrite in the report;
 /// in a pull request the PR comment links the suggestion posted on the diff.
 #[test]

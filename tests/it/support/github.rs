@@ -38,6 +38,8 @@ pub struct StoredReview {
     pub kind: String,
     pub path: String,
     pub line: u64,
+    /// The first line of a comment on several lines (`start_line`), `None` for one line.
+    pub start_line: Option<u64>,
     pub commit_id: String,
     pub updated: u32,
 }
@@ -340,9 +342,9 @@ fn review_json(base: &str, c: &StoredReview) -> Value {
             "total_count": 0, "+1": 0, "-1": 0, "laugh": 0, "hooray": 0,
             "confused": 0, "heart": 0, "rocket": 0, "eyes": 0
         },
-        "start_line": null,
-        "original_start_line": null,
-        "start_side": null,
+        "start_line": c.start_line,
+        "original_start_line": c.start_line,
+        "start_side": c.start_line.map(|_| "RIGHT"),
         "line": c.line,
         "original_line": c.line,
         "side": "RIGHT",
@@ -583,25 +585,46 @@ fn route(req: &Request, prefix: &str, state: &Mutex<State>) -> Answer {
                 .unwrap_or_default()
                 .to_string();
             let line = field("line").unwrap().as_u64().unwrap_or(0);
-            let in_diff = s
-                .diff_lines
-                .get(&path)
-                .is_none_or(|lines| lines.contains(&line));
-            if !in_diff
-                || field("side")
+            let start_line = field("start_line").and_then(|v| v.as_u64());
+            let in_diff = |l: u64| {
+                s.diff_lines
+                    .get(&path)
+                    .is_none_or(|lines| lines.contains(&l))
+            };
+            let side_ok = |k: &str| {
+                field(k)
                     .and_then(|v| v.as_str().map(String::from))
-                    .is_some_and(|v| v != "RIGHT" && v != "LEFT")
-            {
-                return (
+                    .is_none_or(|v| v == "RIGHT" || v == "LEFT")
+            };
+            // What GitHub answers for a line it cannot resolve, and for a range that does not
+            // run forward or starts outside the diff.
+            let refused = |field: &str, message: &str| {
+                (
                     422,
                     vec![],
                     json!({"message": "Validation Failed",
                            "errors": [{"resource": "PullRequestReviewComment", "code": "custom",
-                                       "field": "pull_request_review_thread.line",
-                                       "message": "could not be resolved"}],
+                                       "field": field, "message": message}],
                            "documentation_url": "https://docs.github.com/rest/pulls/comments#create-a-review-comment-for-a-pull-request",
                            "status": "422"}),
-                );
+                )
+            };
+            if !in_diff(line) || !side_ok("side") {
+                return refused("pull_request_review_thread.line", "could not be resolved");
+            }
+            if let Some(start) = start_line {
+                if start >= line {
+                    return refused(
+                        "pull_request_review_thread.start_line",
+                        "pull_request_review_thread.start_line must precede the end line.",
+                    );
+                }
+                if !in_diff(start) || !side_ok("start_side") {
+                    return refused(
+                        "pull_request_review_thread.start_line",
+                        "pull_request_review_thread.start_line must be part of the same hunk as the line.",
+                    );
+                }
             }
             let id = s.next_id;
             s.next_id += 1;
@@ -617,6 +640,7 @@ fn route(req: &Request, prefix: &str, state: &Mutex<State>) -> Answer {
                 kind: writer(&s).1,
                 path,
                 line,
+                start_line,
                 commit_id: field("commit_id")
                     .unwrap()
                     .as_str()

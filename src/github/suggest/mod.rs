@@ -1,14 +1,17 @@
 //! `fix`'s offered rewrites as pull-request review comments, each with a ```suggestion block on
-//! the exact line of the tools file that holds the description, so the author applies it with one
-//! click. One comment per tool (found by its marker and its author, as the sticky comment is),
-//! updated on re-run, moved when the line moved, removed when the tool no longer has an offer
-//! (the gate passes, or nothing beat head).
+//! the exact line of the tools file that holds the description — or, when head is a live server,
+//! on the string literal of its source that holds it (`source`) — so the author applies it with
+//! one click. One comment per tool (found by its marker and its author, as the sticky comment
+//! is), updated on re-run, moved when the line moved, removed when the tool no longer has an
+//! offer (the gate passes, or nothing beat head).
 //!
 //! The suggested line goes through the one escape path (`report::escape::md_fence`) like every
 //! other untrusted text; so that the path has nothing to change in it — which would change the
 //! file the author commits — the new description is written with hidden characters and comment
 //! delimiters as `\u` escapes (the same value), and a line whose other parts hold any is not
 //! suggested on.
+
+pub mod source;
 
 use super::api::{Anchor, Api, ApiError, ReviewComment};
 use super::sticky::{Author, written_by};
@@ -19,23 +22,39 @@ use crate::source::Loaded;
 /// The line that holds a description, and that line rewritten.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Located {
-    /// 1-based.
+    /// 1-based; the last line when the description spans several.
     pub line: u64,
+    /// The first line, only when the description spans several (a source literal): the
+    /// suggestion replaces `start_line..=line` with the one line of `replacement`.
+    pub start_line: Option<u64>,
     pub replacement: String,
 }
 
-/// `s` as a JSON (and YAML double-quoted) string literal that shows nothing hidden and no
-/// comment delimiter: those are `\u` escapes, which decode to the same value. An astral hidden
-/// character is a surrogate pair in JSON and `\U` in YAML.
-fn literal(s: &str, yaml: bool) -> String {
+/// The string-literal syntax a new description is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    Json,
+    /// YAML's double-quoted scalar.
+    Yaml,
+    Python,
+    /// JavaScript and TypeScript.
+    Js,
+}
+
+/// `s` as a double-quoted string literal of `style` that shows nothing hidden and no comment
+/// delimiter: those are `\u` escapes, which decode to the same value. JSON's escapes are valid
+/// in all four; only an astral hidden character differs: a surrogate pair in JSON, `\U` in YAML
+/// and Python (where a surrogate pair would be two characters), `\u{…}` in JS.
+fn literal(s: &str, style: Style) -> String {
     let json = serde_json::to_string(s).expect("a string serialises");
     let mut out = String::with_capacity(json.len() + 16);
     for c in json.chars() {
         let hidden = crate::text::unicode::hidden(c).is_some();
         match c {
-            _ if hidden && yaml && (c as u32) > 0xFFFF => {
-                out.push_str(&format!("\\U{:08X}", c as u32))
-            }
+            _ if hidden && (c as u32) > 0xFFFF && style != Style::Json => match style {
+                Style::Js => out.push_str(&format!("\\u{{{:X}}}", c as u32)),
+                _ => out.push_str(&format!("\\U{:08X}", c as u32)),
+            },
             _ if hidden => {
                 let mut units = [0u16; 2];
                 for u in c.encode_utf16(&mut units) {
@@ -47,6 +66,20 @@ fn literal(s: &str, yaml: bool) -> String {
     }
     out.replace("<!--", "\\u003c!--")
         .replace("-->", "--\\u003e")
+}
+
+/// Whether `replacement` passes the escape path unchanged: what the path would change is a line
+/// the author did not mean to commit.
+fn suggestable(replacement: &str) -> Result<(), String> {
+    let fenced = md_fence("suggestion", replacement);
+    if fenced.contains(&format!("\n{replacement}\n")) {
+        Ok(())
+    } else {
+        Err(
+            "the description's line holds hidden characters or comment delimiters outside the description itself"
+                .into(),
+        )
+    }
 }
 
 /// A JSON string literal at the start of `s`: its value and byte length.
@@ -72,7 +105,7 @@ fn on_line(line: &str, old: &str, new: &str) -> Option<String> {
         }
         let head = &line[..at + "\"description\"".len() + colon + 1 + start];
         let tail = &rest[start + len..];
-        return Some(format!("{head}{}{tail}", literal(new, false)));
+        return Some(format!("{head}{}{tail}", literal(new, Style::Json)));
     }
     let trimmed = line.trim_start();
     let key = trimmed
@@ -84,7 +117,7 @@ fn on_line(line: &str, old: &str, new: &str) -> Option<String> {
         return None;
     }
     let head = &line[..line.len() - key.len()];
-    Some(format!("{head} {}", literal(new, true)))
+    Some(format!("{head} {}", literal(new, Style::Yaml)))
 }
 
 /// The line of `text` that holds `old` as a one-line description, nearest to `near` (the tool's
@@ -101,16 +134,10 @@ pub fn locate(text: &str, near: Option<usize>, old: &str, new: &str) -> Result<L
         .ok_or_else(|| {
             "no line of the file holds the description as one string (it spans lines, or the definition is built in code)".to_string()
         })?;
-    // What the escape path would change is a line the author did not mean to commit.
-    let fenced = md_fence("suggestion", &replacement);
-    if !fenced.contains(&format!("\n{replacement}\n")) {
-        return Err(
-            "the description's line holds hidden characters or comment delimiters outside the description itself"
-                .into(),
-        );
-    }
+    suggestable(&replacement)?;
     Ok(Located {
         line: line as u64,
+        start_line: None,
         replacement,
     })
 }
@@ -131,11 +158,19 @@ fn marker(prefix: &str, tool: &str) -> String {
     format!("{prefix}{} -->", &hex[..16])
 }
 
-/// The comment: marker, what replay measured, the suggestion.
-pub fn body(prefix: &str, t: &ToolFix, located: &Located) -> Option<String> {
+/// The comment: marker, what replay measured, where it lands when that is a source file, the
+/// suggestion.
+pub fn body(prefix: &str, t: &ToolFix, located: &Located, source: Option<&str>) -> Option<String> {
     let best = t.best()?;
+    let origin = match source {
+        Some(path) => format!(
+            " Head's description is the string literal in {} (the server's source); the suggestion rewrites that literal.",
+            md_code(path, 200, false)
+        ),
+        None => String::new(),
+    };
     Some(format!(
-        "{}\n**driftgate fix** · {}'s description: this wording beats head on the tool's held-out cases ({}; exact one-sided p = {:.4}) and passes the gate there. Drafted by `{}` from the other half of the suite; head's new sentences are kept word for word.\n\n{}",
+        "{}\n**driftgate fix** · {}'s description: this wording beats head on the tool's held-out cases ({}; exact one-sided p = {:.4}) and passes the gate there. Drafted by `{}` from the other half of the suite; head's new sentences are kept word for word.{origin}\n\n{}",
         marker(prefix, &t.tool),
         md_code(&t.tool, 80, false),
         best.held_out.counts(),
@@ -216,37 +251,24 @@ pub struct Offer {
     pub body: String,
 }
 
-/// The offers `report` makes on `head`'s file at `commit`, and the tools offered but not placed.
+/// A repository's source files (repository path, text), or why they could not be listed.
+pub type Workspace = Result<Vec<(String, String)>, String>;
+
+/// The offers `report` makes on `head`'s file at `commit` — or, when head is no file (a live
+/// server), on the literals of `workspace`, the repository's source — and the tools offered but
+/// not placed.
 pub fn offers(
     report: &FixReport,
     head: &Loaded,
+    workspace: Option<&Workspace>,
     prefix: &str,
     commit: &str,
 ) -> (Vec<Offer>, Vec<Outcome>) {
     let mut placed = Vec::new();
     let mut not = Vec::new();
     for t in report.tools.iter().filter(|t| t.best.is_some()) {
-        let text = match (&head.file, &head.text) {
-            (Some(file), Some(text)) => Ok((file, text)),
-            _ => Err(
-                "head is not a file in the repository (a live server or a revision)".to_string(),
-            ),
-        };
-        let placed_at = text.and_then(|(file, text)| {
-            let best = t.best().expect("filtered on best");
-            let at = locate(text, head.line_of(&t.tool), &t.head_text, &best.text)?;
-            Ok((file.clone(), at))
-        });
-        match placed_at {
-            Ok((path, at)) => placed.push(Offer {
-                tool: t.tool.clone(),
-                body: body(prefix, t, &at).expect("a best proposal"),
-                anchor: Anchor {
-                    path,
-                    line: at.line,
-                    commit_id: commit.to_string(),
-                },
-            }),
+        match offer(t, head, workspace, prefix, commit) {
+            Ok(o) => placed.push(o),
             Err(why) => not.push(Outcome::NoLine {
                 tool: t.tool.clone(),
                 why,
@@ -254,6 +276,47 @@ pub fn offers(
         }
     }
     (placed, not)
+}
+
+/// One tool's offer placed on head's file or its source, or why it cannot be.
+fn offer(
+    t: &ToolFix,
+    head: &Loaded,
+    workspace: Option<&Workspace>,
+    prefix: &str,
+    commit: &str,
+) -> Result<Offer, String> {
+    let best = t.best().ok_or("no offered rewrite")?;
+    let (path, at, in_source) = match (&head.file, &head.text, workspace) {
+        (Some(file), Some(text), _) => {
+            let at = locate(text, head.line_of(&t.tool), &t.head_text, &best.text)?;
+            (file.clone(), at, false)
+        }
+        (None, _, Some(Ok(files))) => {
+            let (path, at) = source::locate(files, &t.tool, &t.head_text, &best.text)?;
+            (path, at, true)
+        }
+        (None, _, Some(Err(why))) => {
+            return Err(format!(
+                "head is a live server and its source could not be read: {why}"
+            ));
+        }
+        _ => {
+            return Err(
+                "head is not a file in the repository (a live server or a revision)".to_string(),
+            );
+        }
+    };
+    Ok(Offer {
+        tool: t.tool.clone(),
+        body: body(prefix, t, &at, in_source.then_some(path.as_str())).expect("a best proposal"),
+        anchor: Anchor {
+            path,
+            line: at.line,
+            start_line: at.start_line,
+            commit_id: commit.to_string(),
+        },
+    })
 }
 
 /// Create, update, move or remove our suggestion comments so the PR holds exactly `offers`.
@@ -294,6 +357,7 @@ pub async fn publish(
             Some(c)
                 if c.path.as_deref() == Some(&o.anchor.path)
                     && c.line == Some(o.anchor.line)
+                    && c.start_line == o.anchor.start_line
                     && c.commit_id.as_deref() == Some(&o.anchor.commit_id) =>
             {
                 if c.comment.body.as_deref() == Some(&o.body) {
@@ -305,7 +369,7 @@ pub async fn publish(
                     out.push(Outcome::Updated { tool, url: url(&u) });
                 }
             }
-            // On another line or an older commit: a review comment cannot move, so it is
+            // On other lines or an older commit: a review comment cannot move, so it is
             // replaced.
             Some(c) => {
                 api.delete_review_comment(repo, c.comment.id).await?;
@@ -327,6 +391,44 @@ pub async fn publish(
         out.push(Outcome::Removed { id: c.comment.id });
     }
     Ok(out)
+}
+
+/// Source files read at most when looking for a live server's descriptions, and the largest.
+const MAX_SOURCE_FILES: usize = 5_000;
+const MAX_SOURCE_BYTES: u64 = 1 << 20;
+
+/// The checkout's source files that may hold a live server's descriptions: the files git tracks
+/// with a Python or JS/TS extension, minus dependencies and build output (`node_modules/`,
+/// `dist/`, `build/`, `vendor/`), minified and declaration files, and files over 1 MiB; at most
+/// 5,000. A job runs in the checkout, so the repository is the current directory's.
+pub fn workspace() -> Workspace {
+    let tree = crate::source::tree::Tree::work(std::path::Path::new("."));
+    let tracked = tree
+        .tracked()
+        .map_err(|e| format!("the repository's files could not be listed ({e})"))?;
+    let mut files = Vec::new();
+    for path in tracked.into_iter().filter(|p| wanted(p)) {
+        if files.len() == MAX_SOURCE_FILES {
+            break;
+        }
+        let full = tree.root().join(&path);
+        let small = std::fs::symlink_metadata(&full)
+            .is_ok_and(|m| m.is_file() && m.len() <= MAX_SOURCE_BYTES);
+        // A link on the way, or a file that is not UTF-8, holds no literal we could suggest on.
+        if let (true, Ok(Some(text))) = (small, tree.read(&full)) {
+            files.push((path, text));
+        }
+    }
+    Ok(files)
+}
+
+/// Whether a tracked file is source the server's author writes.
+fn wanted(path: &str) -> bool {
+    let generated = [".min.js", ".d.ts", ".d.mts", ".d.cts"];
+    let mut dirs = path.split('/').rev().skip(1);
+    source::Lang::of(path).is_some()
+        && !generated.iter().any(|g| path.ends_with(g))
+        && !dirs.any(|d| matches!(d, "node_modules" | "dist" | "build" | "vendor"))
 }
 
 /// In GitHub mode, after `fix`: the offers as review comments on the PR; returns what happened
@@ -367,7 +469,10 @@ pub async fn post(
         return Vec::new();
     };
     let prefix = marker_prefix(&ctx.workflow, &ctx.job);
-    let (placed, not_placed) = offers(report, head, &prefix, commit);
+    // A live server's descriptions are looked for in the checkout's source, read only then.
+    let offered = report.tools.iter().any(|t| t.best.is_some());
+    let workspace = (head.file.is_none() && offered).then(workspace);
+    let (placed, not_placed) = offers(report, head, workspace.as_ref(), &prefix, commit);
     let posted = async {
         super::api::check_repo(&ctx.repository)
             .map_err(|message| ApiError::new("read GITHUB_REPOSITORY", None, message))?;
@@ -476,6 +581,95 @@ mod tests {
         assert_eq!(back["description"], "Say \"hi\": now");
     }
 
+    /// A fix of `tool` whose offered rewrite of `head_text` is `new`.
+    fn tool_fix(tool: &str, head_text: &str, new: &str) -> ToolFix {
+        serde_json::from_value(serde_json::json!({
+            "tool": tool, "field": "description", "failed": [], "base_text": "",
+            "head_text": head_text, "kept": [], "lost": [], "best": 0,
+            "candidates": [{"generator": "restore", "summary": "", "text": new,
+              "held_out": {"cases": 4, "base_accuracy": 0.75, "head_accuracy": 0.25, "accuracy": 0.75, "fixed": 2,
+                           "regressed": 0, "p_value_better": 0.25},
+              "gate_held_out": {"status": "pass", "reason": ""},
+              "gate_full": {"status": "pass", "reason": ""},
+              "other_regressions": [], "scan_introduced": [], "offered": true}]
+        }))
+        .unwrap()
+    }
+
+    /// A live server's tool set as `source` loads it: no file.
+    fn live() -> Loaded {
+        Loaded {
+            tools: crate::tools::ToolSet::from_array(&[], "server-cmd", "/tools").unwrap(),
+            label: "server-cmd `python server.py`".into(),
+            format: crate::source::Format::Live,
+            file: None,
+            text: None,
+        }
+    }
+
+    #[test]
+    fn a_live_servers_docstring_is_offered_on_all_its_lines_in_the_source() {
+        let py = "@mcp.tool()\ndef book(patient: str) -> str:\n    \"\"\"Book a slot.\n\n    For new visits.\n    \"\"\"\n";
+        let new = "Book a new appointment.\n\nNot to move one.";
+        let t = tool_fix("book", "Book a slot.\n\nFor new visits.", new);
+        let files: Workspace = Ok(vec![("app/server.py".into(), py.into())]);
+        let o = offer(&t, &live(), Some(&files), "<!-- p:", "abc").unwrap();
+        assert_eq!(
+            o.anchor,
+            Anchor {
+                path: "app/server.py".into(),
+                line: 6,
+                start_line: Some(3),
+                commit_id: "abc".into()
+            }
+        );
+        assert!(
+            o.body
+                .contains("Head's description is the string literal in `app/server.py`"),
+            "{}",
+            o.body
+        );
+        let line = o
+            .body
+            .split("```suggestion\n")
+            .nth(1)
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap();
+        assert_eq!(
+            line,
+            r#"    """Book a new appointment.\n\nNot to move one.""""#
+        );
+        // A checkout git cannot list is said, with git's reason.
+        let failed: Workspace = Err("git ls-files failed: not a git repository".into());
+        let e = offer(&t, &live(), Some(&failed), "<!-- p:", "abc")
+            .err()
+            .unwrap();
+        assert_eq!(
+            e,
+            "head is a live server and its source could not be read: git ls-files failed: not a git repository"
+        );
+    }
+
+    #[test]
+    fn only_source_its_author_writes_is_read() {
+        for (path, read) in [
+            ("server/index.mjs", true),
+            ("app.py", true),
+            ("src/build.ts", true),
+            ("node_modules/sdk/index.js", false),
+            ("web/dist/app.js", false),
+            ("build/a.ts", false),
+            ("vendor/x.py", false),
+            ("static/a.min.js", false),
+            ("types/x.d.ts", false),
+            ("tools.json", false),
+        ] {
+            assert_eq!(wanted(path), read, "{path}");
+        }
+    }
+
     #[test]
     fn what_github_answers_is_inert_on_stderr() {
         let o = Outcome::Created {
@@ -514,18 +708,8 @@ mod tests {
         .unwrap();
         assert_eq!(v["description"], new);
         // In the comment, the fence is longer than any backtick run and the tool name is code.
-        let t: ToolFix = serde_json::from_value(serde_json::json!({
-            "tool": "x`y @team", "field": "description", "failed": [], "base_text": "",
-            "head_text": "Book a slot.", "kept": [], "lost": [], "best": 0,
-            "candidates": [{"generator": "restore", "summary": "", "text": new,
-              "held_out": {"cases": 4, "base_accuracy": 0.75, "head_accuracy": 0.25, "accuracy": 0.75, "fixed": 2,
-                           "regressed": 0, "p_value_better": 0.25},
-              "gate_held_out": {"status": "pass", "reason": ""},
-              "gate_full": {"status": "pass", "reason": ""},
-              "other_regressions": [], "scan_introduced": [], "offered": true}]
-        }))
-        .unwrap();
-        let b = body("<!-- driftgate-suggestion:w:j:", &t, &at).unwrap();
+        let t = tool_fix("x`y @team", "Book a slot.", new);
+        let b = body("<!-- driftgate-suggestion:w:j:", &t, &at, None).unwrap();
         assert!(b.contains("\n````suggestion\n"), "{b}");
         assert!(b.contains(&format!("\n{}\n````\n", at.replacement)), "{b}");
         assert!(b.contains("``x`y @team``"), "{b}");
