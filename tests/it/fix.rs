@@ -715,60 +715,17 @@ fn the_fix_plan_bounds_the_rewrites_requests_without_sending() {
 /// verified by replay like the offline ones, and the drafting request carries no held-out prompt.
 #[test]
 fn a_model_drafted_rewrite_is_verified_like_the_others() {
-    use crate::check_faults::valid_args;
-    use crate::support::fake::Request;
-    use crate::support::openai::{chat_server, text_answer, tool_call};
+    use crate::support::openai::text_answer;
     const DRAFT: &str = "Book a slot. Schedule a new appointment for a patient who has none yet.";
     let suite = driftgate::suite::load(&cli::repo(calendar::SUITE)).unwrap();
-    let cases = suite.cases.clone();
-    let fake = chat_server(move |req: &Request| {
-        if req.body.get("tools").is_none() {
-            return text_answer(&serde_json::json!({ "rewrite": DRAFT }).to_string());
-        }
-        let case = cases.iter().find(|c| c.prompt == req.prompt()).unwrap();
-        let schedule_text = req.body["tools"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|t| t["function"]["name"] == "schedule_appointment")
-            .and_then(|t| t["function"]["description"].as_str())
-            .unwrap_or_default()
-            .to_string();
-        match case.expect.names().first() {
-            None => text_answer("Canberra."),
-            Some(t) if t == "schedule_appointment" && schedule_text == "Book a slot." => tool_call(
-                "reschedule_appointment",
-                &valid_args("reschedule_appointment").to_string(),
-            ),
-            Some(t) => tool_call(t, &valid_args(t).to_string()),
-        }
+    let fake = calendar_model(None, || {
+        text_answer(&serde_json::json!({ "rewrite": DRAFT }).to_string())
     });
-    let url = fake.base_url();
-    let cache = tempfile::tempdir().unwrap();
-    let run = cli::driftgate([
-        "fix",
-        "--llm",
-        "1",
-        "--base",
-        calendar::BASE,
-        "--head",
-        calendar::HEAD,
-        "--suite",
-        calendar::SUITE,
-        "--router",
-        "openai",
-        "--base-url",
-        &url,
-        "--model",
-        "m",
-        "--no-embed",
-        "--format",
-        "json",
-    ])
-    .cache(cache.path())
-    // A key that no answer spells: the run masks every held secret in what it reads.
-    .envs([("OPENAI_API_KEY", "sk-fake-0123456789abcdef")])
-    .run();
+    let run = fix_via(
+        &fake,
+        [calendar::BASE, calendar::HEAD, calendar::SUITE],
+        &["--llm", "1", "--format", "json"],
+    );
     let r = run.json();
     assert_eq!(r["check"]["status"], "fail", "{}", run.dump());
     let t = &r["tools"][0];
@@ -877,29 +834,11 @@ fn a_parameter_description_is_rewritten_where_call_accuracy_dropped() {
             &serde_json::json!({ "appointment_id": filled }).to_string(),
         )
     });
-    let url = fake.base_url();
-    let cache = tempfile::tempdir().unwrap();
-    let run = cli::driftgate([
-        "fix",
-        "--base",
-        calendar::BASE,
-        "--head",
-        &head,
-        "--suite",
-        suite.to_str().unwrap(),
-        "--router",
-        "openai",
-        "--base-url",
-        &url,
-        "--model",
-        "m",
-        "--no-embed",
-        "--format",
-        "json",
-    ])
-    .cache(cache.path())
-    .envs([("OPENAI_API_KEY", "sk-fake-0123456789abcdef")])
-    .run();
+    let run = fix_via(
+        &fake,
+        [calendar::BASE, &head, suite.to_str().unwrap()],
+        &["--format", "json"],
+    );
     let r = run.json();
     assert_eq!(r["check"]["status"], "fail", "{}", run.dump());
     crate::support::reports::assert_matches_fix_schema(&r, "fix of a parameter");
@@ -982,7 +921,15 @@ fn a_confusable_pair_the_pr_introduced_is_a_target_even_when_the_check_passes() 
         .filter(|id| id.starts_with("sched-"))
         .count();
     assert_eq!(contrast["held_out"]["cases"], sched_held, "{contrast:#}");
-    assert!(contrast["pair_still_flagged"].is_boolean(), "{contrast:#}");
+    // Every rewrite is linted against base: the added tool's pair is still what lint finds new.
+    assert_eq!(contrast["pair_still_flagged"], true, "{contrast:#}");
+    assert!(
+        contrast["lint_introduced"][0]
+            .as_str()
+            .unwrap()
+            .starts_with("confusable-pair: this PR makes `schedule_appointment` and `schedule_visit` confusable"),
+        "{contrast:#}"
+    );
     for c in c {
         assert_eq!(c["offered"], false, "{c:#}");
         assert!(
@@ -1027,29 +974,11 @@ fn the_tool_that_took_an_unchanged_tools_cases_is_rewritten() {
             Some(t) => tool_call(t, &valid_args(t).to_string()),
         }
     });
-    let url = fake.base_url();
-    let cache = tempfile::tempdir().unwrap();
-    let run = cli::driftgate([
-        "fix",
-        "--base",
-        calendar::BASE,
-        "--head",
-        &head,
-        "--suite",
-        calendar::SUITE,
-        "--router",
-        "openai",
-        "--base-url",
-        &url,
-        "--model",
-        "m",
-        "--no-embed",
-        "--format",
-        "json",
-    ])
-    .cache(cache.path())
-    .envs([("OPENAI_API_KEY", "sk-fake-0123456789abcdef")])
-    .run();
+    let run = fix_via(
+        &fake,
+        [calendar::BASE, &head, calendar::SUITE],
+        &["--format", "json"],
+    );
     let r = run.json();
     assert_eq!(r["check"]["status"], "fail", "{}", run.dump());
     let tools = r["tools"].as_array().unwrap();
@@ -1079,4 +1008,157 @@ fn the_tool_that_took_an_unchanged_tools_cases_is_rewritten() {
     assert_eq!(best["gate_held_out"]["status"], "pass");
     assert_eq!(r["applied"]["tools"], serde_json::json!(["schedule_visit"]));
     assert_eq!(run.code, 0, "{}", run.dump());
+}
+
+/// The loopback OpenAI router of the calendar suite: schedule prompts go to
+/// `reschedule_appointment` while `schedule_appointment` says only "Book a slot."; a request
+/// offering any other wording of it than base's (a rewrite being verified) is answered by
+/// `rewrite` (routed right when `None`); a request offering no tools (drafting) by `draft`.
+fn calendar_model(
+    rewrite: Option<fn() -> crate::support::fake::Step>,
+    draft: impl Fn() -> crate::support::fake::Step + Send + Sync + 'static,
+) -> crate::support::fake::Fake {
+    use crate::check_faults::valid_args;
+    use crate::support::fake::Request;
+    use crate::support::openai::{chat_server, text_answer, tool_call};
+    let suite = driftgate::suite::load(&cli::repo(calendar::SUITE)).unwrap();
+    let base: Value =
+        serde_json::from_str(&std::fs::read_to_string(cli::repo(calendar::BASE)).unwrap()).unwrap();
+    let base_text = base["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "schedule_appointment")
+        .unwrap()["description"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    chat_server(move |req: &Request| {
+        if req.body.get("tools").is_none() {
+            return draft();
+        }
+        let text = req
+            .tool_description("schedule_appointment")
+            .unwrap_or_default();
+        if let Some(rewrite) = rewrite
+            && text != "Book a slot."
+            && text != base_text
+        {
+            return rewrite();
+        }
+        let case = suite
+            .cases
+            .iter()
+            .find(|c| c.prompt == req.prompt())
+            .unwrap();
+        match case.expect.names().first() {
+            None => text_answer("Canberra."),
+            Some(t) if t == "schedule_appointment" && text == "Book a slot." => tool_call(
+                "reschedule_appointment",
+                &valid_args("reschedule_appointment").to_string(),
+            ),
+            Some(t) => tool_call(t, &valid_args(t).to_string()),
+        }
+    })
+}
+
+/// `fix` of `sides` (base, head, suite) through the loopback OpenAI server `fake` (one attempt
+/// per request, no embedder), plus `extra`.
+fn fix_via(fake: &crate::support::fake::Fake, sides: [&str; 3], extra: &[&str]) -> cli::Run {
+    let url = fake.base_url();
+    let cache = tempfile::tempdir().unwrap();
+    let mut args = vec![
+        "fix",
+        "--base",
+        sides[0],
+        "--head",
+        sides[1],
+        "--suite",
+        sides[2],
+        "--router",
+        "openai",
+        "--base-url",
+        &url,
+        "--model",
+        "m",
+        "--no-embed",
+        "--max-attempts",
+        "1",
+    ];
+    args.extend_from_slice(extra);
+    cli::driftgate(args)
+        .cache(cache.path())
+        // A key that no answer spells: the run masks every held secret in what it reads.
+        .envs([("OPENAI_API_KEY", "sk-fake-0123456789abcdef")])
+        .run()
+}
+
+/// `fix` of the calendar example through `fake`, plus `extra`.
+fn fix_through(fake: &crate::support::fake::Fake, extra: &[&str]) -> cli::Run {
+    fix_via(
+        fake,
+        [calendar::BASE, calendar::HEAD, calendar::SUITE],
+        extra,
+    )
+}
+
+/// The router fails while a rewrite is verified: that rewrite's measurement is incomplete, it is
+/// never offered, and the run is incomplete (exit 3), said loudly — never "no fix" (exit 1) and
+/// never a pass.
+#[test]
+fn a_router_failing_while_a_rewrite_is_verified_is_incomplete_exit_3() {
+    use crate::support::openai::{error_body, text_answer};
+    let fake = calendar_model(
+        Some(|| {
+            crate::support::fake::Step::reply(
+                500,
+                error_body("The server had an error", "server_error"),
+            )
+        }),
+        || text_answer("{}"),
+    );
+    let shown = fix_through(&fake, &[]);
+    assert_eq!(shown.code, 3, "{}", shown.dump());
+    assert!(
+        shown
+            .stdout
+            .starts_with("driftgate fix: INCOMPLETE — the replay of a rewrite missed answers"),
+        "{}",
+        shown.dump()
+    );
+    let run = fix_through(&fake, &["--format", "json"]);
+    assert_eq!(run.code, 3, "{}", run.dump());
+    let r = run.json();
+    assert_eq!(r["check"]["status"], "fail", "the check itself completed");
+    let c = r["tools"][0]["candidates"].as_array().unwrap();
+    assert!(!c.is_empty(), "{r:#}");
+    for c in c {
+        assert_eq!(c["offered"], false, "{c:#}");
+        assert_eq!(c["why_not"], "its measurement is incomplete", "{c:#}");
+    }
+    assert!(r.get("applied").is_none(), "{r:#}");
+}
+
+/// `--llm 1` with a model that never drafts a valid rewrite (it answers head's text again, each
+/// time it is re-asked): the drafting is an incomplete measurement, exit 3, naming what was wrong.
+#[test]
+fn a_model_that_never_drafts_a_valid_rewrite_is_incomplete_exit_3() {
+    use crate::support::openai::text_answer;
+    let fake = calendar_model(None, || {
+        text_answer(&serde_json::json!({ "rewrite": "Book a slot." }).to_string())
+    });
+    let run = fix_through(&fake, &["--llm", "1", "--format", "json"]);
+    assert_eq!(run.code, 3, "{}", run.dump());
+    assert!(
+        run.stderr.contains("identical to the current description"),
+        "{}",
+        run.dump()
+    );
+    // Asked more than once: re-asked with what was wrong.
+    let drafts = fake
+        .requests()
+        .into_iter()
+        .filter(|q| q.body.get("tools").is_none())
+        .count();
+    assert!(drafts > 1, "{drafts}");
 }

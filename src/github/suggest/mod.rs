@@ -169,8 +169,17 @@ pub fn body(prefix: &str, t: &ToolFix, located: &Located, source: Option<&str>) 
         ),
         None => String::new(),
     };
+    let field = if t.field == "description" {
+        "description".to_string()
+    } else {
+        format!("parameter description {}", md_code(&t.field, 200, false))
+    };
+    let cases = match &t.partner {
+        Some(p) => format!("the held-out cases of it and {}", md_code(p, 80, false)),
+        None => "the tool's held-out cases".to_string(),
+    };
     Some(format!(
-        "{}\n**driftgate fix** · {}'s description: this wording beats head on the tool's held-out cases ({}; exact one-sided p = {:.4}) and passes the gate there. Drafted by `{}` from the other half of the suite; head's new sentences are kept word for word.{origin}\n\n{}",
+        "{}\n**driftgate fix** · {}'s {field}: this wording beats head on {cases} ({}; exact one-sided p = {:.4}) and passes the gate there. Drafted by `{}` from the other half of the suite; head's new sentences are kept word for word.{origin}\n\n{}",
         marker(prefix, &t.tool),
         md_code(&t.tool, 80, false),
         best.held_out.counts(),
@@ -266,7 +275,7 @@ pub fn offers(
 ) -> (Vec<Offer>, Vec<Outcome>) {
     let mut placed = Vec::new();
     let mut not = Vec::new();
-    for t in report.tools.iter().filter(|t| t.best.is_some()) {
+    for t in first_offers(&report.tools) {
         match offer(t, head, workspace, prefix, commit) {
             Ok(o) => placed.push(o),
             Err(why) => not.push(Outcome::NoLine {
@@ -276,6 +285,16 @@ pub fn offers(
         }
     }
     (placed, not)
+}
+
+/// The first offered target of each tool (its description before its parameters): never more
+/// than one suggestion per tool.
+fn first_offers(tools: &[ToolFix]) -> Vec<&ToolFix> {
+    let mut seen = std::collections::BTreeSet::new();
+    tools
+        .iter()
+        .filter(|t| t.best.is_some() && seen.insert(t.tool.as_str()))
+        .collect()
 }
 
 /// One tool's offer placed on head's file or its source, or why it cannot be.
@@ -512,12 +531,15 @@ pub async fn post(
 
 /// The check report's view of the offers: each tool's rewrite, with the comment that suggests it.
 pub fn suggested(report: &FixReport, outcomes: &[Outcome]) -> Vec<crate::report::Suggested> {
+    let posted = first_offers(&report.tools);
     report
         .tools
         .iter()
         .filter_map(|t| {
             let best = t.best()?;
-            let url = outcomes.iter().find_map(|o| match o {
+            // Only the tool's first offer is on the diff; a later one is shown as text.
+            let on_diff = posted.iter().any(|p| std::ptr::eq(*p, t));
+            let url = outcomes.iter().filter(|_| on_diff).find_map(|o| match o {
                 Outcome::Created { tool, url }
                 | Outcome::Updated { tool, url }
                 | Outcome::Unchanged { tool, url }
@@ -690,6 +712,46 @@ mod tests {
         assert!(
             e.starts_with("no line of the file holds the description"),
             "{e}"
+        );
+    }
+
+    #[test]
+    fn one_suggestion_per_tool_its_description_first() {
+        let fix = |field: &str, best: Option<usize>| -> ToolFix {
+            serde_json::from_value(serde_json::json!({
+                "tool": "t", "field": field, "failed": [], "base_text": "", "head_text": "x",
+                "kept": [], "lost": [], "best": best,
+                "candidates": [{"generator": "restore", "summary": "", "text": "y",
+                  "held_out": {"cases": 2, "base_accuracy": 1.0, "head_accuracy": 0.0,
+                               "accuracy": 1.0, "fixed": 2, "regressed": 0, "p_value_better": 0.25},
+                  "gate_held_out": {"status": "pass", "reason": ""},
+                  "gate_full": {"status": "pass", "reason": ""},
+                  "other_regressions": [], "scan_introduced": [], "offered": true}]
+            }))
+            .unwrap()
+        };
+        let param = "/inputSchema/properties/id/description";
+        let tools = [fix("description", Some(0)), fix(param, Some(0))];
+        let first = first_offers(&tools);
+        assert_eq!(first.len(), 1);
+        assert_eq!(first[0].field, "description");
+        // Nothing offered for the description: the parameter's is the one.
+        let tools = [fix("description", None), fix(param, Some(0))];
+        assert_eq!(first_offers(&tools)[0].field, param);
+        let b = body(
+            "<!-- p:",
+            &tools[1],
+            &Located {
+                line: 1,
+                start_line: None,
+                replacement: "y".into(),
+            },
+            None,
+        )
+        .unwrap();
+        assert!(
+            b.contains("`t`'s parameter description `/inputSchema/properties/id/description`"),
+            "{b}"
         );
     }
 

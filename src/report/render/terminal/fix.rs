@@ -21,6 +21,10 @@ fn headline(r: &FixReport, p: &Paint) -> String {
             "{} — the check is incomplete: nothing was drafted",
             p.wrap("1;33;7", "INCOMPLETE")
         ),
+        _ if r.exit_code() == crate::error::exit::INCOMPLETE => format!(
+            "{} — the replay of a rewrite missed answers: what it would restore is unknown, nothing unmeasured is offered",
+            p.wrap("1;33;7", "INCOMPLETE")
+        ),
         (Some(a), _) => format!(
             "{offered} of {} target(s) have a verified rewrite; with it applied the gate gives {} on the held-out cases and {} on the whole suite",
             r.tools.len(),
