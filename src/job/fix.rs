@@ -192,12 +192,25 @@ struct Failing {
     calls: bool,
 }
 
-/// The tools the verdict failed on routing or call accuracy, in the verdict's order.
+/// The tools the verdict failed on routing or call accuracy — or by the meaning law or the
+/// cosine floor where the tool's own routing regressed (more cases lost than won: a rewrite can
+/// win them back) — in the verdict's order.
 fn failing(report: &Report) -> Vec<Failing> {
+    let routing_lost = |tool: &str| {
+        report.routing.as_ref().is_some_and(|r| {
+            r.paired
+                .per_tool
+                .iter()
+                .any(|t| t.tool == tool && t.regressed > t.fixed)
+        })
+    };
     let mut out: Vec<Failing> = Vec::new();
     for r in &report.verdict.rulings {
-        if r.outcome != RulingOutcome::Fail || !matches!(r.metric, Metric::Routing | Metric::Calls)
-        {
+        let counts = match r.metric {
+            Metric::Routing | Metric::Calls => true,
+            Metric::Meaning | Metric::Cosine => routing_lost(&r.tool),
+        };
+        if r.outcome != RulingOutcome::Fail || !counts {
             continue;
         }
         let i = match out.iter().position(|f| f.tool == r.tool) {
@@ -213,20 +226,27 @@ fn failing(report: &Report) -> Vec<Failing> {
             }
         };
         out[i].messages.push(r.message.clone());
-        out[i].routing |= r.metric == Metric::Routing;
+        out[i].routing |= r.metric != Metric::Calls;
         out[i].calls |= r.metric == Metric::Calls;
     }
     out
 }
 
-/// The drafting half's cases of `tools` (base names) lost at head, once each; only call flips
-/// when `only_calls`.
+/// Which flips a target reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flips {
+    Both,
+    Routing,
+    Calls,
+}
+
+/// The drafting half's cases of `tools` (base names) lost at head, once each.
 fn lost(
     suite: &Suite,
     held: &[bool],
     routing: &Routing,
     tools: &[&str],
-    only_calls: bool,
+    which: Flips,
 ) -> Vec<Lost> {
     let index: BTreeMap<&str, usize> = suite
         .cases
@@ -234,8 +254,16 @@ fn lost(
         .enumerate()
         .map(|(i, c)| (c.id.as_str(), i))
         .collect();
-    let routed = routing.paired.flips.iter().filter(|_| !only_calls);
-    let called = routing.calls.iter().flat_map(|c| &c.paired.flips);
+    let routed = routing
+        .paired
+        .flips
+        .iter()
+        .filter(|_| which != Flips::Calls);
+    let called = routing
+        .calls
+        .iter()
+        .filter(|_| which != Flips::Routing)
+        .flat_map(|c| &c.paired.flips);
     let mut seen = BTreeSet::new();
     routed
         .chain(called)
@@ -357,19 +385,36 @@ fn against_head(
     h
 }
 
-/// The other tools that lose held-out cases (routing or calls) to the rewrite against base (more
-/// regressed than fixed): what the gate holds every tool to, counted before any test can call it
-/// noise.
-fn others_lost(gate_held: &Report, own: &[&str]) -> Vec<String> {
+/// The other tools the rewrite costs held-out cases (routing or calls; more regressed than
+/// fixed), counted before any test can call it noise: worse than head *and* worse than base (a
+/// case head won by accident and base lost too is restored, not lost; a loss head already had is
+/// not the rewrite's). A failing tool's cases are outside `vs_base` (its own target's), so for it
+/// worse than head is enough: head is below base there already. `base_name` maps head's names.
+fn others_lost(
+    vs_head: &Report,
+    vs_base: &Report,
+    own: &[&str],
+    base_name: impl Fn(&str) -> String,
+    failing: &[&str],
+) -> Vec<String> {
     let mut out = Vec::new();
     for (calls, what) in [(false, "routing"), (true, "call")] {
+        let below_base = |tool: &str| {
+            let b = base_name(tool);
+            failing.contains(&b.as_str())
+                || rows(vs_base, calls)
+                    .iter()
+                    .any(|t| t.tool == b && t.regressed > t.fixed)
+        };
         out.extend(
-            rows(gate_held, calls)
+            rows(vs_head, calls)
                 .iter()
-                .filter(|t| !own.contains(&t.tool.as_str()) && t.regressed > t.fixed)
+                .filter(|t| {
+                    !own.contains(&t.tool.as_str()) && t.regressed > t.fixed && below_base(&t.tool)
+                })
                 .map(|t| {
                     format!(
-                        "{}: {} held-out {what} case(s) lost against base",
+                        "{}: {} held-out {what} case(s) lost against head, below base",
                         t.tool,
                         t.regressed - t.fixed
                     )
@@ -379,8 +424,43 @@ fn others_lost(gate_held: &Report, own: &[&str]) -> Vec<String> {
     out
 }
 
-/// Why a measured rewrite is not offered, or `None`: it is.
-fn refusal(p: &Proposal) -> Option<String> {
+/// Whether a rewrite's held-out verdict (base against it) passes for its target: it passes, or
+/// what fails is only rulings on other tools the PR changed (a fix of one tool can reveal
+/// another's failure that the first check's family correction hid; that tool is its own
+/// problem, and `applied` judges head with every offered rewrite whole). A failure on the
+/// target's own tools, or one no tool's ruling explains (the schema law, an injection finding, a
+/// forbidden call, the overall test), or a verdict left unproven, refuses it.
+fn own_gate(
+    v: &crate::gate::Verdict,
+    own: &[&str],
+    changed: &BTreeSet<String>,
+) -> Result<Vec<String>, String> {
+    let fails: Vec<&crate::gate::Ruling> = v
+        .rulings
+        .iter()
+        .filter(|r| r.outcome == RulingOutcome::Fail)
+        .collect();
+    match v.status {
+        Status::Pass => Ok(Vec::new()),
+        Status::Fail
+            if !fails.is_empty()
+                && fails
+                    .iter()
+                    .all(|r| !own.contains(&r.tool.as_str()) && changed.contains(&r.tool))
+                // Each line of the verdict is one of those rulings'.
+                && v.also.len() < fails.len() =>
+        {
+            Ok(fails
+                .iter()
+                .map(|r| format!("{}: {}", r.tool, r.message))
+                .collect())
+        }
+        _ => Err(v.reason.clone()),
+    }
+}
+
+/// Why a measured rewrite is not offered, or `None`: it is. `gate` is [`own_gate`]'s answer.
+fn refusal(p: &Proposal, gate: &Result<Vec<String>, String>) -> Option<String> {
     if p.gate_held_out.status == Status::Incomplete || p.gate_full.status == Status::Incomplete {
         return Some("its measurement is incomplete".into());
     }
@@ -390,11 +470,8 @@ fn refusal(p: &Proposal) -> Option<String> {
             p.held_out.fixed, p.held_out.regressed
         ));
     }
-    if p.gate_held_out.status != Status::Pass {
-        return Some(format!(
-            "the gate on the held-out cases: {}",
-            p.gate_held_out.reason
-        ));
+    if let Err(why) = gate {
+        return Some(format!("the gate on the held-out cases: {why}"));
     }
     if !p.other_regressions.is_empty() {
         return Some(format!("costs {}", p.other_regressions.join("; ")));
@@ -505,6 +582,19 @@ fn changed_params(base: Option<&crate::tools::Tool>, head: &crate::tools::Tool) 
         .unwrap_or_default()
 }
 
+/// How many of a tool's parameters have a description.
+fn described_params(t: &crate::tools::Tool) -> usize {
+    t.input_schema
+        .get("properties")
+        .and_then(|p| p.as_object())
+        .map_or(0, |props| {
+            props
+                .keys()
+                .filter(|p| Field::Param((*p).clone()).get(t).is_some())
+                .count()
+        })
+}
+
 /// Every target of a run: the failing tools' descriptions (and their changed parameters'
 /// descriptions where call accuracy failed); the changed tool that took a failing unchanged
 /// tool's cases; and the changed tool of each confusable pair or shadowing risk lint found
@@ -513,6 +603,10 @@ fn targets(kit: &Kit, first: &Report, held: &[bool]) -> (Vec<Target>, Vec<String
     let mut out: Vec<Target> = Vec::new();
     let mut notes = Vec::new();
     let routing = first.routing.as_ref();
+    // An incomplete or inconclusive check measured nothing to draft against.
+    if !matches!(first.verdict.status, Status::Pass | Status::Fail) {
+        return (Vec::new(), Vec::new());
+    }
     let fails = if first.verdict.status == Status::Fail {
         failing(first)
     } else {
@@ -553,12 +647,22 @@ fn targets(kit: &Kit, first: &Report, held: &[bool]) -> (Vec<Target>, Vec<String
             && !changed(kit, &base_name, &tool)
             && let Some(routing) = routing
         {
-            let lost = lost(&kit.suite.suite, held, routing, &[&base_name], false);
+            // Routing losses only (a call flip was answered by the tool itself).
+            let lost = lost(
+                &kit.suite.suite,
+                held,
+                routing,
+                &[&base_name],
+                Flips::Routing,
+            );
+            let routed: Vec<&str> = lost.iter().map(|l| l.answered.as_str()).collect();
             let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
-            for l in &lost {
-                *counts.entry(l.answered.as_str()).or_default() += 1;
+            for a in &routed {
+                *counts.entry(a).or_default() += 1;
             }
-            if let Some((taker, _)) = counts.into_iter().max_by_key(|(t, n)| (*n, *t))
+            // Most of them, to one tool the PR changed.
+            if let Some((taker, n)) = counts.into_iter().max_by_key(|(t, n)| (*n, *t))
+                && 2 * n > routed.len()
                 && taker != tool
                 && kit.head.tools.get(taker).is_some()
             {
@@ -608,13 +712,40 @@ fn targets(kit: &Kit, first: &Report, held: &[bool]) -> (Vec<Target>, Vec<String
     (out, notes)
 }
 
+/// What a target's rewrites are verified on: head, or for a parameter's, head with its tool's
+/// offered description rewrite (named in `on_top_of`).
+struct Ground {
+    head: Loaded,
+    on_top_of: Option<String>,
+}
+
+/// The held-out cases a target's gate reads: the other failing tools' cases set aside (they are
+/// their own targets' to fix; `applied` judges head with every offered rewrite on all of them).
+fn gate_cases(suite: &Suite, held: &[bool], others_failing: &[&str]) -> Vec<bool> {
+    suite
+        .cases
+        .iter()
+        .zip(held)
+        .map(|(c, h)| {
+            *h && !c
+                .expect
+                .names()
+                .iter()
+                .any(|n| others_failing.contains(&n.as_str()))
+        })
+        .collect()
+}
+
 /// Draft and verify the rewrites of one target.
+#[allow(clippy::too_many_arguments)]
 async fn fix_target(
     kit: &Kit,
     first: &Report,
     held: &[bool],
     carried: &Suite,
     target: Target,
+    ground: &Ground,
+    failing_tools: &[&str],
     drafter: Drafter<'_>,
     console: &dyn Console,
 ) -> Result<ToolFix> {
@@ -624,7 +755,12 @@ async fn fix_target(
     let head_text = text_of(&kit.head, tool, field).unwrap_or_default();
     let routing = first.routing.as_ref().expect("a check with a suite routes");
     let own: Vec<&str> = target.judged().iter().map(|(_, b)| *b).collect();
-    let lost = lost(&kit.suite.suite, held, routing, &own, target.calls());
+    let which = if target.calls() {
+        Flips::Calls
+    } else {
+        Flips::Both
+    };
+    let lost = lost(&kit.suite.suite, held, routing, &own, which);
     let e = evidence(
         (&base_text, &head_text),
         &kit.head,
@@ -640,17 +776,40 @@ async fn fix_target(
         drafted.extend(draft::llm::draft(llm, &e, n).await?);
     }
     let finding = target.partner.as_ref().map(|(_, _, why)| why.clone());
+    let others_failing: Vec<&str> = failing_tools
+        .iter()
+        .copied()
+        .filter(|t| !own.contains(t))
+        .collect();
+    let gated = gate_cases(&kit.suite.suite, held, &others_failing);
+    // Base's names of the tools the PR changed (a renamed one under its base name, as rulings
+    // name it).
+    let changed: BTreeSet<String> =
+        crate::replay::target::changed_tools(&kit.base.tools, &kit.head.tools)
+            .into_iter()
+            .map(|n| names(first, &n).0)
+            .collect();
     let mut candidates = Vec::new();
     for c in drafted {
-        let rewritten = with_text(&kit.head, tool, field, &c.text);
+        let rewritten = with_text(&ground.head, tool, field, &c.text);
         let frozen = &kit.suite.suite;
-        let gate_held = kit.check(&kit.base, &rewritten, frozen, Some(held)).await?;
+        let gate_held = kit
+            .check(&kit.base, &rewritten, frozen, Some(&gated))
+            .await?;
         let vs_head = kit
-            .check(&kit.head, &rewritten, carried, Some(held))
+            .check(&ground.head, &rewritten, carried, Some(held))
             .await?;
         let full = kit.check(&kit.base, &rewritten, frozen, None).await?;
         let held_out = against_head(&vs_head, &gate_held, &target.judged(), target.calls());
-        let other_regressions = others_lost(&gate_held, &own);
+        let heads_own: Vec<&str> = target.judged().iter().map(|(h, _)| *h).collect();
+        let other_regressions = others_lost(
+            &vs_head,
+            &gate_held,
+            &heads_own,
+            |h| names(first, h).0,
+            failing_tools,
+        );
+
         let pair_still_flagged = target.partner.as_ref().and_then(|(h, _, why)| {
             why.starts_with("lint ").then(|| {
                 full.lint.iter().flat_map(|l| &l.introduced).any(|f| {
@@ -687,10 +846,13 @@ async fn fix_target(
                 .map(|f| format!("{}: {}", f.rule.as_str(), f.message))
                 .collect(),
             pair_still_flagged,
+            failing_elsewhere: Vec::new(),
             offered: false,
             why_not: None,
         };
-        p.why_not = refusal(&p);
+        let gate = own_gate(&gate_held.verdict, &own, &changed);
+        p.why_not = refusal(&p, &gate);
+        p.failing_elsewhere = gate.unwrap_or_default();
         p.offered = p.why_not.is_none();
         console.note(&format!(
             "driftgate: fix: {} {} × {}: held-out {}; {}",
@@ -710,6 +872,7 @@ async fn fix_target(
         failed: target.failed,
         partner: target.partner.as_ref().map(|(h, _, _)| h.clone()),
         finding,
+        verified_on: ground.on_top_of.clone(),
         base_text,
         head_text,
         lost,
@@ -730,21 +893,42 @@ pub fn plan(inputs: &CheckInputs, llm: u32) -> Result<crate::replay::plan::Plan>
         .suite
         .suite;
     let changed = crate::replay::target::changed_tools(&inputs.base.tools, &inputs.head.tools);
-    // A changed tool is a target when it fails or when a pair it is in is (even one no case
-    // expects); a changed parameter description, when its tool fails on call accuracy.
-    let params: usize = changed
+    // Which tools fail is known only once the check has answered. A description is a target
+    // when its tool fails (any tool the suite expects: one the PR left alone can lose its cases
+    // to a changed one) or is the changed tool of a pair (any changed tool); a parameter's
+    // description, when its tool fails on call accuracy and head reworded it (a tool with no
+    // same-named one at base, renamed or new, counts every described parameter).
+    let expected: BTreeSet<String> = suite
+        .cases
         .iter()
-        .filter(|t| suite.cases.iter().any(|c| c.expect.names().contains(t)))
+        .flat_map(|c| c.expect.names())
+        .filter(|n| inputs.head.tools.get(n).is_some())
+        .cloned()
+        .collect();
+    let descriptions: BTreeSet<&String> = expected
+        .iter()
+        .chain(
+            changed
+                .iter()
+                .filter(|t| inputs.head.tools.get(t).is_some()),
+        )
+        .collect();
+    let params: usize = expected
+        .iter()
         .filter_map(|t| inputs.head.tools.get(t))
-        .map(|h| changed_params(inputs.base.tools.get(&h.name), h).len())
+        .map(|h| match inputs.base.tools.get(&h.name) {
+            Some(b) => changed_params(Some(b), h).len(),
+            None => described_params(h),
+        })
         .sum();
-    let targets = changed.len() + params;
     let mut bound = crate::replay::plan::RewritePlan::bound(
         &p,
-        targets,
+        descriptions.len() + params,
         draft::GENERATORS.len() + llm as usize,
     );
-    bound.drafting_requests_at_most = (changed.len() * llm as usize) as u64;
+    // Each model draft is asked at most this many times (re-asked when it fails validation).
+    bound.drafting_requests_at_most =
+        (descriptions.len() * llm as usize) as u64 * u64::from(crate::llm::json::MAX_ATTEMPTS);
     p.rewrites = Some(bound);
     Ok(p)
 }
@@ -762,9 +946,43 @@ pub async fn run(
     // The suite as head's names read it (a rename carried), for rewrites judged against head.
     let carried = check::renamed_suite(&kit.suite.suite, &first.diff).0;
     let (targets, mut notes) = targets(&kit, &first, &held);
-    let mut tools = Vec::new();
+    let mut tools: Vec<ToolFix> = Vec::new();
+    let failing_tools: Vec<String> = targets
+        .iter()
+        .filter(|t| !t.failed.is_empty())
+        .map(|t| t.base_name.clone())
+        .collect();
+    let failing_tools: Vec<&str> = failing_tools.iter().map(String::as_str).collect();
     for t in targets {
-        tools.push(fix_target(&kit, &first, &held, &carried, t, drafter, console).await?);
+        // A parameter's rewrites are verified on head with its tool's offered description (its
+        // calls cannot be right while its routing is wrong); everything else on head.
+        let offered = tools
+            .iter()
+            .find(|f| f.tool == t.tool && f.field == "description")
+            .and_then(|f| f.best());
+        let ground = match (&t.field, offered) {
+            (Field::Param(_), Some(best)) => Ground {
+                head: with_text(&kit.head, &t.tool, &Field::Description, &best.text),
+                on_top_of: Some(format!("head with `{}`'s offered description", t.tool)),
+            },
+            _ => Ground {
+                head: kit.head.clone(),
+                on_top_of: None,
+            },
+        };
+        let fixed = fix_target(
+            &kit,
+            &first,
+            &held,
+            &carried,
+            t,
+            &ground,
+            &failing_tools,
+            drafter,
+            console,
+        )
+        .await?;
+        tools.push(fixed);
     }
     // A tool that failed only on call accuracy, whose description drafting could not touch, is
     // told through its parameters' rewrites.
@@ -872,4 +1090,30 @@ async fn apply_best(kit: &Kit, tools: &[ToolFix], held: &[bool]) -> Result<Optio
         held_out: Outcome::from(&held_out.verdict),
         full: Outcome::from(&full.verdict),
     }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_parameters_field_names_it_as_a_json_pointer_and_reads_back() {
+        let tool = crate::tools::Tool::from_value(
+            &serde_json::json!({"name": "t", "description": "T.", "inputSchema": {"type": "object",
+                "properties": {"a/b~c": {"type": "string", "description": "Odd."}}}}),
+            "t.json",
+            "/tools/0",
+        )
+        .unwrap();
+        let f = Field::Param("a/b~c".into());
+        assert_eq!(f.name(), "/inputSchema/properties/a~1b~0c/description");
+        assert_eq!(Field::parse(&f.name()), f);
+        assert_eq!(Field::parse("description"), Field::Description);
+        assert_eq!(f.get(&tool).as_deref(), Some("Odd."));
+        // The pointer resolves in the tool as the report's JSON shows it.
+        assert_eq!(
+            tool.to_value().pointer(&f.name()).and_then(|v| v.as_str()),
+            Some("Odd.")
+        );
+    }
 }

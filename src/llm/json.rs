@@ -44,6 +44,9 @@ pub struct JsonTask<'a> {
     pub schema: Value,
 }
 
+/// [`JsonLlm::max_attempts`] unless set otherwise.
+pub const MAX_ATTEMPTS: u32 = 4;
+
 pub struct JsonLlm {
     chat: Chat,
     pub sampling: Sampling,
@@ -65,7 +68,7 @@ impl JsonLlm {
                 max_tokens: 1024,
             },
             retry: RetryPolicy::default(),
-            max_attempts: 4,
+            max_attempts: MAX_ATTEMPTS,
             cache: Cache::off(),
             stats: Mutex::new(LlmStats::default()),
         }

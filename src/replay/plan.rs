@@ -68,12 +68,13 @@ pub struct Plan {
 }
 
 /// The most that verifying rewrites can send: which tools fail is known only once the check has
-/// answered, so this bounds it by every changed tool the suite expects. Each rewrite is asked the
+/// answered, so this bounds it by every target there can be (`job::fix::plan`). Each rewrite is asked the
 /// whole suite once (its held-out questions are then the cache's); head with the offered
 /// rewrites, once more.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct RewritePlan {
-    /// Changed tools the suite has cases for: the most that can fail on routing.
+    /// Targets at most: every tool the suite expects, every changed tool, every reworded
+    /// parameter description of an expected tool.
     pub tools_at_most: usize,
     pub rewrites_per_tool_at_most: usize,
     /// The suite's cases × repeats.
@@ -83,7 +84,7 @@ pub struct RewritePlan {
     pub input_tokens_at_most: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub input_cost_usd_at_most: Option<f64>,
-    /// `fix --llm N`: the model's drafting requests (first attempts), not in the cost above.
+    /// `fix --llm N`: the model's drafting requests, re-asks included, not in the cost above.
     pub drafting_requests_at_most: u64,
 }
 

@@ -77,6 +77,10 @@ pub struct ToolFix {
     /// introduced, or replay: an unchanged tool lost its cases to this changed one).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub finding: Option<String>,
+    /// What the rewrites were verified on when not head itself: a parameter's, on head with its
+    /// tool's offered description rewrite (its calls cannot be right while its routing is wrong).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified_on: Option<String>,
     pub base_text: String,
     pub head_text: String,
     /// Head's sentences that base did not have: every rewrite keeps them word for word.
@@ -113,12 +117,14 @@ pub struct Proposal {
     /// The tool's held-out cases (with a pair's partner's; call accuracy for a parameter), head
     /// against the rewrite (paired).
     pub held_out: HeldOut,
-    /// The gate, base against head with this rewrite, on the held-out cases.
+    /// The gate, base against head with this rewrite, on the held-out cases, the other failing
+    /// tools' cases set aside (their own targets' to fix; `applied` judges head with every
+    /// offered rewrite on all of them).
     pub gate_held_out: Outcome,
     /// The same on the whole suite (the drafting half included, so no independent evidence).
     pub gate_full: Outcome,
-    /// Other tools that lose held-out cases to the rewrite against base (more regressed than
-    /// fixed), each with the count.
+    /// Other tools that lose held-out cases (routing or calls) to the rewrite against head (more
+    /// regressed than fixed), each with the count.
     pub other_regressions: Vec<String>,
     /// Injection-scan rules the rewrite brings in (against base).
     pub scan_introduced: Vec<String>,
@@ -130,6 +136,11 @@ pub struct Proposal {
     /// lint is a proxy, the held-out replay is the measurement).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pair_still_flagged: Option<bool>,
+    /// What still fails in `gate_held_out` on other tools the PR changed, each "tool: ruling":
+    /// not this rewrite's (a fix of one tool can reveal another's failure); the offer stands,
+    /// and `applied` judges head with every offered rewrite whole.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub failing_elsewhere: Vec<String>,
     pub offered: bool,
     /// Why it is not offered.
     #[serde(default, skip_serializing_if = "Option::is_none")]

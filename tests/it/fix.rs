@@ -42,6 +42,18 @@ fn edited(from: &str, dir: &std::path::Path, edit: impl FnOnce(&mut Vec<Value>))
     path.display().to_string()
 }
 
+/// The calendar tools file `from` with the tool `name` edited by `edit`, written to `dir`.
+fn tool_edited(
+    from: &str,
+    dir: &std::path::Path,
+    name: &str,
+    edit: impl FnOnce(&mut Value),
+) -> String {
+    edited(from, dir, |tools| {
+        edit(tools.iter_mut().find(|t| t["name"] == name).unwrap())
+    })
+}
+
 /// The calendar head with `schedule_appointment`'s description replaced, written to `dir`.
 fn head_with(dir: &std::path::Path, text: &str) -> String {
     edited(calendar::HEAD, dir, |tools| {
@@ -174,11 +186,7 @@ fn a_check_failed_by_the_law_alone_has_nothing_to_rewrite() {
 #[test]
 fn a_renamed_tool_is_rewritten_and_judged_under_its_head_name() {
     let dir = tempfile::tempdir().unwrap();
-    let head = edited(calendar::BASE, dir.path(), |tools| {
-        let t = tools
-            .iter_mut()
-            .find(|t| t["name"] == "schedule_appointment")
-            .unwrap();
+    let head = tool_edited(calendar::BASE, dir.path(), "schedule_appointment", |t| {
         t["name"] = "book_appointment_slot".into();
         t["description"] = "Book a slot.".into();
     });
@@ -660,8 +668,9 @@ fn check_suggest_keeps_the_verdict_and_links_the_suggestion_from_the_pr_comment(
 }
 
 /// `fix --plan` sends nothing: the check's requests, and the most that verifying rewrites can
-/// add — every changed tool (any can be in a pair) and every reworded parameter description of
-/// one the suite expects × every generator × the suite, and head with the offered ones once — with their input tokens and cost at the given prices.
+/// add — every tool the suite expects and every changed one, and every reworded parameter
+/// description of one the suite expects, × every generator × the suite, and head with the
+/// offered ones once — with their input tokens and cost at the given prices.
 #[test]
 fn the_fix_plan_bounds_the_rewrites_requests_without_sending() {
     use crate::support::openai::{chat_server, tool_call};
@@ -694,17 +703,22 @@ fn the_fix_plan_bounds_the_rewrites_requests_without_sending() {
     assert!(fake.requests().is_empty(), "a plan sent a request");
     let p = run.json();
     let r = &p["rewrites"];
-    // One changed tool (schedule_appointment) the 6-case suite expects; four generators and
-    // two model drafts.
-    assert_eq!(r["tools_at_most"], 1, "{p:#}");
+    // The five tools the 6-case suite expects (any can fail: schedule_appointment is the one
+    // changed, the others could lose cases to it), no reworded parameter; four generators and
+    // two model drafts, each draft asked at most four times.
+    assert_eq!(r["tools_at_most"], 5, "{p:#}");
     assert_eq!(r["rewrites_per_tool_at_most"], 6);
     assert_eq!(r["requests_per_rewrite"], 6);
-    assert_eq!(r["requests_at_most"], 6 * 6 + 6);
+    assert_eq!(r["requests_at_most"], 5 * 6 * 6 + 6);
+    assert_eq!(r["drafting_requests_at_most"], 5 * 2 * 4);
     let mean = p["head"]["input_tokens"].as_u64().unwrap() / p["head"]["to_send"].as_u64().unwrap();
-    assert_eq!(r["input_tokens_at_most"].as_u64().unwrap(), 42 * mean);
+    assert_eq!(
+        r["input_tokens_at_most"].as_u64().unwrap(),
+        (5 * 36 + 6) * mean
+    );
     let cost = r["input_cost_usd_at_most"].as_f64().unwrap();
     assert!(
-        (cost - (42 * mean) as f64 * 0.15 / 1e6).abs() < 1e-12,
+        (cost - ((5 * 36 + 6) * mean) as f64 * 0.15 / 1e6).abs() < 1e-12,
         "{p:#}"
     );
 }
@@ -795,11 +809,7 @@ fn a_parameter_description_is_rewritten_where_call_accuracy_dropped() {
     }
     let suite = dir.path().join("suite.yaml");
     std::fs::write(&suite, &yaml).unwrap();
-    let head = edited(calendar::BASE, dir.path(), |tools| {
-        let t = tools
-            .iter_mut()
-            .find(|t| t["name"] == "get_appointment")
-            .unwrap();
+    let head = tool_edited(calendar::BASE, dir.path(), "get_appointment", |t| {
         t["inputSchema"]["properties"]["appointment_id"]["description"] =
             "Internal row number".into();
     });
@@ -974,13 +984,7 @@ fn the_tool_that_took_an_unchanged_tools_cases_is_rewritten() {
             Some(t) => tool_call(t, &valid_args(t).to_string()),
         }
     });
-    let run = fix_via(
-        &fake,
-        [calendar::BASE, &head, calendar::SUITE],
-        &["--format", "json"],
-    );
-    let r = run.json();
-    assert_eq!(r["check"]["status"], "fail", "{}", run.dump());
+    let (run, r) = failing_fix(&fake, &head);
     let tools = r["tools"].as_array().unwrap();
     // schedule_appointment failed and is listed, but its contrast sentence does not move the
     // model; schedule_visit, which took its cases, is the pair target.
@@ -1093,6 +1097,19 @@ fn fix_via(fake: &crate::support::fake::Fake, sides: [&str; 3], extra: &[&str]) 
         .run()
 }
 
+/// `fix --format json` of the calendar base against `head` on its suite through `fake`, whose
+/// check fails: the run and its report.
+fn failing_fix(fake: &crate::support::fake::Fake, head: &str) -> (cli::Run, Value) {
+    let run = fix_via(
+        fake,
+        [calendar::BASE, head, calendar::SUITE],
+        &["--format", "json"],
+    );
+    let r = run.json();
+    assert_eq!(r["check"]["status"], "fail", "{}", run.dump());
+    (run, r)
+}
+
 /// `fix` of the calendar example through `fake`, plus `extra`.
 fn fix_through(fake: &crate::support::fake::Fake, extra: &[&str]) -> cli::Run {
     fix_via(
@@ -1161,4 +1178,74 @@ fn a_model_that_never_drafts_a_valid_rewrite_is_incomplete_exit_3() {
         .filter(|q| q.body.get("tools").is_none())
         .count();
     assert!(drafts > 1, "{drafts}");
+}
+
+/// Two tools fail, each for its own edit (one by its routing, one by the meaning law with its
+/// routing lost): each one's rewrite is judged with the other's cases set aside and the other's
+/// own failing lines left to it (`failing_elsewhere`), so both are offered — were each held to
+/// the whole held-out gate, the other's failure would refuse both and nothing could ever be
+/// offered — and head with both applied passes. Against the loopback OpenAI server.
+#[test]
+fn two_failing_tools_are_each_fixed_and_judged_together() {
+    use crate::check_faults::valid_args;
+    use crate::support::fake::Request;
+    use crate::support::openai::{chat_server, text_answer, tool_call};
+    let dir = tempfile::tempdir().unwrap();
+    let head = tool_edited(calendar::HEAD, dir.path(), "reschedule_appointment", |t| {
+        t["description"] = "Change it.".into();
+    });
+    let suite = driftgate::suite::load(&cli::repo(calendar::SUITE)).unwrap();
+    let fake = chat_server(move |req: &Request| {
+        let case = suite
+            .cases
+            .iter()
+            .find(|c| c.prompt == req.prompt())
+            .unwrap();
+        let said = |t: &str| req.tool_description(t).unwrap_or_default().to_string();
+        let call = |t: &str| tool_call(t, &valid_args(t).to_string());
+        match case.expect.names().first().map(String::as_str) {
+            None => text_answer("Canberra."),
+            Some("schedule_appointment") if said("schedule_appointment") == "Book a slot." => {
+                call("reschedule_appointment")
+            }
+            Some("reschedule_appointment") if said("reschedule_appointment") == "Change it." => {
+                call("get_appointment")
+            }
+            Some(t) => call(t),
+        }
+    });
+    let (run, r) = failing_fix(&fake, &head);
+    let tools = r["tools"].as_array().unwrap();
+    for name in ["schedule_appointment", "reschedule_appointment"] {
+        let t = tools
+            .iter()
+            .find(|t| t["tool"] == name)
+            .unwrap_or_else(|| panic!("{name}: {r:#}"));
+        let best = &t["candidates"][t["best"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{name} has no offer: {t:#}\n{}", run.stderr))
+            as usize];
+        assert!(best["held_out"]["fixed"].as_u64().unwrap() > 0, "{best:#}");
+        // What still fails there is the other tool's: its meaning law line, its cases set aside.
+        let other = if name == "schedule_appointment" {
+            "reschedule_appointment"
+        } else {
+            "schedule_appointment"
+        };
+        match best["gate_held_out"]["status"].as_str().unwrap() {
+            "pass" => {}
+            _ => {
+                let elsewhere = best["failing_elsewhere"].as_array().unwrap();
+                assert!(!elsewhere.is_empty(), "{best:#}");
+                for e in elsewhere {
+                    assert!(e.as_str().unwrap().starts_with(other), "{best:#}");
+                }
+            }
+        }
+    }
+    let applied = &r["applied"];
+    assert_eq!(applied["tools"].as_array().unwrap().len(), 2, "{r:#}");
+    assert_eq!(applied["held_out"]["status"], "pass", "{r:#}");
+    assert_eq!(applied["full"]["status"], "pass", "{r:#}");
+    assert_eq!(run.code, 0, "{}", run.dump());
 }

@@ -415,39 +415,70 @@ pub async fn publish(
 /// Source files read at most when looking for a live server's descriptions, and the largest.
 const MAX_SOURCE_FILES: usize = 5_000;
 const MAX_SOURCE_BYTES: u64 = 1 << 20;
+/// And at most this much in all: a repository's source is read into memory once.
+const MAX_SOURCE_TOTAL: u64 = 64 << 20;
 
 /// The checkout's source files that may hold a live server's descriptions: the files git tracks
 /// with a Python or JS/TS extension, minus dependencies and build output (`node_modules/`,
 /// `dist/`, `build/`, `vendor/`), minified and declaration files, and files over 1 MiB; at most
-/// 5,000. A job runs in the checkout, so the repository is the current directory's.
+/// 5,000 files and 64 MiB. A job runs in the checkout, so the repository is the current
+/// directory's.
 pub fn workspace() -> Workspace {
     let tree = crate::source::tree::Tree::work(std::path::Path::new("."));
     let tracked = tree
         .tracked()
         .map_err(|e| format!("the repository's files could not be listed ({e})"))?;
     let mut files = Vec::new();
+    let mut total = 0u64;
     for path in tracked.into_iter().filter(|p| wanted(p)) {
         if files.len() == MAX_SOURCE_FILES {
             break;
         }
         let full = tree.root().join(&path);
-        let small = std::fs::symlink_metadata(&full)
-            .is_ok_and(|m| m.is_file() && m.len() <= MAX_SOURCE_BYTES);
+        let size = std::fs::symlink_metadata(&full)
+            .ok()
+            .filter(|m| m.is_file() && m.len() <= MAX_SOURCE_BYTES)
+            .map(|m| m.len());
+        let Some(size) = size.filter(|s| total + s <= MAX_SOURCE_TOTAL) else {
+            continue;
+        };
         // A link on the way, or a file that is not UTF-8, holds no literal we could suggest on.
-        if let (true, Ok(Some(text))) = (small, tree.read(&full)) {
+        if let Ok(Some(text)) = tree.read(&full) {
+            total += size;
             files.push((path, text));
         }
     }
     Ok(files)
 }
 
-/// Whether a tracked file is source the server's author writes.
+/// Whether a tracked file is source the server's author writes: not a dependency, build output,
+/// generated file or test (a test that spells the description is not where the server gets it).
 fn wanted(path: &str) -> bool {
     let generated = [".min.js", ".d.ts", ".d.mts", ".d.cts"];
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let stem = name.split('.').next().unwrap_or(name);
+    let test_file = name.contains(".test.")
+        || name.contains(".spec.")
+        || stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem == "conftest";
     let mut dirs = path.split('/').rev().skip(1);
     source::Lang::of(path).is_some()
         && !generated.iter().any(|g| path.ends_with(g))
-        && !dirs.any(|d| matches!(d, "node_modules" | "dist" | "build" | "vendor"))
+        && !test_file
+        && !dirs.any(|d| {
+            matches!(
+                d,
+                "node_modules"
+                    | "dist"
+                    | "build"
+                    | "vendor"
+                    | "test"
+                    | "tests"
+                    | "__tests__"
+                    | "spec"
+            )
+        })
 }
 
 /// In GitHub mode, after `fix`: the offers as review comments on the PR; returns what happened
@@ -687,6 +718,11 @@ mod tests {
             ("static/a.min.js", false),
             ("types/x.d.ts", false),
             ("tools.json", false),
+            ("tests/test_server.py", false),
+            ("src/server.test.ts", false),
+            ("src/__tests__/tools.ts", false),
+            ("server_test.py", false),
+            ("src/testing.ts", true),
         ] {
             assert_eq!(wanted(path), read, "{path}");
         }

@@ -72,7 +72,17 @@ struct Lexer<'a> {
     lits: Vec<Lit>,
     gap: Gap,
     prev: Prev,
+    /// A `/` before this offset is a division: a regular expression tried from an earlier `/`
+    /// of the line never closed, so none on the line will (keeps a line of `/[` linear).
+    no_regex_until: usize,
 }
+
+/// Templates nested in substitutions deeper than this are not read (their text is no literal we
+/// could suggest on); the bound keeps hostile nesting from exhausting the stack.
+const MAX_NESTING: usize = 32;
+
+/// Literals joined at most when looking for a description built by concatenation.
+const MAX_JOINED: usize = 64;
 
 fn is_ident(c: u8) -> bool {
     c.is_ascii_alphanumeric() || c == b'_' || c == b'$' || c >= 0x80
@@ -108,6 +118,7 @@ impl<'a> Lexer<'a> {
             lits: Vec::new(),
             gap: Gap::Dirty,
             prev: Prev::Operator,
+            no_regex_until: 0,
         }
     }
 
@@ -164,15 +175,16 @@ impl<'a> Lexer<'a> {
                         .map_or(self.b.len(), |k| self.i + 2 + k + 2);
                 }
                 b'/' if self.lang == Lang::Js => {
-                    match (self.prev == Prev::Operator)
-                        .then(|| self.regex_end(self.i))
-                        .flatten()
-                    {
+                    let tried = self.prev == Prev::Operator && self.i >= self.no_regex_until;
+                    match tried.then(|| self.regex_end(self.i)).flatten() {
                         Some(end) => {
                             self.i = end;
                             self.dirty(Prev::Value);
                         }
                         None => {
+                            if tried {
+                                self.no_regex_until = self.eol(self.i);
+                            }
                             self.i += 1;
                             self.dirty(Prev::Operator);
                         }
@@ -269,7 +281,7 @@ impl<'a> Lexer<'a> {
                 Some(b'{') if fstr => {
                     field = true;
                     segments.push((seg, j));
-                    j = self.skip_braces(j);
+                    j = self.skip_braces(j, 0);
                     seg = j;
                 }
                 Some(_) => j += 1,
@@ -311,7 +323,10 @@ impl<'a> Lexer<'a> {
 
     /// From the `{` of a field (f-string) or substitution (template) at `j`: just past its
     /// matching `}`, quoted text inside skipped.
-    fn skip_braces(&self, j: usize) -> usize {
+    fn skip_braces(&self, j: usize, nesting: usize) -> usize {
+        if nesting > MAX_NESTING {
+            return self.b.len();
+        }
         let mut depth = 0usize;
         let mut k = j;
         while k < self.b.len() {
@@ -324,7 +339,7 @@ impl<'a> Lexer<'a> {
                     }
                 }
                 b'`' if self.lang == Lang::Js => {
-                    k = self.template_end(k).unwrap_or(self.b.len());
+                    k = self.template_end(k, nesting + 1).unwrap_or(self.b.len());
                     continue;
                 }
                 q @ (b'\'' | b'"') => {
@@ -341,13 +356,16 @@ impl<'a> Lexer<'a> {
     }
 
     /// From the backtick at `j`: just past the closing one.
-    fn template_end(&self, j: usize) -> Option<usize> {
+    fn template_end(&self, j: usize, nesting: usize) -> Option<usize> {
+        if nesting > MAX_NESTING {
+            return None;
+        }
         let mut k = j + 1;
         loop {
             match self.b.get(k)? {
                 b'\\' => k += 2,
                 b'`' => return Some(k + 1),
-                b'$' if self.at(k + 1) == b'{' => k = self.skip_braces(k + 1),
+                b'$' if self.at(k + 1) == b'{' => k = self.skip_braces(k + 1, nesting + 1),
                 _ => k += 1,
             }
         }
@@ -366,7 +384,7 @@ impl<'a> Lexer<'a> {
                 Some(b'`') => break Some(k),
                 Some(b'$') if self.at(k + 1) == b'{' => {
                     segments.push((seg, k));
-                    k = self.skip_braces(k + 1);
+                    k = self.skip_braces(k + 1, 0);
                     seg = k;
                 }
                 Some(_) => k += 1,
@@ -510,12 +528,15 @@ fn decode_js(text: &str) -> Option<String> {
 fn cleandoc(doc: &str) -> String {
     let expand = |line: &str| {
         let mut out = String::with_capacity(line.len());
+        let mut column = 0usize;
         for c in line.chars() {
             if c == '\t' {
-                let pad = 8 - out.chars().count() % 8;
+                let pad = 8 - column % 8;
                 out.extend(std::iter::repeat_n(' ', pad));
+                column += pad;
             } else {
                 out.push(c);
+                column += 1;
             }
         }
         out
@@ -674,27 +695,34 @@ pub fn locate(
         [] => None,
         [one] => Some((one.0, one.1)),
         many => {
-            let best = many.iter().filter_map(|m| m.2).min();
-            let at_best: Vec<_> = many
-                .iter()
-                .filter(|m| best.is_some() && m.2 == best)
-                .collect();
-            match at_best.as_slice() {
-                [one] => Some((one.0, one.1)),
-                _ => {
-                    let list: Vec<String> = many
-                        .iter()
-                        .take(5)
-                        .map(|(f, l, _)| place(scanned[*f].0, l))
-                        .collect();
-                    return Err(format!(
-                        "{} string literals hold the description ({}{}) and none is nearest to the tool's name; no suggestion",
-                        many.len(),
-                        list.join(", "),
-                        if many.len() > 5 { ", …" } else { "" }
-                    ));
+            // Nearest to the tool's name, compared within one file: only one file may name it.
+            let named: std::collections::BTreeSet<usize> =
+                many.iter().filter(|m| m.2.is_some()).map(|m| m.0).collect();
+            let pick = match named.iter().collect::<Vec<_>>().as_slice() {
+                &[&f] => {
+                    let best = many.iter().filter(|m| m.0 == f).filter_map(|m| m.2).min();
+                    let at_best: Vec<_> = many.iter().filter(|m| m.0 == f && m.2 == best).collect();
+                    match at_best.as_slice() {
+                        [one] => Some((one.0, one.1)),
+                        _ => None,
+                    }
                 }
+                _ => None,
+            };
+            if pick.is_none() {
+                let list: Vec<String> = many
+                    .iter()
+                    .take(5)
+                    .map(|(f, l, _)| place(scanned[*f].0, l))
+                    .collect();
+                return Err(format!(
+                    "{} string literals hold the description ({}{}) and none is nearest to the tool's name in the one file that names it; no suggestion",
+                    many.len(),
+                    list.join(", "),
+                    if many.len() > 5 { ", …" } else { "" }
+                ));
             }
+            pick
         }
     };
     if let Some((f, lit)) = chosen {
@@ -718,7 +746,7 @@ fn concatenated(scanned: &Scanned<'_>, old: &str) -> Option<String> {
             let Some(mut joined) = lits[i].value.clone() else {
                 continue;
             };
-            for (j, next) in lits.iter().enumerate().skip(i + 1) {
+            for (j, next) in lits.iter().enumerate().skip(i + 1).take(MAX_JOINED) {
                 let Some(v) = next.value.as_deref().filter(|_| next.joined) else {
                     break;
                 };
@@ -781,6 +809,41 @@ mod tests {
         out.push(with);
         out.extend(&lines[at.line as usize..]);
         out.join("\n") + "\n"
+    }
+
+    /// Hostile source cannot run away: each input was quadratic (or, the nesting, a stack
+    /// overflow) before its bound; now each takes about a second or less in a debug build.
+    #[test]
+    fn hostile_source_is_read_in_bounded_time_and_stack() {
+        let big = 1 << 20;
+        let cases = [
+            // Templates nested in substitutions, 100k deep.
+            ("a.js", "`${".repeat(100_000)),
+            // A line of unclosed regular-expression classes after an operator.
+            ("b.js", format!("x = {}", "/[".repeat(big / 2))),
+            // Empty literals joined, as a description built by concatenation is looked for
+            // (87k of them: quadratic, that was hours).
+            ("c.py", "'' ".repeat(big / 12)),
+            ("d.js", "\"\"+".repeat(big / 12)),
+            // A docstring of tabs (dedented as Python dedents docstrings).
+            ("e.py", format!("\"\"\"{}\"\"\"", "\t".repeat(big))),
+        ];
+        for (path, text) in cases {
+            // Run on a thread with a small stack, as a tokio worker's: nesting must not recurse.
+            let started = std::time::Instant::now();
+            let file = one(path, &text);
+            let r = std::thread::Builder::new()
+                .stack_size(256 << 10)
+                .spawn(move || locate(&file, "t", "never there", "x").is_err())
+                .unwrap()
+                .join();
+            assert_eq!(r.ok(), Some(true), "{path}");
+            assert!(
+                started.elapsed() < std::time::Duration::from_secs(20),
+                "{path}: {:?}",
+                started.elapsed()
+            );
+        }
     }
 
     #[test]

@@ -161,6 +161,13 @@ fn proposal(c: &Proposal, best: bool, p: &Paint, out: &mut String) {
             }
         );
     }
+    for f in &c.failing_elsewhere {
+        let _ = writeln!(
+            out,
+            "      still failing on another tool (its own to fix): {}",
+            cell(f, 300)
+        );
+    }
     for l in &c.lint_introduced {
         let _ = writeln!(out, "      lint: {}", cell(l, 300));
     }
