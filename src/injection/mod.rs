@@ -280,6 +280,8 @@ pub fn scan(tools: &ToolSet) -> Vec<Finding> {
             .push(t.name.as_str());
     }
     let names: BTreeSet<&str> = tools.tools.iter().map(|t| t.name.as_str()).collect();
+    // Each tool's folded name and description words, once: the twin test compares every pair.
+    let twins: Vec<Twin> = tools.tools.iter().map(Twin::of).collect();
     let mut out = Vec::new();
     for tool in &tools.tools {
         let mut found: BTreeMap<(RuleId, String), Vec<Finding>> = BTreeMap::new();
@@ -290,7 +292,7 @@ pub fn scan(tools: &ToolSet) -> Vec<Finding> {
                 same.push(f);
             }
         };
-        impersonation(tool, tools, &mut add);
+        impersonation(tool, &twins, &mut add);
         for s in strings(tool) {
             hidden_rules(tool, &s, &mut add);
             if s.is_name {
@@ -589,6 +591,29 @@ fn bare_name(name: &str) -> String {
     }
 }
 
+/// What the twin test compares of a tool.
+struct Twin<'a> {
+    name: &'a str,
+    /// Lowercase, alphanumerics only.
+    folded: String,
+    words: BTreeSet<String>,
+}
+
+impl Twin<'_> {
+    fn of(t: &Tool) -> Twin<'_> {
+        Twin {
+            name: &t.name,
+            folded: t
+                .name
+                .to_lowercase()
+                .chars()
+                .filter(|c| c.is_alphanumeric())
+                .collect(),
+            words: words(t.description.as_deref().unwrap_or("")),
+        }
+    }
+}
+
 /// The words of a description, for the twin test.
 fn words(text: &str) -> BTreeSet<String> {
     text.split(|c: char| !c.is_alphanumeric())
@@ -601,39 +626,34 @@ fn words(text: &str) -> BTreeSet<String> {
 /// with a promoting word added (high), or repeats another tool's description under its own name
 /// (medium: aliases kept for compatibility do that too). A name that promotes itself
 /// (`best_…`, `ultimate_…`) without a twin is a medium `endorsement`.
-fn impersonation(tool: &Tool, tools: &ToolSet, add: &mut impl FnMut(Finding)) {
-    let folded = |n: &str| -> String {
-        n.to_lowercase()
-            .chars()
-            .filter(|c| c.is_alphanumeric())
-            .collect()
-    };
+fn impersonation(tool: &Tool, twins: &[Twin<'_>], add: &mut impl FnMut(Finding)) {
     let name = Str {
         field: "/name".into(),
         text: tool.name.clone(),
         is_name: true,
     };
-    let own = folded(&tool.name);
+    let me = twins
+        .iter()
+        .find(|t| t.name == tool.name)
+        .expect("every tool has its twin facts");
     let own_bare = bare_name(&tool.name);
-    let own_words = words(tool.description.as_deref().unwrap_or(""));
     let mut twin: Option<(Level, String, String)> = None;
-    for other in &tools.tools {
+    for other in twins {
         if other.name == tool.name {
             continue;
         }
-        let theirs = folded(&other.name);
-        let found = if theirs == own {
+        let found = if other.folded == me.folded {
             Some((Level::High, "in other case or separators"))
-        } else if own_bare == theirs {
+        } else if own_bare == other.folded {
             Some((Level::High, "with a promoting word"))
         } else {
             // Every word of the other's description, and little more than a copy or praise:
             // real sets are full of templated siblings that share nine words in ten.
-            let their_words = words(other.description.as_deref().unwrap_or(""));
-            let copied = their_words.len() >= TWIN_WORDS && their_words.is_subset(&own_words);
-            let extra: Vec<&String> = own_words.difference(&their_words).collect();
-            (copied && (extra.len() <= 2 || extra.iter().any(|w| rules::PRAISE.is_match(w))))
-                .then_some((Level::Medium, "under another name (its description copied)"))
+            let copied = other.words.len() >= TWIN_WORDS && other.words.is_subset(&me.words);
+            copied
+                .then(|| me.words.difference(&other.words).collect::<Vec<_>>())
+                .filter(|extra| extra.len() <= 2 || extra.iter().any(|w| rules::PRAISE.is_match(w)))
+                .map(|_| (Level::Medium, "under another name (its description copied)"))
         };
         if let Some((level, how)) = found
             && twin.as_ref().is_none_or(|(l, _, _)| level > *l)
