@@ -736,6 +736,38 @@ fn gate_cases(suite: &Suite, held: &[bool], others_failing: &[&str]) -> Vec<bool
         .collect()
 }
 
+/// For a pair lint found: whether lint still finds it in `full` (base against the rewrite).
+fn still_flagged(full: &Report, target: &Target) -> Option<bool> {
+    let (partner, _, why) = target.partner.as_ref()?;
+    why.starts_with("lint ").then(|| {
+        full.lint.iter().flat_map(|l| &l.introduced).any(|f| {
+            f.tools.contains(&target.tool)
+                && f.tools.contains(partner)
+                && matches!(
+                    f.rule,
+                    crate::lint::RuleId::ConfusablePair | crate::lint::RuleId::ShadowingRisk
+                )
+        })
+    })
+}
+
+/// The injection-scan rules and the lint findings ("rule: message") `full` introduces.
+fn introduced(full: &Report) -> (Vec<String>, Vec<String>) {
+    let scan: BTreeSet<String> = full
+        .scan
+        .iter()
+        .flat_map(|s| &s.introduced)
+        .map(|f| f.rule.as_str().to_string())
+        .collect();
+    let lint = full
+        .lint
+        .iter()
+        .flat_map(|l| &l.introduced)
+        .map(|f| format!("{}: {}", f.rule.as_str(), f.message))
+        .collect();
+    (scan.into_iter().collect(), lint)
+}
+
 /// Draft and verify the rewrites of one target.
 #[allow(clippy::too_many_arguments)]
 async fn fix_target(
@@ -810,19 +842,8 @@ async fn fix_target(
             failing_tools,
         );
 
-        let pair_still_flagged = target.partner.as_ref().and_then(|(h, _, why)| {
-            why.starts_with("lint ").then(|| {
-                full.lint.iter().flat_map(|l| &l.introduced).any(|f| {
-                    f.tools.contains(tool)
-                        && f.tools.contains(h)
-                        && matches!(
-                            f.rule,
-                            crate::lint::RuleId::ConfusablePair
-                                | crate::lint::RuleId::ShadowingRisk
-                        )
-                })
-            })
-        });
+        let pair_still_flagged = still_flagged(&full, &target);
+        let (scan_introduced, lint_introduced) = introduced(&full);
         let mut p = Proposal {
             summary: draft::summary(&c.id).to_string(),
             generator: c.id,
@@ -831,20 +852,8 @@ async fn fix_target(
             gate_held_out: Outcome::from(&gate_held.verdict),
             gate_full: Outcome::from(&full.verdict),
             other_regressions,
-            scan_introduced: full
-                .scan
-                .iter()
-                .flat_map(|s| &s.introduced)
-                .map(|f| f.rule.as_str().to_string())
-                .collect::<BTreeSet<_>>()
-                .into_iter()
-                .collect(),
-            lint_introduced: full
-                .lint
-                .iter()
-                .flat_map(|l| &l.introduced)
-                .map(|f| format!("{}: {}", f.rule.as_str(), f.message))
-                .collect(),
+            scan_introduced,
+            lint_introduced,
             pair_still_flagged,
             failing_elsewhere: Vec::new(),
             offered: false,
@@ -882,8 +891,8 @@ async fn fix_target(
 }
 
 /// `fix --plan` (and `check --suggest --plan`): the check's plan, and the most that verifying
-/// rewrites can add (every changed tool the suite expects failing, every generator drafting, and
-/// `llm` model drafts per tool).
+/// rewrites can add (every target there can be, every generator drafting, and `llm` model
+/// drafts per description).
 pub fn plan(inputs: &CheckInputs, llm: u32) -> Result<crate::replay::plan::Plan> {
     let mut p = check::plan(inputs)?;
     let suite = &inputs

@@ -140,10 +140,11 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
         "## Rewrites verified by replay: `fix` on the regressions the benchmarks found\n\n\
          Every hand-written edit and every generated edit of the held-out half went through \
          `driftgate fix` (default settings, the offline router). The rows are the edits whose \
-         check failed a tool on routing or call accuracy, one row per such tool. `fix` drafts rewrites from half of the \
+         check failed a tool on routing or call accuracy (or by the meaning law with its routing \
+         lost), one row per such tool. `fix` drafts rewrites from half of the \
          suite's cases and verifies each on the other half; *offered* = a rewrite beat head there, \
-         passed the gate there, cost no other tool a held-out case and brought in no scan \
-         finding; *restored* = the offered rewrite's held-out accuracy is at least base's and the \
+         passed the gate there for its own tools, cost no other tool a held-out case (below head \
+         and base) and brought in no scan finding; *restored* = the offered rewrite's held-out accuracy is at least base's and the \
          gate passes on the held-out cases; *applied passes*, per edit = head with every offered \
          rewrite of the edit passes the gate on the held-out cases and on the whole suite (the \
          whole suite includes the drafting half). \

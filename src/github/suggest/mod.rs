@@ -275,7 +275,7 @@ pub fn offers(
 ) -> (Vec<Offer>, Vec<Outcome>) {
     let mut placed = Vec::new();
     let mut not = Vec::new();
-    for t in first_offers(&report.tools) {
+    for t in posted(report) {
         match offer(t, head, workspace, prefix, commit) {
             Ok(o) => placed.push(o),
             Err(why) => not.push(Outcome::NoLine {
@@ -287,8 +287,18 @@ pub fn offers(
     (placed, not)
 }
 
-/// The first offered target of each tool (its description before its parameters): never more
-/// than one suggestion per tool.
+/// The offers to post: none unless the check failed (a suggestion is withdrawn once the gate
+/// passes; a pair's offer on a passing check stays in the report as text), and then the first
+/// offered target of each tool (its description before its parameters): never more than one
+/// suggestion per tool.
+fn posted(report: &FixReport) -> Vec<&ToolFix> {
+    if report.check.status != crate::gate::Status::Fail {
+        return Vec::new();
+    }
+    first_offers(&report.tools)
+}
+
+/// The first offered target of each tool.
 fn first_offers(tools: &[ToolFix]) -> Vec<&ToolFix> {
     let mut seen = std::collections::BTreeSet::new();
     tools
@@ -562,14 +572,14 @@ pub async fn post(
 
 /// The check report's view of the offers: each tool's rewrite, with the comment that suggests it.
 pub fn suggested(report: &FixReport, outcomes: &[Outcome]) -> Vec<crate::report::Suggested> {
-    let posted = first_offers(&report.tools);
+    let placed = posted(report);
     report
         .tools
         .iter()
         .filter_map(|t| {
             let best = t.best()?;
             // Only the tool's first offer is on the diff; a later one is shown as text.
-            let on_diff = posted.iter().any(|p| std::ptr::eq(*p, t));
+            let on_diff = placed.iter().any(|p| std::ptr::eq(*p, t));
             let url = outcomes.iter().filter(|_| on_diff).find_map(|o| match o {
                 Outcome::Created { tool, url }
                 | Outcome::Updated { tool, url }
