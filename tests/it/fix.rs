@@ -1069,8 +1069,18 @@ fn calendar_model(
 /// `fix` of `sides` (base, head, suite) through the loopback OpenAI server `fake` (one attempt
 /// per request, no embedder), plus `extra`.
 fn fix_via(fake: &crate::support::fake::Fake, sides: [&str; 3], extra: &[&str]) -> cli::Run {
-    let url = fake.base_url();
     let cache = tempfile::tempdir().unwrap();
+    fix_cached(cache.path(), fake, sides, extra)
+}
+
+/// [`fix_via`] with the cache in `cache`.
+fn fix_cached(
+    cache: &std::path::Path,
+    fake: &crate::support::fake::Fake,
+    sides: [&str; 3],
+    extra: &[&str],
+) -> cli::Run {
+    let url = fake.base_url();
     let mut args = vec![
         "fix",
         "--base",
@@ -1091,7 +1101,7 @@ fn fix_via(fake: &crate::support::fake::Fake, sides: [&str; 3], extra: &[&str]) 
     ];
     args.extend_from_slice(extra);
     cli::driftgate(args)
-        .cache(cache.path())
+        .cache(cache)
         // A key that no answer spells: the run masks every held secret in what it reads.
         .envs([("OPENAI_API_KEY", "sk-fake-0123456789abcdef")])
         .run()
@@ -1248,4 +1258,29 @@ fn two_failing_tools_are_each_fixed_and_judged_together() {
     assert_eq!(applied["held_out"]["status"], "pass", "{r:#}");
     assert_eq!(applied["full"]["status"], "pass", "{r:#}");
     assert_eq!(run.code, 0, "{}", run.dump());
+}
+
+/// The cache makes a re-run free: `fix --llm 1` against the loopback OpenAI server asks the
+/// check, every rewrite's verification and the model's draft once; the same run again, with the
+/// same cache, sends nothing and writes the same report.
+#[test]
+fn a_rerun_of_fix_is_answered_from_the_cache() {
+    use crate::support::openai::text_answer;
+    let fake = calendar_model(None, || {
+        text_answer(
+            &serde_json::json!({ "rewrite": "Book a slot. Schedule a new visit for a patient." })
+                .to_string(),
+        )
+    });
+    let cache = tempfile::tempdir().unwrap();
+    let sides = [calendar::BASE, calendar::HEAD, calendar::SUITE];
+    let args = ["--llm", "1", "--format", "json"];
+    let first = fix_cached(cache.path(), &fake, sides, &args);
+    assert_eq!(first.code, 0, "{}", first.dump());
+    let asked = fake.requests().len();
+    assert!(asked > 0);
+    let again = fix_cached(cache.path(), &fake, sides, &args);
+    assert_eq!(again.code, 0, "{}", again.dump());
+    assert_eq!(fake.requests().len(), asked, "a re-run sent requests");
+    assert_eq!(again.json()["tools"], first.json()["tools"]);
 }
