@@ -1068,13 +1068,7 @@ pub async fn run(
 async fn apply_best(kit: &Kit, tools: &[ToolFix], held: &[bool]) -> Result<Option<Applied>> {
     let offered: Vec<(&ToolFix, &Proposal)> =
         tools.iter().filter_map(|t| Some((t, t.best()?))).collect();
-    let label = |t: &ToolFix| {
-        if t.field == "description" {
-            t.tool.clone()
-        } else {
-            format!("{} {}", t.tool, t.field)
-        }
-    };
+    let label = |t: &ToolFix| crate::report::fix::target_label(&t.tool, &t.field);
     // One rewrite: its proposal was measured on exactly this head already.
     if let [(t, p)] = offered.as_slice() {
         return Ok(Some(Applied {

@@ -93,6 +93,16 @@ pub struct ToolFix {
     pub best: Option<usize>,
 }
 
+/// A target as reports name it: "tool" for its description, "tool /inputSchema/…/description"
+/// for a parameter's (plain text; each renderer escapes it).
+pub fn target_label(tool: &str, field: &str) -> String {
+    if field == "description" {
+        tool.to_string()
+    } else {
+        format!("{tool} {field}")
+    }
+}
+
 impl ToolFix {
     pub fn best(&self) -> Option<&Proposal> {
         self.best.and_then(|i| self.candidates.get(i))

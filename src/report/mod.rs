@@ -175,11 +175,7 @@ impl Suggested {
     /// "`tool`" for a description, "`tool` /inputSchema/…/description" for a parameter's, as
     /// plain text (each renderer escapes it).
     pub fn target(&self) -> String {
-        if self.field == "description" {
-            self.tool.clone()
-        } else {
-            format!("{} {}", self.tool, self.field)
-        }
+        fix::target_label(&self.tool, &self.field)
     }
 }
 

@@ -295,9 +295,7 @@ fn the_offered_rewrite_is_suggested_on_the_descriptions_line_and_withdrawn_when_
     gh.set_diff_lines("tools.head.json", &[line as u64]);
     let (code, _, err) = r.driftgate(&PR_FIX);
     assert_eq!(code, 0, "{err}");
-    let reviews = gh.reviews(7);
-    assert_eq!(reviews.len(), 1, "{err}");
-    let c = &reviews[0];
+    let c = &the_review(&gh, &err);
     assert_eq!(
         (
             c.path.as_str(),
@@ -321,14 +319,7 @@ fn the_offered_rewrite_is_suggested_on_the_descriptions_line_and_withdrawn_when_
     assert_eq!(post.path(), format!("/repos/{REPO}/pulls/7/comments"));
     assert_eq!(post.body["side"], "RIGHT");
     // The suggested line, applied as GitHub applies it (the line replaced), passes the gate.
-    let suggested = c
-        .body
-        .split("```suggestion\n")
-        .nth(1)
-        .unwrap()
-        .lines()
-        .next()
-        .unwrap();
+    let suggested = suggested_line(&c.body);
     assert!(
         suggested.starts_with("      \"description\": \"Book a slot. "),
         "{suggested}"
@@ -395,6 +386,16 @@ fn a_refused_suggestion_is_a_warning_and_the_exit_code_stands() {
             && warning.contains("The fix report is unaffected"),
         "{warning}"
     );
+}
+
+/// The one review comment on PR #7 (`err`: the run's stderr, for the failure message).
+fn the_review(
+    gh: &crate::support::github::FakeGithub,
+    err: &str,
+) -> crate::support::github::StoredReview {
+    let mut reviews = gh.reviews(7);
+    assert_eq!(reviews.len(), 1, "{err}");
+    reviews.remove(0)
 }
 
 /// The first line of a review comment's `suggestion` block.
@@ -490,9 +491,7 @@ fn a_live_servers_description_is_suggested_on_the_string_literal_in_its_source()
     ];
     let (code, _, err) = r.driftgate(&fix);
     assert_eq!(code, 0, "{err}");
-    let reviews = gh.reviews(7);
-    assert_eq!(reviews.len(), 1, "{err}");
-    let c = &reviews[0];
+    let c = &the_review(&gh, &err);
     assert_eq!(
         (
             c.path.as_str(),
@@ -587,13 +586,9 @@ fn a_live_servers_description_is_suggested_on_the_string_literal_in_its_source()
     gh.set_diff_lines("server/index.mjs", &[line - 1, line]);
     let (code, _, err) = r.driftgate(&fix);
     assert_eq!(code, 0, "{err}");
-    let reviews = gh.reviews(7);
-    assert_eq!(reviews.len(), 1, "{err}");
-    assert_eq!(
-        (reviews[0].line, reviews[0].start_line),
-        (line, Some(line - 1))
-    );
-    assert_eq!(suggested_line(&reviews[0].body), suggested);
+    let c = the_review(&gh, &err);
+    assert_eq!((c.line, c.start_line), (line, Some(line - 1)));
+    assert_eq!(suggested_line(&c.body), suggested);
     let post = gh
         .writes()
         .into_iter()
