@@ -54,33 +54,48 @@ pub fn tool(f: &Value) -> Value {
            "inputSchema": schema(&f["parameters"])})
 }
 
-fn lines(path: &std::path::Path) -> Result<Vec<Value>> {
+/// A JSON-lines file's values, each with its `file:line` for errors.
+fn lines(path: &std::path::Path) -> Result<Vec<(String, Value)>> {
     std::fs::read_to_string(path)
         .with_context(|| format!("{}", path.display()))?
         .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| Ok(serde_json::from_str(l)?))
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(i, l)| {
+            let at = format!("{}:{}", path.display(), i + 1);
+            let v = serde_json::from_str(l).with_context(|| format!("{at}: not JSON"))?;
+            Ok((at, v))
+        })
         .collect()
 }
 
 /// Cases grouped by the tool set they were offered: (tools, cases).
-fn groups(data: &std::path::Path, set: &str, irrelevant: bool) -> Result<Vec<(Value, Vec<Case>)>> {
+pub fn groups(
+    data: &std::path::Path,
+    set: &str,
+    irrelevant: bool,
+) -> Result<Vec<(Value, Vec<Case>)>> {
     let questions = lines(&data.join(format!("BFCL_v4_{set}.json")))?;
     let answers: BTreeMap<String, String> = if irrelevant {
         BTreeMap::new()
     } else {
         lines(&data.join(format!("possible_answer/BFCL_v4_{set}.json")))?
             .into_iter()
-            .filter_map(|a| {
+            .filter_map(|(_, a)| {
                 let name = a["ground_truth"][0].as_object()?.keys().next()?.clone();
                 Some((a["id"].as_str()?.to_string(), name))
             })
             .collect()
     };
     let mut by_tools: BTreeMap<String, (Value, Vec<Case>)> = BTreeMap::new();
-    for q in questions {
-        let id = q["id"].as_str().context("id")?.to_string();
-        let functions = q["function"].as_array().context("function")?;
+    for (at, q) in questions {
+        let id = q["id"]
+            .as_str()
+            .with_context(|| format!("{at}: `id` is not a string"))?
+            .to_string();
+        let functions = q["function"]
+            .as_array()
+            .with_context(|| format!("{at}: `function` is not a list of functions"))?;
         let mut names: Vec<&str> = functions
             .iter()
             .filter_map(|f| f["name"].as_str())
@@ -96,7 +111,9 @@ fn groups(data: &std::path::Path, set: &str, irrelevant: bool) -> Result<Vec<(Va
         let expect = if irrelevant {
             vec![]
         } else {
-            vec![answers.get(&id).cloned().context("ground truth")?]
+            vec![answers.get(&id).cloned().with_context(|| {
+                format!("{at}: question {id} has no ground truth in possible_answer/")
+            })?]
         };
         let entry = by_tools
             .entry(key)

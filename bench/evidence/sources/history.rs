@@ -11,22 +11,33 @@ use serde_json::{Value, json};
 
 use super::{Ctx, Rate, Section, cell, clip, read_json};
 
-struct Commit {
+pub struct Commit {
     commit: String,
     date: String,
     subject: String,
     tools: Vec<Value>,
 }
 
-fn commits(ctx: &Ctx) -> Result<Vec<Commit>> {
+pub fn commits(ctx: &Ctx) -> Result<Vec<Commit>> {
     let dir = ctx.external.join("github-mcp-server");
-    let text = std::fs::read_to_string(dir.join("history.jsonl"))?;
+    let path = dir.join("history.jsonl");
+    let text =
+        std::fs::read_to_string(&path).with_context(|| format!("reading {}", path.display()))?;
     let mut out = Vec::new();
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let c: Value = serde_json::from_str(line)?;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let at = format!("{}:{}", path.display(), i + 1);
+        let c: Value = serde_json::from_str(line).with_context(|| format!("{at}: not JSON"))?;
+        let ids = c["tools"]
+            .as_array()
+            .with_context(|| format!("{at}: `tools` is not a list of tool ids"))?;
         let mut tools = Vec::new();
-        for id in c["tools"].as_array().context("tools")? {
-            let id = id.as_str().context("tool id")?;
+        for id in ids {
+            let id = id
+                .as_str()
+                .with_context(|| format!("{at}: a `tools` entry is not a string"))?;
             tools.push(read_json(&dir.join(format!("tools/{id}.json")))?);
         }
         out.push(Commit {

@@ -238,7 +238,12 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
          Each pair is one tool whose `inputSchema` changes from the old to the new schema; \
          `driftgate diff --no-embed` rates it and we call it incompatible when any change is \
          `breaking`. Nothing in the law was tuned on these pairs before this table was first \
-         produced; rules changed because of it are named in the judgements.\n\n",
+         produced. **These pairs are no longer unseen**: the law's gaps they showed (`$ref`, \
+         `allOf`/`anyOf`/`oneOf`, tuple arrays, `not`, dependencies, `minContains`) were closed \
+         on 2026-12-07 against them, so the agreement below says those gaps are closed, not how \
+         the law does on schemas it was not written against. That check is the real histories: \
+         every verdict the change moved on the corpus's consecutive releases and on \
+         github-mcp-server's commits is listed and judged in docs/law-changes.md.\n\n",
     )];
     let mut sections = Vec::new();
     for (id, title, pairs) in [
