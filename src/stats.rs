@@ -467,7 +467,14 @@ pub struct Confusion {
     /// The tool called, or [`NO_CALL`].
     pub chosen: String,
     pub count: u32,
+    /// The suite cases misrouted this way, by id, each once (a case asked `--repeats` times
+    /// counts each time in `count`).
+    #[serde(default)]
+    pub cases: Vec<String>,
 }
+
+/// One routed prompt: its case id, the acceptable tool names, the tool called (`None`: no call).
+pub type Observation = (String, Vec<String>, Option<String>);
 
 /// Per-tool metrics and misroutes for `(acceptable tool names, chosen tool)` observations.
 ///
@@ -475,9 +482,7 @@ pub struct Confusion {
 /// Duplicate names in a set count once. Tools are returned in name order (every tool that is
 /// expected or chosen anywhere); confusions hold misroutes only (correct routes are already in
 /// the metrics), sorted by count descending, then expected, then chosen.
-pub fn tool_metrics(
-    observations: &[(Vec<String>, Option<String>)],
-) -> (Vec<ToolMetrics>, Vec<Confusion>) {
+pub fn tool_metrics(observations: &[Observation]) -> (Vec<ToolMetrics>, Vec<Confusion>) {
     #[derive(Default)]
     struct Counts {
         support: u32,
@@ -486,9 +491,9 @@ pub fn tool_metrics(
         predicted: u32,
     }
     let mut per_tool: BTreeMap<&str, Counts> = BTreeMap::new();
-    let mut misroutes: BTreeMap<(String, &str), u32> = BTreeMap::new();
+    let mut misroutes: BTreeMap<(String, &str), (u32, Vec<&str>)> = BTreeMap::new();
 
-    for (expected, chosen) in observations {
+    for (case, expected, chosen) in observations {
         let acceptable: BTreeSet<&str> = expected.iter().map(String::as_str).collect();
         let chosen = chosen.as_deref();
         let ok = match chosen {
@@ -511,9 +516,13 @@ pub fn tool_metrics(
             } else {
                 acceptable.iter().copied().collect::<Vec<_>>().join("|")
             };
-            *misroutes
+            let (count, cases) = misroutes
                 .entry((expected_label, chosen.unwrap_or(NO_CALL)))
-                .or_default() += 1;
+                .or_default();
+            *count += 1;
+            if !cases.contains(&case.as_str()) {
+                cases.push(case);
+            }
         }
     }
 
@@ -532,10 +541,11 @@ pub fn tool_metrics(
         .collect();
     let mut confusions: Vec<Confusion> = misroutes
         .into_iter()
-        .map(|((expected, chosen), count)| Confusion {
+        .map(|((expected, chosen), (count, cases))| Confusion {
             expected,
             chosen: chosen.to_string(),
             count,
+            cases: cases.into_iter().map(String::from).collect(),
         })
         .collect();
     // The map already orders by (expected, chosen); a stable sort by count keeps that as the tie-break.
@@ -849,8 +859,11 @@ mod tests {
 
     #[test]
     fn tool_metrics_hand_example() {
-        let obs = |expected: &[&str], chosen: Option<&str>| {
+        let mut n = 0;
+        let mut obs = |expected: &[&str], chosen: Option<&str>| {
+            n += 1;
             (
+                format!("c{n}"),
                 expected.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
                 chosen.map(str::to_string),
             )
@@ -907,6 +920,9 @@ mod tests {
                 ("search", "fetch", 1),
             ]
         );
+        // Each misroute names its cases.
+        assert_eq!(confusions[0].cases, ["c6", "c7"]);
+        assert_eq!(confusions[3].cases, ["c4"]);
     }
 
     #[test]

@@ -363,7 +363,7 @@ pub(super) fn flip(case: &crate::suite::Case, o: &CaseOutcome, base: String, hea
 }
 
 /// Every answered sample of `run` as (expected names, chosen tool) for the per-tool metrics.
-fn observations(suite: &Suite, run: &SideRun) -> Vec<(Vec<String>, Option<String>)> {
+fn observations(suite: &Suite, run: &SideRun) -> Vec<stats::Observation> {
     suite
         .cases
         .iter()
@@ -378,7 +378,7 @@ fn observations(suite: &Suite, run: &SideRun) -> Vec<(Vec<String>, Option<String
                         Outcome::NoCall => None,
                         o => Some(o.choice()),
                     };
-                    (c.expect.names().to_vec(), chosen)
+                    (c.id.clone(), c.expect.names().to_vec(), chosen)
                 })
         })
         .collect()

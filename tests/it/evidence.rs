@@ -2,7 +2,8 @@
 //! (docs/evidence.md), on fewer cases, with floors. A change that loses agreement with the
 //! independent checkers, fails more real commits on the cosine floor, or routes the public
 //! prompts worse fails here. Reads `../shared/external` and `../shared/corpus` beside the
-//! checkout (never copied into it); BFCL comes from PyPI and is in the full run only.
+//! checkout (never copied into it); BFCL comes from PyPI: its slice is ignored here and run by
+//! CI (`.ci/run`) after `.ci/bfcl.sh` fetches it.
 //!
 //! Floors are the slice's own numbers when they were pinned (the semantic router and the law are
 //! deterministic): raise them when a change earns it, never lower them to make a change pass.
@@ -165,13 +166,17 @@ fn the_shipped_router_feels_held_out_meaning_changes() {
 }
 
 #[test]
-fn public_prompts_route_at_least_as_well() {
+fn public_prompts_route_at_least_as_well_and_every_misroute_is_judged() {
     let (ctx, _w) = ctx(Some(80));
     let s = &sources::mcptoolbench::sections(&ctx).unwrap()[0];
     at_least(s, "filesystem-last", 63, 80);
     at_least(s, "search", 71, 80);
     let az = &sources::azure::sections(&ctx).unwrap()[0];
     at_least(az, "accuracy", 67, 80);
+    // Every misrouted prompt carries a judgement (bench/evidence/judgements.toml).
+    at_most(s, "filesystem-unjudged", 0);
+    at_most(s, "search-unjudged", 0);
+    at_most(az, "unjudged", 0);
 }
 
 /// The injection scan on MCP-SafetyBench's poisoned and added tools (as PRs), and on every real
@@ -322,4 +327,19 @@ fn the_benchs_bad_input_names_the_file() {
             .expect("an error")
     );
     assert!(err.contains("BFCL_v4_multiple.json:1"), "{err}");
+}
+
+/// BFCL comes from PyPI (`bfcl-eval`), so it is outside the hermetic run; CI fetches it with
+/// `.ci/bfcl.sh` and runs this slice (the first 20 tool sets of each set) with floors.
+#[test]
+#[ignore = "needs bfcl-eval from PyPI: DRIFTGATE_BFCL=$(bash .ci/bfcl.sh)"]
+fn bfcl_routes_at_least_as_well() {
+    let data = std::env::var("DRIFTGATE_BFCL")
+        .expect("DRIFTGATE_BFCL names BFCL's data directory (`bash .ci/bfcl.sh` prints it)");
+    let (mut ctx, _w) = ctx(Some(20));
+    ctx.bfcl = Some(data.into());
+    let s = &sources::bfcl::sections(&ctx).unwrap()[0];
+    at_least(s, "multiple", 20, 20);
+    at_least(s, "live_multiple", 109, 115);
+    at_least(s, "irrelevance", 5, 21);
 }

@@ -135,11 +135,16 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
                          "predicted": predicted}),
         );
     }
-    md.push('\n');
+    let (misses, unjudged) =
+        replay::misroutes(&run, "base", "azure-mcp", &cases, &super::judgements());
+    md.push_str(&format!(
+        "\nEvery misrouted prompt, judged (bench/evidence/judgements.toml; `router`, `label`, \
+         `ambiguous` as for MCPToolBench++):\n\n{misses}\n"
+    ));
     Ok(vec![Section {
         id: "azure-mcp",
         markdown: md,
         rows,
-        rates: vec![("accuracy", Rate::new(b, n))],
+        rates: vec![("accuracy", Rate::new(b, n)), ("unjudged", unjudged)],
     }])
 }

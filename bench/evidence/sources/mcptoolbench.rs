@@ -185,6 +185,20 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
         runs.len()
     ));
 
+    let judged = super::judgements();
+    let (fs_misses, fs_unjudged) = match runs.last() {
+        Some(run) => replay::misroutes(run, "head", "mcptoolbench-filesystem", &fs_cases, &judged),
+        None => (String::new(), Rate::new(0, 0)),
+    };
+    md.push_str(&format!(
+        "Every prompt the last release ({}) misroutes, judged (bench/evidence/judgements.toml, \
+         by case or by the (expected, chosen) pair; `router` = the offline router's error, the \
+         prompt says what the expected tool does; `label` = the benchmark's label is wrong or \
+         the chosen tool serves the prompt as well; `ambiguous` = both tools fit what the \
+         prompt says):\n\n{fs_misses}\n",
+        versions[versions.len() - 1]
+    ));
+
     // Search: the benchmark's own tool list on both sides, accuracy only.
     let (search_cases, search_tools) = cases(ctx, "search_0725_single_v2.json")?;
     let run = replay::check(
@@ -215,7 +229,11 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
                 .map_or("—".into(), |p| format!("{:.2}", p)),
         ));
     }
-    md.push('\n');
+    let (search_misses, search_unjudged) =
+        replay::misroutes(&run, "base", "mcptoolbench-search", &search_cases, &judged);
+    md.push_str(&format!(
+        "\nEvery misrouted search prompt, judged as above:\n\n{search_misses}\n"
+    ));
     rows.push(json!({"set": "search", "right": b, "cases": n}));
     let first = replay::accuracy(&runs[0]).map(|a| Rate::new(a.0, a.2));
     let fs_last = last_head
@@ -229,6 +247,8 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
             ("filesystem-first", first.unwrap_or(Rate::new(0, 0))),
             ("filesystem-last", fs_last.unwrap_or(Rate::new(0, 0))),
             ("search", Rate::new(b, n)),
+            ("filesystem-unjudged", fs_unjudged),
+            ("search-unjudged", search_unjudged),
         ],
     }])
 }

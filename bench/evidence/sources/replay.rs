@@ -4,7 +4,7 @@
 use anyhow::Result;
 use serde_json::{Value, json};
 
-use super::{Ctx, Run};
+use super::{Ctx, Rate, Run};
 
 /// One labelled prompt: the tools that count as right (`similar_tools` included).
 pub struct Case {
@@ -61,4 +61,64 @@ pub fn per_tool(run: &Run) -> impl Iterator<Item = &Value> {
         .and_then(|r| r["routing"]["per_tool"].as_array())
         .into_iter()
         .flatten()
+}
+
+/// Every prompt one side of a run misrouted, each with the judgement of its own id or of its
+/// (expected, chosen) class in judgements.toml: a markdown table, and how many have none.
+/// `side` is `base` or `head`.
+pub fn misroutes(
+    run: &Run,
+    side: &str,
+    source: &str,
+    cases: &[Case],
+    judged: &[super::Judgement],
+) -> (String, Rate) {
+    use super::{cell, clip};
+    let confusions = run
+        .report
+        .as_ref()
+        .and_then(|r| r["routing"][format!("{side}_confusions")].as_array())
+        .cloned()
+        .unwrap_or_default();
+    let mut md =
+        String::from("| case | prompt | expected | chosen | judgement |\n|---|---|---|---|---|\n");
+    let (mut misrouted, mut unjudged) = (0, 0);
+    for c in &confusions {
+        let (expected, chosen) = (
+            c["expected"].as_str().unwrap_or(""),
+            c["chosen"].as_str().unwrap_or(""),
+        );
+        for id in c["cases"].as_array().into_iter().flatten() {
+            let id = id.as_str().unwrap_or("");
+            let prompt = cases.iter().find(|k| k.id == id).map_or("", |k| &k.prompt);
+            let j = judged
+                .iter()
+                .find(|j| j.source == source && j.id == id)
+                .or_else(|| {
+                    judged.iter().find(|j| {
+                        j.source == source
+                            && j.id == "*"
+                            && j.theirs.as_deref() == Some(expected)
+                            && j.ours.as_deref() == Some(chosen)
+                    })
+                });
+            misrouted += 1;
+            let judgement = match j {
+                Some(j) => format!("**{}**: {}", j.call, cell(&j.why)),
+                None => {
+                    unjudged += 1;
+                    "**unjudged**".into()
+                }
+            };
+            md.push_str(&format!(
+                "| `{}` | {} | `{}` | `{}` | {} |\n",
+                cell(id),
+                clip(prompt, 90),
+                cell(expected),
+                cell(chosen),
+                judgement
+            ));
+        }
+    }
+    (md, Rate::new(unjudged, misrouted))
 }
