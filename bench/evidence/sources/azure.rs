@@ -57,6 +57,7 @@ pub fn cases(md: &str) -> Vec<Case> {
             id: format!("az-{:03}", out.len() + 1),
             prompt: cols[2..cols.len() - 1].join("|").replace("\\<", "<"),
             expect: vec![name.to_string()],
+            args: None,
         });
     }
     out

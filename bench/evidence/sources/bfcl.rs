@@ -118,7 +118,12 @@ pub fn groups(
         let entry = by_tools
             .entry(key)
             .or_insert_with(|| (Value::Array(functions.iter().map(tool).collect()), vec![]));
-        entry.1.push(Case { id, prompt, expect });
+        entry.1.push(Case {
+            id,
+            prompt,
+            expect,
+            args: None,
+        });
     }
     Ok(by_tools.into_values().collect())
 }

@@ -12,6 +12,35 @@ use super::{Ctx, Rate, Section, cell, clip, read_json};
 
 /// The benchmark's cases and the tool list it offered with them.
 pub fn cases(ctx: &Ctx, file: &str) -> Result<(Vec<Case>, Value)> {
+    let (mut cases, tools) = cases_with_args(ctx, file)?;
+    for c in &mut cases {
+        c.args = None; // the semantic router makes no call to judge
+    }
+    Ok((cases, tools))
+}
+
+/// The labelled arguments as the suite's matchers. A path the benchmark writes `./a/b` matches
+/// with or without its `./` and a trailing `/` (the prompts name `a/b`); other strings, numbers
+/// and booleans match literally; lists and objects (several paths, an edit's old and new text)
+/// are left free: how a model spells them varies more than what they mean.
+pub fn args_of(input: &Value) -> Option<Value> {
+    let mut out = serde_json::Map::new();
+    for (k, v) in input.as_object()? {
+        let m = match v {
+            Value::String(s) if s.starts_with("./") || s.contains('/') => {
+                let bare = s.trim_start_matches("./").trim_end_matches('/');
+                json!({"regex": format!("^(\\./)?{}/?$", regex_lite::escape(bare))})
+            }
+            Value::String(_) | Value::Number(_) | Value::Bool(_) => v.clone(),
+            _ => continue,
+        };
+        out.insert(k.clone(), m);
+    }
+    (!out.is_empty()).then_some(Value::Object(out))
+}
+
+/// [`cases`] with each case's labelled arguments (`args_of`), for a router that makes calls.
+pub fn cases_with_args(ctx: &Ctx, file: &str) -> Result<(Vec<Case>, Value)> {
     let path = ctx.external.join("mcptoolbench").join(file);
     let all = read_json(&path)?;
     let all = all
@@ -28,6 +57,7 @@ pub fn cases(ctx: &Ctx, file: &str) -> Result<(Vec<Case>, Value)> {
             id: t["uuid"].as_str().unwrap_or("").chars().take(8).collect(),
             prompt: t["query"].as_str().unwrap_or("").to_string(),
             expect,
+            args: args_of(&label["input"]),
         });
     }
     let tools: Vec<Value> = all[0]["tools"]
@@ -97,7 +127,11 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
          with the benchmark's prompts as the suite. A case whose expected tool the release does \
          not offer counts as wrong there (the benchmark was written against the 2025.7 tools). \
          Renames are carried: a case expecting `read_file` is right at a release that renamed it \
-         when the renamed tool is chosen.\n\n\
+         when the renamed tool is chosen. With the benchmark's labelled arguments, a slice (the \
+         first prompt of each expected tool that has them, 8) is replayed in CI by a real \
+         llama.cpp server (Qwen2.5-Coder-0.5B) on 2025.7.29, `tests/mcptoolbench_llama.rs`: 4/8 \
+         routed and 3/8 called right when pinned, floors there (a labelled path matches with or \
+         without its `./`; lists and objects are left free).\n\n\
          | release | tools | accuracy | cases not answerable | PR from the previous release | renames |\n\
          |---|---|---|---|---|---|\n",
         fs_cases.len(),

@@ -11,6 +11,9 @@ pub struct Case {
     pub id: String,
     pub prompt: String,
     pub expect: Vec<String>,
+    /// Expected arguments in the suite's matcher form (`args`), where the source labels them
+    /// and the run measures calls (an LLM router).
+    pub args: Option<Value>,
 }
 
 /// The suite as JSONL, one case per line.
@@ -22,7 +25,11 @@ pub fn suite(cases: &[Case]) -> String {
         } else {
             json!(c.expect)
         };
-        out.push_str(&json!({"id": c.id, "prompt": c.prompt, "expect": expect}).to_string());
+        let mut case = json!({"id": c.id, "prompt": c.prompt, "expect": expect});
+        if let Some(args) = &c.args {
+            case["args"] = args.clone();
+        }
+        out.push_str(&case.to_string());
         out.push('\n');
     }
     out
