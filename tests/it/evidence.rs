@@ -342,4 +342,8 @@ fn bfcl_routes_at_least_as_well() {
     at_least(s, "multiple", 20, 20);
     at_least(s, "live_multiple", 109, 115);
     at_least(s, "irrelevance", 5, 21);
+    // Every misrouted question carries a judgement (bench/evidence/judgements.toml).
+    for set in ["multiple", "live_multiple", "irrelevance"] {
+        at_most(s, &format!("{set}-unjudged"), 0);
+    }
 }

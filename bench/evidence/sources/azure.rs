@@ -140,7 +140,8 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
         replay::misroutes(&run, "base", "azure-mcp", &cases, &super::judgements());
     md.push_str(&format!(
         "\nEvery misrouted prompt, judged (bench/evidence/judgements.toml; `router`, `label`, \
-         `ambiguous` as for MCPToolBench++):\n\n{misses}\n"
+         `ambiguous` as for MCPToolBench++):\n\n{}{misses}\n",
+        replay::MISROUTES
     ));
     Ok(vec![Section {
         id: "azure-mcp",

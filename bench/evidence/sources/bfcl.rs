@@ -149,23 +149,48 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
     );
     let mut rows = Vec::new();
     let mut rates = Vec::new();
+    let judged = super::judgements();
+    let mut misroutes = String::from(
+        "Every misrouted question, judged (bench/evidence/judgements.toml; `router`, `label`, \
+         `ambiguous` as for MCPToolBench++):\n",
+    );
     for (set, irrelevant, name) in [
         ("multiple", false, "multiple"),
         ("live_multiple", false, "live_multiple"),
         ("irrelevance", true, "irrelevance"),
     ] {
         let gs = ctx.take(groups(data, set, irrelevant)?);
-        let results: Vec<(usize, usize, String)> = gs
+        let source = format!("bfcl-{set}");
+        let results: Vec<(usize, usize, String, String, Rate)> = gs
             .par_iter()
             .enumerate()
             .map(|(i, (tools, cases))| {
                 let run = replay::check(ctx, &format!("bfcl/{set}/{i}"), tools, tools, cases)?;
+                let (misses, unjudged) = replay::misroutes(&run, "base", &source, cases, &judged);
                 Ok(match replay::accuracy(&run) {
-                    Some((b, _, n)) => (b, n, String::new()),
-                    None => (0, 0, run.stderr.lines().last().unwrap_or("").to_string()),
+                    Some((b, _, n)) => (b, n, String::new(), misses, unjudged),
+                    None => {
+                        let why = run.stderr.lines().last().unwrap_or("").to_string();
+                        (0, 0, why, misses, unjudged)
+                    }
                 })
             })
             .collect::<Result<_>>()?;
+        misroutes.push_str(&format!("\n`{set}`:\n\n{}", replay::MISROUTES));
+        let (mut missed, mut unjudged) = (0, 0);
+        for r in &results {
+            misroutes.push_str(&r.3);
+            missed += r.4.n;
+            unjudged += r.4.hits;
+        }
+        rates.push((
+            match set {
+                "multiple" => "multiple-unjudged",
+                "live_multiple" => "live_multiple-unjudged",
+                _ => "irrelevance-unjudged",
+            },
+            Rate::new(unjudged, missed),
+        ));
         let right: usize = results.iter().map(|r| r.0).sum();
         let n: usize = results.iter().map(|r| r.1).sum();
         let refused: Vec<&str> = results
@@ -189,6 +214,8 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
         );
         rates.push((name, Rate::new(right, n)));
     }
+    md.push('\n');
+    md.push_str(&misroutes);
     md.push('\n');
     Ok(vec![Section {
         id: "bfcl",

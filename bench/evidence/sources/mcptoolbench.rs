@@ -229,8 +229,9 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
          by case or by the (expected, chosen) pair; `router` = the offline router's error, the \
          prompt says what the expected tool does; `label` = the benchmark's label is wrong or \
          the chosen tool serves the prompt as well; `ambiguous` = both tools fit what the \
-         prompt says):\n\n{fs_misses}\n",
-        versions[versions.len() - 1]
+         prompt says):\n\n{}{fs_misses}\n",
+        versions[versions.len() - 1],
+        replay::MISROUTES
     ));
 
     // Search: the benchmark's own tool list on both sides, accuracy only.
@@ -266,7 +267,8 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
     let (search_misses, search_unjudged) =
         replay::misroutes(&run, "base", "mcptoolbench-search", &search_cases, &judged);
     md.push_str(&format!(
-        "\nEvery misrouted search prompt, judged as above:\n\n{search_misses}\n"
+        "\nEvery misrouted search prompt, judged as above:\n\n{}{search_misses}\n",
+        replay::MISROUTES
     ));
     rows.push(json!({"set": "search", "right": b, "cases": n}));
     let first = replay::accuracy(&runs[0]).map(|a| Rate::new(a.0, a.2));

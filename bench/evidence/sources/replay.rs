@@ -70,9 +70,13 @@ pub fn per_tool(run: &Run) -> impl Iterator<Item = &Value> {
         .flatten()
 }
 
+/// The header of [`misroutes`]' rows.
+pub const MISROUTES: &str =
+    "| case | prompt | expected | chosen | judgement |\n|---|---|---|---|---|\n";
+
 /// Every prompt one side of a run misrouted, each with the judgement of its own id or of its
-/// (expected, chosen) class in judgements.toml: a markdown table, and how many have none.
-/// `side` is `base` or `head`.
+/// (expected, chosen) class in judgements.toml (`ours = "*"`: any chosen tool): markdown rows
+/// under [`MISROUTES`], and how many have none. `side` is `base` or `head`.
 pub fn misroutes(
     run: &Run,
     side: &str,
@@ -87,8 +91,7 @@ pub fn misroutes(
         .and_then(|r| r["routing"][format!("{side}_confusions")].as_array())
         .cloned()
         .unwrap_or_default();
-    let mut md =
-        String::from("| case | prompt | expected | chosen | judgement |\n|---|---|---|---|---|\n");
+    let mut md = String::new();
     let (mut misrouted, mut unjudged) = (0, 0);
     for c in &confusions {
         let (expected, chosen) = (
@@ -106,7 +109,7 @@ pub fn misroutes(
                         j.source == source
                             && j.id == "*"
                             && j.theirs.as_deref() == Some(expected)
-                            && j.ours.as_deref() == Some(chosen)
+                            && (j.ours.as_deref() == Some(chosen) || j.ours.as_deref() == Some("*"))
                     })
                 });
             misrouted += 1;
