@@ -7,7 +7,8 @@
 //! split by JSON type (`branches`). What stays undecided (a warning): conditionals, `format`,
 //! remote references, conjuncts that bound one keyword differently, overlap inside a `oneOf`.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashMap};
+use std::hash::{Hash, Hasher};
 
 mod branches;
 mod refs;
@@ -142,6 +143,8 @@ const HANDLED: [&str; 26] = [
 /// (each old branch is tried against each new one; a hostile `$ref` graph doubles per level);
 /// past this the rest is one undecided warning.
 const MAX_VISITS: usize = 20_000;
+/// Bytes of subschema text one comparison serialises at most to remember its trials.
+const MAX_DIGESTED: usize = 32 << 20;
 
 /// `true`: what a missing `items`, `additionalItems` or dependency accepts.
 static ANY: Value = Value::Bool(true);
@@ -158,10 +161,32 @@ pub fn compare(old: &Value, new: &Value, ptr: &str) -> Vec<Finding> {
         refs,
         expanding: Vec::new(),
         visits: 0,
+        trials: HashMap::new(),
+        refs_swapped: false,
+        digested: 0,
     };
     let mut out = Vec::new();
     w.walk(old, new, ptr, &mut out);
+    // A spent budget is said at the root whatever the trials made of it: a trial cut short
+    // finds nothing, which would read as "accepts everything".
+    if w.visits > MAX_VISITS
+        && !out
+            .iter()
+            .any(|f| f.rule == RuleId::SchemaChanged && f.pointer == ptr)
+    {
+        out.push(spent(ptr));
+    }
     out
+}
+
+fn spent(ptr: &str) -> Finding {
+    f(
+        RuleId::SchemaChanged,
+        ptr,
+        format!("too many subschemas to compare (over {MAX_VISITS}): the rest is undecided"),
+        None,
+        None,
+    )
 }
 
 /// One comparison's state: each side's references, the reference pairs being expanded (a
@@ -173,6 +198,11 @@ struct Walker<'a> {
     refs_differ: bool,
     expanding: Vec<[Vec<String>; 2]>,
     visits: usize,
+    /// Trial comparisons done, by (old digest, new digest, pointer, sides swapped).
+    trials: HashMap<(u64, u64, String, bool), Vec<Finding>>,
+    refs_swapped: bool,
+    /// Bytes of trial sides serialised to remember them.
+    digested: usize,
 }
 
 impl Walker<'_> {
@@ -182,18 +212,7 @@ impl Walker<'_> {
         }
         self.visits += 1;
         if self.visits > MAX_VISITS {
-            if self.visits == MAX_VISITS + 1 {
-                out.push(f(
-                    RuleId::SchemaChanged,
-                    ptr,
-                    format!(
-                        "too many subschemas to compare (over {MAX_VISITS}): the rest is undecided"
-                    ),
-                    None,
-                    None,
-                ));
-            }
-            return;
+            return; // said once, at the root (`compare`)
         }
         let (o, n) = (self.refs[0].resolve(old), self.refs[1].resolve(new));
         if let Some(r) = &n.missing {
@@ -332,10 +351,35 @@ impl Walker<'_> {
         }
     }
 
-    /// Compare `a` to `b` without reporting: what the walk would find.
+    /// Compare `a` to `b` without reporting: what the walk would find. Remembered: nested
+    /// sums ask the same inner pairs again from every outer pairing, which is exponential in
+    /// the nesting otherwise. A trial the budget cut short is not remembered.
     fn trial(&mut self, a: &Value, b: &Value, ptr: &str) -> Vec<Finding> {
+        if self.visits > MAX_VISITS {
+            return Vec::new(); // spent: `compare` says so at the root
+        }
+        let (ta, tb) = (a.to_string(), b.to_string());
+        // Remembering costs the text of both sides: past MAX_DIGESTED bytes the comparison is
+        // too large to finish, and is spent like the visit budget.
+        self.digested += ta.len() + tb.len();
+        if self.digested > MAX_DIGESTED {
+            self.visits = MAX_VISITS + 1;
+            return Vec::new();
+        }
+        let digest = |t: &str| {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            t.hash(&mut h);
+            h.finish()
+        };
+        let key = (digest(&ta), digest(&tb), ptr.to_string(), self.refs_swapped);
+        if let Some(found) = self.trials.get(&key) {
+            return found.clone();
+        }
         let mut found = Vec::new();
         self.walk(a, b, ptr, &mut found);
+        if self.visits <= MAX_VISITS {
+            self.trials.insert(key, found.clone());
+        }
         found
     }
 
@@ -343,8 +387,10 @@ impl Walker<'_> {
     /// direction is reversed).
     fn reversed(&mut self, a: &Value, b: &Value, ptr: &str) -> Vec<Finding> {
         self.refs.swap(0, 1);
+        self.refs_swapped = !self.refs_swapped;
         let found = self.trial(b, a, ptr);
         self.refs.swap(0, 1);
+        self.refs_swapped = !self.refs_swapped;
         found
     }
 }
@@ -1617,5 +1663,30 @@ mod tests {
             found,
             [(RuleId::PropertyAddedOptional, "/s/properties/id".into())]
         );
+    }
+
+    /// Found probing nested sums: six levels of `anyOf` (57 KB) spent the visit budget inside
+    /// trial comparisons, whose empty results then read as "accepts everything": a changed
+    /// bound came out as no change at all. Trials are remembered, and a spent budget is said
+    /// at the root whatever the trials returned.
+    #[test]
+    fn nested_sums_are_compared_once_and_a_spent_budget_is_never_silent() {
+        let nest = |depth: usize, max: u64| {
+            let mut s = json!({"type": "string", "maxLength": max});
+            for _ in 0..depth {
+                s = json!({"anyOf": [s.clone(), {"type": "object", "properties": {"a": s.clone()}},
+                                     {"allOf": [s, {"maxLength": 3}]}]});
+            }
+            s
+        };
+        let found = pointed(nest(6, 5), nest(6, 4));
+        assert!(
+            breaking(&found),
+            "a tightened bound six sums deep: {found:?}"
+        );
+        let start = std::time::Instant::now();
+        let found = pointed(nest(8, 5), nest(8, 4));
+        assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
+        assert!(!found.is_empty(), "eight sums deep: never silent");
     }
 }
