@@ -143,6 +143,9 @@ const HANDLED: [&str; 26] = [
 /// (each old branch is tried against each new one; a hostile `$ref` graph doubles per level);
 /// past this the rest is one undecided warning.
 const MAX_VISITS: usize = 20_000;
+/// Comparisons nested in one another at most: deeper than any schema JSON's nesting limit
+/// (128) allows through properties, shallow enough for a 2 MiB thread stack.
+const MAX_DEPTH: usize = 96;
 /// Bytes of subschema text one comparison serialises at most to remember its trials.
 const MAX_DIGESTED: usize = 32 << 20;
 
@@ -164,6 +167,7 @@ pub fn compare(old: &Value, new: &Value, ptr: &str) -> Vec<Finding> {
         trials: HashMap::new(),
         refs_swapped: false,
         digested: 0,
+        depth: 0,
     };
     let mut out = Vec::new();
     w.walk(old, new, ptr, &mut out);
@@ -183,7 +187,11 @@ fn spent(ptr: &str) -> Finding {
     f(
         RuleId::SchemaChanged,
         ptr,
-        format!("too many subschemas to compare (over {MAX_VISITS}): the rest is undecided"),
+        format!(
+            "too large to compare (over {MAX_VISITS} subschema pairs, {MAX_DEPTH} nested \
+             comparisons or {} MiB of trial text): the rest is undecided",
+            MAX_DIGESTED >> 20
+        ),
         None,
         None,
     )
@@ -203,6 +211,8 @@ struct Walker<'a> {
     refs_swapped: bool,
     /// Bytes of trial sides serialised to remember them.
     digested: usize,
+    /// Comparisons nested now (`node` in `node`).
+    depth: usize,
 }
 
 impl Walker<'_> {
@@ -241,11 +251,23 @@ impl Walker<'_> {
         }
     }
 
-    /// Compare two nodes whose own references are followed.
+    /// Compare two nodes whose own references are followed. Every comparison nests through
+    /// here; past MAX_DEPTH (a conjunct or branch that refers back to its own schema lays itself
+    /// in forever) the comparison is spent, and `compare` says so.
     fn node(&mut self, old: &Value, new: &Value, ptr: &str, out: &mut Vec<Finding>) {
         if old == new && !self.refs_differ {
             return;
         }
+        if self.depth >= MAX_DEPTH {
+            self.visits = MAX_VISITS + 1;
+            return;
+        }
+        self.depth += 1;
+        self.nested(old, new, ptr, out);
+        self.depth -= 1;
+    }
+
+    fn nested(&mut self, old: &Value, new: &Value, ptr: &str, out: &mut Vec<Finding>) {
         // `true` is the empty schema: compared with one that says something, keyword by keyword.
         let empty = Map::new();
         let open = |v: &Value, other: &Value| v == &Value::Bool(true) && other.is_object();
@@ -1688,5 +1710,20 @@ mod tests {
         let found = pointed(nest(8, 5), nest(8, 4));
         assert!(start.elapsed().as_secs() < 10, "{:?}", start.elapsed());
         assert!(!found.is_empty(), "eight sums deep: never silent");
+    }
+
+    /// Found reviewing the change: a conjunct or branch that refers back to the schema itself
+    /// (`allOf: [{$ref: "#"}]`) was laid in again and again until the stack overflowed — a
+    /// crash a pull request could cause. The nesting of comparisons is bounded and said.
+    #[test]
+    fn self_referencing_combinators_end_and_say_so() {
+        for key in ["allOf", "anyOf", "oneOf"] {
+            let side = |t: &str| {
+                json!({"type": "object", key: [{"$ref": "#"}, {"type": "object"}],
+                       "properties": {"a": {"type": t}}})
+            };
+            let found = pointed(side("string"), side("number"));
+            assert!(!found.is_empty(), "{key}: {found:?}");
+        }
     }
 }
