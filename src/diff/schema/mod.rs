@@ -147,7 +147,7 @@ const MAX_VISITS: usize = 20_000;
 /// (128) allows through properties, shallow enough for a 2 MiB thread stack.
 const MAX_DEPTH: usize = 96;
 /// Bytes of subschema text one comparison serialises at most to remember its trials.
-const MAX_DIGESTED: usize = 32 << 20;
+const MAX_DIGESTED: usize = 8 << 20;
 
 /// `true`: what a missing `items`, `additionalItems` or dependency accepts.
 static ANY: Value = Value::Bool(true);
