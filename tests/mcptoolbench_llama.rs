@@ -31,18 +31,12 @@ fn public_prompts_route_and_fill_arguments_above_their_floors() {
     );
     let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
     let work = tempfile::tempdir().unwrap();
-    let ctx = sources::Ctx {
-        driftgate: env!("CARGO_BIN_EXE_driftgate").into(),
-        external: shared.join("external"),
-        corpus: shared.join("corpus"),
-        bfcl: None,
-        atr: None,
-        cisco: None,
-        subschema: None,
-        work: work.path().to_path_buf(),
-        cache: None,
-        limit: None,
-    };
+    let ctx = sources::Ctx::hermetic(
+        env!("CARGO_BIN_EXE_driftgate").into(),
+        &shared,
+        work.path().to_path_buf(),
+        None,
+    );
     let (all, _) = sources::mcptoolbench::cases_with_args(&ctx, "filesystem_0723_single.json")
         .expect("MCPToolBench++ filesystem prompts");
     let mut seen = std::collections::BTreeSet::new();

@@ -31,18 +31,14 @@ fn shared(dir: &str) -> PathBuf {
 
 fn ctx(limit: Option<usize>) -> (Ctx, tempfile_dir::Dir) {
     let work = tempfile_dir::Dir::new();
-    let ctx = Ctx {
-        driftgate: env!("CARGO_BIN_EXE_driftgate").into(),
-        external: shared("external"),
-        corpus: shared("corpus"),
-        bfcl: None,
-        atr: None,
-        cisco: None,
-        subschema: None,
-        work: work.path().to_path_buf(),
-        cache: None,
+    // Both must be there (`shared` says which is missing); they sit side by side.
+    shared("corpus");
+    let ctx = Ctx::hermetic(
+        env!("CARGO_BIN_EXE_driftgate").into(),
+        shared("external").parent().expect("external has a parent"),
+        work.path().to_path_buf(),
         limit,
-    };
+    );
     (ctx, work)
 }
 

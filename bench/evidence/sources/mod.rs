@@ -105,6 +105,30 @@ impl Ctx {
         Ok(path)
     }
 
+    /// The hermetic context: `shared` holds `external/` and `corpus/`, nothing fetched from a
+    /// registry, no embedding cache beyond the run. The tests' constructor (the full run sets
+    /// every field from its flags).
+    #[allow(dead_code)]
+    pub fn hermetic(
+        driftgate: PathBuf,
+        shared: &Path,
+        work: PathBuf,
+        limit: Option<usize>,
+    ) -> Self {
+        Ctx {
+            driftgate,
+            external: shared.join("external"),
+            corpus: shared.join("corpus"),
+            bfcl: None,
+            atr: None,
+            cisco: None,
+            subschema: None,
+            work,
+            cache: None,
+            limit,
+        }
+    }
+
     pub fn take<T>(&self, items: Vec<T>) -> Vec<T> {
         match self.limit {
             Some(n) => items.into_iter().take(n).collect(),
@@ -337,16 +361,25 @@ pub fn judged(
     theirs: &str,
     ours: &str,
 ) -> Option<Judgement> {
-    let mine = all.iter().find(|j| j.source == source && j.id == id);
-    mine.or_else(|| {
-        all.iter().find(|j| {
-            j.source == source
-                && j.id == "*"
-                && j.theirs.as_deref().is_none_or(|t| theirs.contains(t))
-                && j.ours.as_deref().is_none_or(|o| ours.contains(o))
-        })
+    judged_by(all, source, id, |j| {
+        j.theirs.as_deref().is_none_or(|t| theirs.contains(t))
+            && j.ours.as_deref().is_none_or(|o| ours.contains(o))
     })
     .cloned()
+}
+
+/// `source`'s entry for `id`, else its first class entry (`id = "*"`) that `class` accepts.
+pub fn judged_by<'j>(
+    all: &'j [Judgement],
+    source: &str,
+    id: &str,
+    class: impl Fn(&Judgement) -> bool,
+) -> Option<&'j Judgement> {
+    let mine = all.iter().find(|j| j.source == source && j.id == id);
+    mine.or_else(|| {
+        all.iter()
+            .find(|j| j.source == source && j.id == "*" && class(j))
+    })
 }
 
 /// docs/evidence.md: provenance first, then each source's tables.

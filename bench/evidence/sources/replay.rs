@@ -101,17 +101,11 @@ pub fn misroutes(
         for id in c["cases"].as_array().into_iter().flatten() {
             let id = id.as_str().unwrap_or("");
             let prompt = cases.iter().find(|k| k.id == id).map_or("", |k| &k.prompt);
-            let j = judged
-                .iter()
-                .find(|j| j.source == source && j.id == id)
-                .or_else(|| {
-                    judged.iter().find(|j| {
-                        j.source == source
-                            && j.id == "*"
-                            && j.theirs.as_deref() == Some(expected)
-                            && (j.ours.as_deref() == Some(chosen) || j.ours.as_deref() == Some("*"))
-                    })
-                });
+            // Classes match names exactly (`read_file` is not `read_multiple_files`' class).
+            let j = super::judged_by(judged, source, id, |j| {
+                j.theirs.as_deref() == Some(expected)
+                    && (j.ours.as_deref() == Some(chosen) || j.ours.as_deref() == Some("*"))
+            });
             misrouted += 1;
             let judgement = match j {
                 Some(j) => format!("**{}**: {}", j.call, cell(&j.why)),

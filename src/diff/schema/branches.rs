@@ -13,6 +13,11 @@ use super::{TEXT, escape, type_set};
 /// from the node (`""` the node itself, `/allOf/1` a conjunct): findings are put back there.
 pub(super) type Origins = BTreeMap<String, String>;
 
+/// Every keyword of `m` written at the node itself.
+pub(super) fn here(m: &Map<String, Value>) -> Origins {
+    m.keys().map(|k| (escape(k), String::new())).collect()
+}
+
 /// One branch of a sum: the schema an instance must meet to be accepted through it, and where
 /// it was written.
 pub(super) struct Branch {
@@ -51,7 +56,7 @@ pub(super) fn flatten(
     let conjuncts = m.get("allOf")?.as_array()?;
     let mut out = m.clone();
     out.remove("allOf");
-    let mut origins: Origins = out.keys().map(|k| (escape(k), String::new())).collect();
+    let mut origins = here(&out);
     for (i, c) in conjuncts.iter().enumerate() {
         match resolve(c) {
             Value::Object(c) => {
@@ -80,7 +85,7 @@ pub(super) fn distribute(
         parent.remove(k);
     }
     let Some(key) = sum_key(m) else {
-        let origins = parent.keys().map(|k| (escape(k), String::new())).collect();
+        let origins = here(&parent);
         return Some(vec![Branch {
             value: Value::Object(parent),
             at: String::new(),
@@ -92,7 +97,7 @@ pub(super) fn distribute(
     for (i, b) in m[key].as_array()?.iter().enumerate() {
         let at = format!("/{key}/{i}");
         let mut value = parent.clone();
-        let mut origins: Origins = parent.keys().map(|k| (escape(k), String::new())).collect();
+        let mut origins = here(&parent);
         match resolve(b) {
             Value::Object(b) => {
                 for k in b.keys() {

@@ -373,6 +373,12 @@ impl Walker<'_> {
         }
     }
 
+    /// One side's `$ref` resolution as an owned schema (a branch or conjunct laid in).
+    fn resolver(&self, side: usize) -> impl Fn(&Value) -> Value {
+        let refs = self.refs[side];
+        move |v| refs.resolve(v).value.into_owned()
+    }
+
     /// Compare `a` to `b` without reporting: what the walk would find. Remembered: nested
     /// sums ask the same inner pairs again from every outer pairing, which is exponential in
     /// the nesting otherwise. A trial the budget cut short is not remembered.
@@ -448,11 +454,9 @@ impl Walker<'_> {
     ) -> bool {
         let lay = |w: &Self, side: usize, m: &Map<String, Value>| {
             if !m.contains_key("allOf") {
-                let origins = m.keys().map(|k| (escape(k), String::new())).collect();
-                return Some((m.clone(), origins));
+                return Some((m.clone(), branches::here(m)));
             }
-            let refs = w.refs[side];
-            branches::flatten(m, |v| refs.resolve(v).value.into_owned())
+            branches::flatten(m, w.resolver(side))
         };
         let (Some((lo, oo)), Some((ln, on))) = (lay(self, 0, o), lay(self, 1, n)) else {
             return false;
@@ -478,8 +482,7 @@ impl Walker<'_> {
         out: &mut Vec<Finding>,
     ) -> bool {
         let split = |w: &Self, side: usize, m: &Map<String, Value>| {
-            let refs = w.refs[side];
-            branches::distribute(m, |v| refs.resolve(v).value.into_owned())
+            branches::distribute(m, w.resolver(side))
         };
         let (Some(ob), Some(nb)) = (split(self, 0, o), split(self, 1, n)) else {
             return false;
