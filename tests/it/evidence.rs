@@ -121,6 +121,26 @@ fn real_commit_history_fails_no_more_often_and_every_fail_is_judged() {
     at_most(s, "unjudged", 0);
 }
 
+/// `check` with a suite drafted from the base (`suite init`, unreviewed) on three real commits:
+/// a consolidation the replay fails on its own (`e5522fca31eb`), a rewrite it stops as
+/// inconclusive, judged right (`f3cb662c2545`: `search_issues` became semantic search), and an
+/// elaboration it stops, judged a false alarm (`cdfa34e0a9d3`). The full run: 5 of 154 commits
+/// differ from `diff`, 1 right (docs/evidence.md).
+#[test]
+fn a_drafted_suite_on_real_commits_stops_only_what_is_judged() {
+    let (ctx, _w) = ctx(None);
+    let s = &sources::history_check::sections_at(
+        &ctx,
+        &["e5522fca31eb", "f3cb662c2545", "cdfa34e0a9d3"],
+    )
+    .unwrap()[0];
+    at_most(s, "refused", 0);
+    at_least(s, "replay-failed", 1, 3);
+    at_least(s, "right", 1, 2);
+    at_most(s, "false-alarm", 1);
+    at_most(s, "unjudged", 0);
+}
+
 /// The labelled edit benchmark, one edited tool per set (Azure left to the full run): on the
 /// held-out half, meaning-changing edits are caught and harmless ones pass.
 #[test]

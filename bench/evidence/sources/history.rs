@@ -12,10 +12,10 @@ use serde_json::{Value, json};
 use super::{Ctx, Rate, Section, cell, clip, read_json};
 
 pub struct Commit {
-    commit: String,
-    date: String,
-    subject: String,
-    tools: Vec<Value>,
+    pub commit: String,
+    pub date: String,
+    pub subject: String,
+    pub tools: Vec<Value>,
 }
 
 pub fn commits(ctx: &Ctx) -> Result<Vec<Commit>> {

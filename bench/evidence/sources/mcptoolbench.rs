@@ -220,18 +220,35 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
     ));
 
     let judged = super::judgements();
-    let (fs_misses, fs_unjudged) = match runs.last() {
-        Some(run) => replay::misroutes(run, "head", "mcptoolbench-filesystem", &fs_cases, &judged),
-        None => (String::new(), Rate::new(0, 0)),
-    };
+    // Release i is run i's base (the last one run i - 1's head).
+    let mut sides: Vec<replay::Side> = runs
+        .iter()
+        .enumerate()
+        .map(|(i, run)| replay::Side {
+            label: &versions[i],
+            run,
+            side: "base",
+            tools: &tools[i],
+        })
+        .collect();
+    if let Some(last) = runs.last() {
+        sides.push(replay::Side {
+            label: &versions[runs.len()],
+            run: last,
+            side: "head",
+            tools: &tools[runs.len()],
+        });
+    }
+    let (fs_misses, fs_unjudged) =
+        replay::misroutes_across(&sides, "mcptoolbench-filesystem", &fs_cases, &judged);
     md.push_str(&format!(
-        "Every prompt the last release ({}) misroutes, judged (bench/evidence/judgements.toml, \
-         by case or by the (expected, chosen) pair; `router` = the offline router's error, the \
-         prompt says what the expected tool does; `label` = the benchmark's label is wrong or \
-         the chosen tool serves the prompt as well; `ambiguous` = both tools fit what the \
-         prompt says):\n\n{}{fs_misses}\n",
-        versions[versions.len() - 1],
-        replay::MISROUTES
+        "Every prompt a release misroutes, once per (prompt, expected, chosen) with the releases \
+         where it happens, judged (bench/evidence/judgements.toml, by case or by the (expected, \
+         chosen) pair; `router` = the offline router's error, the prompt says what the expected \
+         tool does; `label` = the benchmark's label is wrong or the chosen tool serves the \
+         prompt as well; `ambiguous` = both tools fit what the prompt says; `unoffered` = \
+         the release has none of the expected tools, so no router could be right):\n\n{}{fs_misses}\n",
+        replay::MISROUTES_ACROSS
     ));
 
     // Search: the benchmark's own tool list on both sides, accuracy only.

@@ -11,6 +11,7 @@ pub mod edits;
 pub mod fixes;
 pub mod hand;
 pub mod history;
+pub mod history_check;
 pub mod injection;
 pub mod mcptoolbench;
 pub mod probe;
@@ -76,13 +77,23 @@ impl Ctx {
     /// Run driftgate with `args` in an empty directory under a scrubbed environment (no config
     /// file, no GitHub mode, no credentials), `--format json` appended.
     pub fn driftgate(&self, args: &[&str]) -> Result<Run> {
+        let mut all = args.to_vec();
+        all.extend(["--format", "json", "--color", "never"]);
+        self.spawn(&all)
+    }
+
+    /// The same for a command that writes no report (`suite init`).
+    pub fn driftgate_quiet(&self, args: &[&str]) -> Result<Run> {
+        self.spawn(args)
+    }
+
+    fn spawn(&self, args: &[&str]) -> Result<Run> {
         let cwd = self.work.join("cwd");
         let home = self.work.join("home");
         std::fs::create_dir_all(&cwd)?;
         std::fs::create_dir_all(&home)?;
         let out = Command::new(&self.driftgate)
             .args(args)
-            .args(["--format", "json", "--color", "never"])
             .env_clear()
             .env("HOME", &home)
             .env("DRIFTGATE_KEY", BENCH_KEY)
@@ -313,6 +324,10 @@ pub type Source = fn(&Ctx) -> Result<Vec<Section>>;
 pub const ALL: &[(&str, Source)] = &[
     ("schema pairs", schema_pairs::sections),
     ("github-mcp-server history", history::sections),
+    (
+        "github-mcp-server history, checked",
+        history_check::sections,
+    ),
     ("MCPToolBench++", mcptoolbench::sections),
     ("Azure MCP", azure::sections),
     ("BFCL", bfcl::sections),

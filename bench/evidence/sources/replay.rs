@@ -74,9 +74,48 @@ pub fn per_tool(run: &Run) -> impl Iterator<Item = &Value> {
 pub const MISROUTES: &str =
     "| case | prompt | expected | chosen | judgement |\n|---|---|---|---|---|\n";
 
-/// Every prompt one side of a run misrouted, each with the judgement of its own id or of its
-/// (expected, chosen) class in judgements.toml (`ours = "*"`: any chosen tool): markdown rows
-/// under [`MISROUTES`], and how many have none. `side` is `base` or `head`.
+/// Every prompt one side of a run misrouted: (case id, expected, chosen). `side` is `base` or
+/// `head`.
+pub fn misrouted(run: &Run, side: &str) -> Vec<(String, String, String)> {
+    let confusions = run
+        .report
+        .as_ref()
+        .and_then(|r| r["routing"][format!("{side}_confusions")].as_array())
+        .cloned()
+        .unwrap_or_default();
+    let mut out = Vec::new();
+    for c in &confusions {
+        let (expected, chosen) = (
+            c["expected"].as_str().unwrap_or(""),
+            c["chosen"].as_str().unwrap_or(""),
+        );
+        for id in c["cases"].as_array().into_iter().flatten() {
+            out.push((
+                id.as_str().unwrap_or("").to_string(),
+                expected.to_string(),
+                chosen.to_string(),
+            ));
+        }
+    }
+    out
+}
+
+/// The judgement of one misroute: its case's own entry, else its (expected, chosen) class in
+/// judgements.toml (`ours = "*"`: any chosen tool). Classes match names exactly (`read_file` is
+/// not `read_multiple_files`' class).
+fn judgement_of<'j>(
+    judged: &'j [super::Judgement],
+    source: &str,
+    (id, expected, chosen): (&str, &str, &str),
+) -> Option<&'j super::Judgement> {
+    super::judged_by(judged, source, id, |j| {
+        j.theirs.as_deref() == Some(expected)
+            && (j.ours.as_deref() == Some(chosen) || j.ours.as_deref() == Some("*"))
+    })
+}
+
+/// Every prompt one side of a run misrouted, each with its judgement ([`judgement_of`]):
+/// markdown rows under [`MISROUTES`], and how many have none. `side` is `base` or `head`.
 pub fn misroutes(
     run: &Run,
     side: &str,
@@ -84,45 +123,117 @@ pub fn misroutes(
     cases: &[Case],
     judged: &[super::Judgement],
 ) -> (String, Rate) {
-    use super::{cell, clip};
-    let confusions = run
-        .report
-        .as_ref()
-        .and_then(|r| r["routing"][format!("{side}_confusions")].as_array())
-        .cloned()
-        .unwrap_or_default();
-    let mut md = String::new();
-    let (mut misrouted, mut unjudged) = (0, 0);
-    for c in &confusions {
-        let (expected, chosen) = (
-            c["expected"].as_str().unwrap_or(""),
-            c["chosen"].as_str().unwrap_or(""),
-        );
-        for id in c["cases"].as_array().into_iter().flatten() {
-            let id = id.as_str().unwrap_or("");
-            let prompt = cases.iter().find(|k| k.id == id).map_or("", |k| &k.prompt);
-            // Classes match names exactly (`read_file` is not `read_multiple_files`' class).
-            let j = super::judged_by(judged, source, id, |j| {
-                j.theirs.as_deref() == Some(expected)
-                    && (j.ours.as_deref() == Some(chosen) || j.ours.as_deref() == Some("*"))
-            });
-            misrouted += 1;
-            let judgement = match j {
-                Some(j) => format!("**{}**: {}", j.call, cell(&j.why)),
-                None => {
-                    unjudged += 1;
-                    "**unjudged**".into()
-                }
-            };
-            md.push_str(&format!(
-                "| `{}` | {} | `{}` | `{}` | {} |\n",
-                cell(id),
-                clip(prompt, 90),
-                cell(expected),
-                cell(chosen),
-                judgement
-            ));
+    let rows: Vec<_> = misrouted(run, side)
+        .into_iter()
+        .map(|m| (m, String::new()))
+        .collect();
+    table(&rows, source, cases, judged, false)
+}
+
+/// The header of [`misroutes_across`]' rows.
+pub const MISROUTES_ACROSS: &str = "| case | prompt | expected | chosen | at releases | judgement |\n\
+     |---|---|---|---|---|---|\n";
+
+/// One tool set a misroute table reads: its label, the run and side that replayed the prompts on
+/// it, and the tools it offered.
+pub struct Side<'a> {
+    pub label: &'a str,
+    pub run: &'a Run,
+    pub side: &'a str,
+    pub tools: &'a Value,
+}
+
+/// Every prompt misrouted at any of several tool sets (in order), one row per (case, expected,
+/// chosen) with the labels where it happened ("all N" when at every one). Where a set offers none
+/// of the case's expected tools the prompt cannot be routed right there: those are one row per
+/// (case, chosen) marked **unoffered**, not judged.
+pub fn misroutes_across(
+    sides: &[Side],
+    source: &str,
+    cases: &[Case],
+    judged: &[super::Judgement],
+) -> (String, Rate) {
+    type Key = ((String, String, String), bool);
+    let mut at: Vec<(Key, Vec<&str>)> = Vec::new();
+    for s in sides {
+        let offered: Vec<&str> = s
+            .tools
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        for m in misrouted(s.run, s.side) {
+            let answerable = cases
+                .iter()
+                .find(|c| c.id == m.0)
+                .is_none_or(|c| c.expect.iter().any(|e| offered.contains(&e.as_str())));
+            let key = (m, answerable);
+            match at.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, labels)) => labels.push(s.label),
+                None => at.push((key, vec![s.label])),
+            }
         }
     }
-    (md, Rate::new(unjudged, misrouted))
+    let (mut answerable, mut unoffered) = (Vec::new(), Vec::new());
+    for ((m, ok), labels) in at {
+        let where_ = if labels.len() == sides.len() {
+            format!("all {}", sides.len())
+        } else {
+            labels.join(", ")
+        };
+        if ok {
+            answerable.push((m, where_));
+        } else {
+            unoffered.push((m, where_));
+        }
+    }
+    let (mut md, unjudged) = table(&answerable, source, cases, judged, true);
+    for ((id, expected, chosen), where_) in &unoffered {
+        let prompt = cases.iter().find(|k| &k.id == id).map_or("", |k| &k.prompt);
+        md.push_str(&format!(
+            "| `{}` | {} | `{}` | `{}` | {} | **unoffered**: no expected tool at these releases |\n",
+            super::cell(id),
+            super::clip(prompt, 90),
+            super::cell(expected),
+            super::cell(chosen),
+            super::cell(where_),
+        ));
+    }
+    (md, unjudged)
+}
+
+fn table(
+    rows: &[((String, String, String), String)],
+    source: &str,
+    cases: &[Case],
+    judged: &[super::Judgement],
+    with_where: bool,
+) -> (String, Rate) {
+    use super::{cell, clip};
+    let mut md = String::new();
+    let mut unjudged = 0;
+    for ((id, expected, chosen), where_) in rows {
+        let prompt = cases.iter().find(|k| &k.id == id).map_or("", |k| &k.prompt);
+        let judgement = match judgement_of(judged, source, (id, expected, chosen)) {
+            Some(j) => format!("**{}**: {}", j.call, cell(&j.why)),
+            None => {
+                unjudged += 1;
+                "**unjudged**".into()
+            }
+        };
+        let where_ = if with_where {
+            format!(" {} |", cell(where_))
+        } else {
+            String::new()
+        };
+        md.push_str(&format!(
+            "| `{}` | {} | `{}` | `{}` |{where_} {judgement} |\n",
+            cell(id),
+            clip(prompt, 90),
+            cell(expected),
+            cell(chosen),
+        ));
+    }
+    (md, Rate::new(unjudged, rows.len()))
 }
