@@ -150,7 +150,7 @@ fn section(ctx: &Ctx, all: &[history::Commit], pairs: &[usize]) -> Result<Vec<Se
     let mut by_status: BTreeMap<String, usize> = BTreeMap::new();
     let mut cross: BTreeMap<(String, String), usize> = BTreeMap::new();
     let (mut moved, mut regressed_total, mut fixed_total, mut cases_total) = (0, 0, 0, 0);
-    let (mut differ, mut unjudged, mut replay_failed) = (0, 0, 0);
+    let (mut differ, mut unjudged, mut replay_failed, mut replay_only) = (0, 0, 0, 0);
     let mut calls: BTreeMap<String, usize> = BTreeMap::new();
     let mut listed = String::new();
     let mut rows = Vec::new();
@@ -164,7 +164,9 @@ fn section(ctx: &Ctx, all: &[history::Commit], pairs: &[usize]) -> Result<Vec<Se
         regressed_total += regressed;
         fixed_total += fixed;
         moved += usize::from(regressed + fixed > 0);
-        replay_failed += usize::from(p.check.report.as_ref().is_some_and(replay_fails));
+        let replay_failed_here = p.check.report.as_ref().is_some_and(replay_fails);
+        replay_failed += usize::from(replay_failed_here);
+        replay_only += usize::from(replay_failed_here && d != "fail");
         let reason = match &p.check.report {
             Some(r) => r["verdict"]["reason"].as_str().unwrap_or("").to_string(),
             None => p.check.stderr.lines().last().unwrap_or("").to_string(),
@@ -221,15 +223,20 @@ fn section(ctx: &Ctx, all: &[history::Commit], pairs: &[usize]) -> Result<Vec<Se
     md.push_str(&format!(
         "\nThe replay moved at least one case in {} ({regressed_total} regressed, \
          {fixed_total} fixed over {cases_total} cases); it failed {replay_failed} commits on its \
-         own (overall drop or a tool's), each also failed by `diff`'s signals (tools removed or \
-         consolidated: a drafted case expecting a removed tool is wrong at head). {differ} \
-         commits get another verdict from `check` than from `diff`, each listed with its flips \
+         own (overall drop or a tool's), {}. {differ} commits get another verdict from `check` than from `diff`, each listed with its flips \
          and judged ({unjudged} unjudged): {} right to stop (the flipped prompt is about what \
          the edit changed), {} false alarms (the offline router moved on an edit an agent acts \
          on the same way).\n\n\
          | commit | subject (intent) | diff → check | routing | flips (expected → base / head) | judgement |\n\
          |---|---|---|---|---|---|\n{listed}\n",
         Rate::new(moved, n).cell(),
+        if replay_only == 0 {
+            "each also failed by `diff`'s signals (tools removed or consolidated: a drafted case \
+             expecting a removed tool is wrong at head)"
+                .to_string()
+        } else {
+            format!("{replay_only} of them passed by `diff`")
+        },
         call("right"),
         call("false-alarm"),
     ));
