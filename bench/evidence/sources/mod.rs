@@ -79,15 +79,11 @@ impl Ctx {
     pub fn driftgate(&self, args: &[&str]) -> Result<Run> {
         let mut all = args.to_vec();
         all.extend(["--format", "json", "--color", "never"]);
-        self.spawn(&all)
+        self.driftgate_quiet(&all)
     }
 
-    /// The same for a command that writes no report (`suite init`).
+    /// The same without `--format json`, for a command that writes no report (`suite init`).
     pub fn driftgate_quiet(&self, args: &[&str]) -> Result<Run> {
-        self.spawn(args)
-    }
-
-    fn spawn(&self, args: &[&str]) -> Result<Run> {
         let cwd = self.work.join("cwd");
         let home = self.work.join("home");
         std::fs::create_dir_all(&cwd)?;

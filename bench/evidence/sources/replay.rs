@@ -125,7 +125,7 @@ pub fn misroutes(
 ) -> (String, Rate) {
     let rows: Vec<_> = misrouted(run, side)
         .into_iter()
-        .map(|m| (m, String::new()))
+        .map(|m| (m, String::new(), true))
         .collect();
     table(&rows, source, cases, judged, false)
 }
@@ -175,36 +175,27 @@ pub fn misroutes_across(
             }
         }
     }
-    let (mut answerable, mut unoffered) = (Vec::new(), Vec::new());
-    for ((m, ok), labels) in at {
-        let where_ = if labels.len() == sides.len() {
-            format!("all {}", sides.len())
-        } else {
-            labels.join(", ")
-        };
-        if ok {
-            answerable.push((m, where_));
-        } else {
-            unoffered.push((m, where_));
-        }
-    }
-    let (mut md, unjudged) = table(&answerable, source, cases, judged, true);
-    for ((id, expected, chosen), where_) in &unoffered {
-        let prompt = cases.iter().find(|k| &k.id == id).map_or("", |k| &k.prompt);
-        md.push_str(&format!(
-            "| `{}` | {} | `{}` | `{}` | {} | **unoffered**: no expected tool at these releases |\n",
-            super::cell(id),
-            super::clip(prompt, 90),
-            super::cell(expected),
-            super::cell(chosen),
-            super::cell(where_),
-        ));
-    }
-    (md, unjudged)
+    // Answerable rows first, then the unoffered ones.
+    at.sort_by_key(|((_, ok), _)| !ok);
+    let rows: Vec<_> = at
+        .into_iter()
+        .map(|((m, ok), labels)| {
+            let where_ = if labels.len() == sides.len() {
+                format!("all {}", sides.len())
+            } else {
+                labels.join(", ")
+            };
+            (m, where_, ok)
+        })
+        .collect();
+    table(&rows, source, cases, judged, true)
 }
 
+/// Markdown rows `(misroute, where it happened, answerable)`: an unanswerable one (no expected
+/// tool offered) is marked **unoffered** and not judged; how many answerable ones have no
+/// judgement.
 fn table(
-    rows: &[((String, String, String), String)],
+    rows: &[((String, String, String), String, bool)],
     source: &str,
     cases: &[Case],
     judged: &[super::Judgement],
@@ -212,16 +203,18 @@ fn table(
 ) -> (String, Rate) {
     use super::{cell, clip};
     let mut md = String::new();
-    let mut unjudged = 0;
-    for ((id, expected, chosen), where_) in rows {
+    let (mut unjudged, mut answerable) = (0, 0);
+    for ((id, expected, chosen), where_, ok) in rows {
         let prompt = cases.iter().find(|k| &k.id == id).map_or("", |k| &k.prompt);
         let judgement = match judgement_of(judged, source, (id, expected, chosen)) {
+            _ if !ok => "**unoffered**: no expected tool at these releases".into(),
             Some(j) => format!("**{}**: {}", j.call, cell(&j.why)),
             None => {
                 unjudged += 1;
                 "**unjudged**".into()
             }
         };
+        answerable += usize::from(*ok);
         let where_ = if with_where {
             format!(" {} |", cell(where_))
         } else {
@@ -235,5 +228,5 @@ fn table(
             cell(chosen),
         ));
     }
-    (md, Rate::new(unjudged, rows.len()))
+    (md, Rate::new(unjudged, answerable))
 }
