@@ -182,6 +182,37 @@ fn words(text: &str) -> Vec<String> {
     out
 }
 
+/// Words that open a condition: a negation just after one states a default ("if no name is
+/// given, it lists every app"; "when the file does not exist"), not a prohibition.
+const CONDITIONS: &[&str] = &["if", "when", "whenever", "where", "wherever", "unless"];
+
+/// The words the negation and restriction rules count, clause by clause: a negation at most four
+/// words after a word that opens a condition is left out (so is one after a sentence-opening
+/// "with": "With no name it lists every app"), and so is "required" before a noun ("required
+/// paths" names a thing; "the name is required" is the requirement).
+fn cue_words(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for sentence in sentences(text) {
+        for (c, clause) in sentence.split([',', ';', ':', '(', ')']).enumerate() {
+            let w = words(clause);
+            let opens = |j: usize| {
+                CONDITIONS.contains(&w[j].as_str()) || (c == 0 && j == 0 && w[j] == "with")
+            };
+            for (i, x) in w.iter().enumerate() {
+                let conditional =
+                    NEGATIONS.contains(&x.as_str()) && (i.saturating_sub(4)..i).any(opens);
+                let naming = x == "required"
+                    && w.get(i + 1)
+                        .is_some_and(|n| !STOPWORDS.contains(&n.as_str()));
+                if !(conditional || naming) {
+                    out.push(x.clone());
+                }
+            }
+        }
+    }
+    out
+}
+
 /// Content stems: stopwords, negations and numbers out.
 fn content(words: &[String]) -> Vec<String> {
     words
@@ -306,9 +337,10 @@ fn leading_stem(name: &str) -> Option<String> {
 /// sibling rules). Empty when the edit reads as meaning-preserving.
 pub fn shifts(old: &str, new: &str, tool: &str, set: &Siblings) -> Vec<Shift> {
     let (ow, nw) = (words(old), words(new));
+    let (oq, nq) = (cue_words(old), cue_words(new));
     let mut out = Vec::new();
     let mut push = |rule, detail: String| out.push(Shift { rule, detail });
-    let (neg_old, neg_new) = (count(&ow, NEGATIONS), count(&nw, NEGATIONS));
+    let (neg_old, neg_new) = (count(&oq, NEGATIONS), count(&nq, NEGATIONS));
     if neg_new > neg_old {
         push(ShiftRule::NegationAdded, negation_detail(new, old));
     } else if neg_new < neg_old {
@@ -345,16 +377,16 @@ pub fn shifts(old: &str, new: &str, tool: &str, set: &Siblings) -> Vec<Shift> {
             format!("[{}] → [{}]", on.join(", "), nn.join(", ")),
         );
     }
-    let (res_old, res_new) = (count(&ow, RESTRICTIONS), count(&nw, RESTRICTIONS));
+    let (res_old, res_new) = (count(&oq, RESTRICTIONS), count(&nq, RESTRICTIONS));
     if res_new > res_old {
         push(
             ShiftRule::RestrictionAdded,
-            first_of(&nw, &ow, RESTRICTIONS),
+            first_of(&nq, &oq, RESTRICTIONS),
         );
     } else if res_new < res_old {
         push(
             ShiftRule::RestrictionRemoved,
-            first_of(&ow, &nw, RESTRICTIONS),
+            first_of(&oq, &nq, RESTRICTIONS),
         );
     }
     let kept = oc.len() - removed.len().min(oc.len());
@@ -383,12 +415,12 @@ fn first_of(more: &[String], less: &[String], of: &[&str]) -> String {
 /// The negation with the word after it ("not read", "never returns"), taken from a sentence of
 /// `more` that `less` does not have when there is one: the one that moved, not the first.
 fn negation_detail(more: &str, less: &str) -> String {
-    let flat = |t: &str| words(t).join(" ");
+    let flat = |t: &str| cue_words(t).join(" ");
     let less_flat = flat(less);
-    let all = words(more);
+    let all = cue_words(more);
     let fresh = sentences(more)
         .into_iter()
-        .map(words)
+        .map(cue_words)
         .find(|w| !less_flat.contains(&w.join(" ")) && count(w, NEGATIONS) > 0);
     let from = fresh.unwrap_or(all);
     for (i, w) in from.iter().enumerate() {
@@ -522,5 +554,44 @@ mod tests {
         }
         // Contractions are negations too: "does not" → "doesn't" is no change.
         assert!(rules("It does not exist.", "It doesn't exist.").is_empty());
+        // A negation that opens a condition states a default, not a prohibition; "required"
+        // before a noun names a thing, not a requirement.
+        for (old, new) in [
+            (
+                "Get the app's details, or every app in the subscription.",
+                "Get the app's details. If no name is given, it lists every app in the subscription.",
+            ),
+            (
+                "Get the app's details, or every app in the subscription.",
+                "Get the app's details. With no name it lists every app in the subscription.",
+            ),
+            (
+                "Write the file, creating it first.",
+                "Write the file, creating it first when it does not exist yet.",
+            ),
+            (
+                "Create the folder and any missing parents.",
+                "Create the folder, ensuring required parent folders exist.",
+            ),
+        ] {
+            assert_eq!(rules(old, new), Vec::<&str>::new(), "{new}");
+            assert_eq!(rules(new, old), Vec::<&str>::new(), "{old}");
+        }
+        // The same words outside a condition, or "required" as the requirement, still shift.
+        assert_eq!(
+            rules("List every app.", "List every app, with no details."),
+            ["negation-added"]
+        );
+        assert_eq!(
+            rules("List every app.", "List every app. The name is required."),
+            ["restriction-added"]
+        );
+        assert_eq!(
+            rules(
+                "Read the file.",
+                "Read the file. Do not use it if the file is large."
+            ),
+            ["negation-added"]
+        );
     }
 }
