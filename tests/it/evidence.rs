@@ -209,18 +209,22 @@ fn poisoning_nobody_here_wrote_is_flagged_and_real_definitions_stay_clean() {
     at_most(s, "benign definitions high", 0);
 }
 
-/// The hand-written edits (`bench/evidence/hand_edits.toml`, written and labelled before any was
-/// measured; Azure's left to the full run). A test set only: these pin what the gate does on
-/// edits nobody templated, so a change that misses more of them, or fails more harmless ones,
-/// fails here. The false alarms are far above the issue's 5% (4 of 20 here; 5 of 28 in the full
-/// run, docs/evidence.md): the ceiling records the gap, it does not bless it.
+/// The hand-written edits (two batches, each written and labelled before any was measured;
+/// Azure's left to the full run). These pin what the gate does on edits nobody templated, so a
+/// change that misses more of them, or fails more harmless ones, fails here. The first batch is
+/// seen (two shift rules were changed on its false alarms: 4 of 20 here before, 3 after); the
+/// second is the unseen check (1 of 23 harmless here; 2 of 34 and 19 of 34 caught in the full
+/// run, short of issue 42's 5% and 60%): the bounds record the gap, they do not bless it.
 #[test]
 fn hand_written_edits_are_judged_as_labelled() {
     let (ctx, _w) = ctx(Some(1));
     let s = &sources::hand::sections(&ctx).unwrap()[0];
-    at_least(s, "hand recall", 18, 21);
-    at_most(s, "hand false alarms", 4);
-    assert_eq!(s.rate("hand false alarms").n, 20, "{}", s.markdown);
+    at_least(s, "hand first recall", 18, 21);
+    at_most(s, "hand first false alarms", 3);
+    assert_eq!(s.rate("hand first false alarms").n, 20, "{}", s.markdown);
+    at_least(s, "hand second recall", 12, 23);
+    at_most(s, "hand second false alarms", 1);
+    assert_eq!(s.rate("hand second false alarms").n, 23, "{}", s.markdown);
 }
 
 /// A hand-written edit that does not apply is an error, not a silent no-op.
@@ -259,7 +263,13 @@ fn a_hand_written_edit_must_apply_to_its_tool() {
     }
     // Every edit of the file names a known label and kind.
     let all = sources::hand::load().unwrap();
-    assert!(all.len() >= 50, "{} hand-written edits", all.len());
+    for b in sources::hand::BATCHES {
+        let n = all.iter().filter(|(batch, _)| *batch == b.name).count();
+        assert!(n >= 50, "{n} hand-written edits in the {} batch", b.name);
+    }
+    // The unmeasured reserve parses and names known labels and kinds too.
+    let reserve = sources::hand::read(sources::hand::RESERVE).unwrap();
+    assert_eq!(reserve.len(), 68);
 }
 
 /// The bench's own bad input fails naming the file: a missing data directory, a file that is not
