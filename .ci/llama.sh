@@ -20,6 +20,8 @@
 #   DRIFTGATE_LLAMA_THREADS    llama-server -t (default 1; results are deterministic per thread count)
 #   DRIFTGATE_LLAMA_SLOTS      llama-server -np, each slot with its own CTX-token context and prompt
 #                              cache (default 1)
+#   DRIFTGATE_LLAMA_SPEC       llama-server speculative decoding flags, split on spaces (default
+#                              none; bench/order.sh part 3 measures n-gram drafts with it)
 #   DRIFTGATE_BUILD_JOBS       parallel compile jobs for install (default: nproc)
 #   DRIFTGATE_LLAMA_URL        server URL for `smoke` (default: the one `start` recorded)
 set -euo pipefail
@@ -53,6 +55,8 @@ readonly URL_FILE=$RUN_DIR/llama-server.url
 readonly LOG_FILE=$RUN_DIR/llama-server.log
 readonly THREADS=${DRIFTGATE_LLAMA_THREADS:-1}
 readonly SLOTS=${DRIFTGATE_LLAMA_SLOTS:-1}
+read -r -a SPEC <<<"${DRIFTGATE_LLAMA_SPEC:-}"
+readonly SPEC
 
 msg() { printf 'llama.sh: %s\n' "$*" >&2; }
 die() {
@@ -257,7 +261,7 @@ launch() {
     --jinja --chat-template-file "$TEMPLATE" \
     --embeddings --pooling mean \
     -c "$((CTX * SLOTS))" -np "$SLOTS" -t "$THREADS" --seed "$SEED" --no-webui \
-    </dev/null >"$LOG_FILE" 2>&1 &
+    "${SPEC[@]+"${SPEC[@]}"}" </dev/null >"$LOG_FILE" 2>&1 &
   pid=$!
   printf '%s\n' "$pid" >"$PID_FILE"
   msg "started llama-server pid $pid on $url (log: $LOG_FILE); waiting for /health (timeout ${HEALTH_TIMEOUT} s)"
