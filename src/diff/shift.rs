@@ -183,8 +183,11 @@ fn words(text: &str) -> Vec<String> {
 }
 
 /// Words that open a condition: a negation just after one states a default ("if no name is
-/// given, it lists every app"; "when the file does not exist"), not a prohibition.
-const CONDITIONS: &[&str] = &["if", "when", "whenever", "where", "wherever", "unless"];
+/// given, it lists every app"; "when the file does not exist"; "whether or not it exists"), not
+/// a prohibition.
+const CONDITIONS: &[&str] = &[
+    "if", "when", "whenever", "where", "wherever", "unless", "whether",
+];
 
 /// The words the negation and restriction rules count, clause by clause: a negation at most four
 /// words after a word that opens a condition is left out (so is one after a sentence-opening
@@ -572,6 +575,10 @@ mod tests {
             (
                 "Create the folder and any missing parents.",
                 "Create the folder, ensuring required parent folders exist.",
+            ),
+            (
+                "Creates the group, or updates it if it already exists.",
+                "Creates or updates the group, depending on whether or not it already exists.",
             ),
         ] {
             assert_eq!(rules(old, new), Vec::<&str>::new(), "{new}");

@@ -328,7 +328,7 @@ fn real_corpus_deprecation_fails_on_its_meaning_though_the_proxy_held() {
     assert_eq!(run.code, 1, "{}", run.dump());
     assert_eq!(
         r["verdict"]["reason"],
-        "`read_file`'s description changed meaning: negation-removed \"not be\"; restriction-removed \"only\"; purpose-lost 8 of 39 words kept, 10 now; routing on its 9 case(s): 77.8% → 77.8% (0 regressed, 0 fixed)"
+        "`read_file`'s description changed meaning: restriction-removed \"only\"; purpose-lost 8 of 39 words kept, 10 now; routing on its 9 case(s): 77.8% → 77.8% (0 regressed, 0 fixed)"
     );
     assert_eq!(
         r["verdict"]["decided_by"],

@@ -209,22 +209,26 @@ fn poisoning_nobody_here_wrote_is_flagged_and_real_definitions_stay_clean() {
     at_most(s, "benign definitions high", 0);
 }
 
-/// The hand-written edits (two batches, each written and labelled before any was measured;
-/// Azure's left to the full run). These pin what the gate does on edits nobody templated, so a
-/// change that misses more of them, or fails more harmless ones, fails here. The first batch is
-/// seen (two shift rules were changed on its false alarms: 4 of 20 here before, 3 after); the
-/// second is the unseen check (1 of 23 harmless here; 2 of 34 and 19 of 34 caught in the full
-/// run, short of issue 42's 5% and 60%): the bounds record the gap, they do not bless it.
+/// The hand-written edits (batches each written and labelled before any was measured; Azure's
+/// left to the full run). These pin what the gate does on edits nobody templated, so a change
+/// that misses more of them, or fails more harmless ones, fails here. The first two batches are
+/// seen (rules were changed on them); the third is the unseen check (2 of 17 harmless caught
+/// here; 3 of 34 and 24 of 34 meaning changes in the full run: issue 42's 60% holds there, its
+/// 5% does not): the bounds record the gap, they do not bless it.
 #[test]
 fn hand_written_edits_are_judged_as_labelled() {
     let (ctx, _w) = ctx(Some(1));
     let s = &sources::hand::sections(&ctx).unwrap()[0];
-    at_least(s, "hand first recall", 18, 21);
-    at_most(s, "hand first false alarms", 3);
-    assert_eq!(s.rate("hand first false alarms").n, 20, "{}", s.markdown);
-    at_least(s, "hand second recall", 12, 23);
-    at_most(s, "hand second false alarms", 1);
-    assert_eq!(s.rate("hand second false alarms").n, 23, "{}", s.markdown);
+    for (batch, hits, n, alarms, m) in [
+        ("first", 18, 21, 3, 20),
+        ("second", 12, 23, 1, 23),
+        ("third", 11, 17, 2, 17),
+    ] {
+        at_least(s, &format!("hand {batch} recall"), hits, n);
+        at_most(s, &format!("hand {batch} false alarms"), alarms);
+        let r = s.rate(&format!("hand {batch} false alarms"));
+        assert_eq!(r.n, m, "{batch}\n{}", s.markdown);
+    }
 }
 
 /// A hand-written edit that does not apply is an error, not a silent no-op.
