@@ -60,7 +60,8 @@ done
 # the slots) and $4 speculative-decoding flags (default none). Prints the table and leaves the two
 # designs' seconds per request in $WORK/spr-LABEL (shuffle, then rotate).
 llama_run() {
-  local slots=$1 c=$2 label=${3:-$1} spec=${4:-} url dir=$WORK/llama-${3:-$1}
+  local slots=$1 c=$2 label=${3:-$1} spec=${4:-} url dir
+  dir=$WORK/llama-$label
   if [[ -n ${DRIFTGATE_LLAMA_URL:-} ]]; then
     url=$DRIFTGATE_LLAMA_URL
   else
