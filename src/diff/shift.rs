@@ -35,7 +35,8 @@ pub enum ShiftRule {
     ScopeChanged,
     /// A number changed (a limit, a default, a size).
     LimitChanged,
-    /// A restriction word added ("only", "must", "unless", "except", "at most", "requires").
+    /// A restriction word added ("only", "must", "unless", "except", "at most", "requires",
+    /// "restricted").
     RestrictionAdded,
     /// A restriction word dropped.
     RestrictionRemoved,
@@ -90,6 +91,11 @@ const RESTRICTIONS: &[&str] = &[
     "unless",
     "except",
     "limit",
+    "limits",
+    "limited",
+    "restrict",
+    "restricts",
+    "restricted",
     "maximum",
     "minimum",
     "max",
@@ -124,6 +130,8 @@ const SCOPES: &[(&str, &str)] = &[
     ("source", "destination"),
     ("head", "tail"),
     ("before", "after"),
+    ("back", "forward"),
+    ("previous", "next"),
     ("ascending", "descending"),
     ("upper", "lower"),
     ("minimum", "maximum"),
@@ -144,12 +152,21 @@ const SCOPES: &[(&str, &str)] = &[
 /// Lowercase words, contractions split ("doesn't" → "does", "not"; "cannot" → "can", "not").
 fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for raw in text
-        .to_lowercase()
-        .replace(['\u{2019}', '\u{2018}'], "'")
-        .split(|c: char| !(c.is_alphanumeric() || c == '\''))
-    {
-        let w = raw.trim_matches('\'');
+    // Whether each word of `out` was joined to the one before by a hyphen.
+    let mut hyphened = Vec::new();
+    let lower = text.to_lowercase().replace(['\u{2019}', '\u{2018}'], "'");
+    let mut rest = lower.as_str();
+    while !rest.is_empty() {
+        let start = rest
+            .find(|c: char| c.is_alphanumeric() || c == '\'')
+            .unwrap_or(rest.len());
+        let hyphen = &rest[..start] == "-";
+        rest = &rest[start..];
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '\''))
+            .unwrap_or(rest.len());
+        let w = rest[..end].trim_matches('\'');
+        rest = &rest[end..];
         if w.is_empty() {
             continue;
         }
@@ -166,16 +183,22 @@ fn words(text: &str) -> Vec<String> {
         } else {
             out.push(w.to_string());
         }
+        hyphened.push(hyphen);
+        hyphened.resize(out.len(), false);
     }
-    // "at most", "at least", "up to" are one restriction, not "most" (as in "most recent").
+    // "at most", "at least", "up to" are one restriction, not "most" (as in "most recent"); a
+    // hyphenated compound ("up-to-date") is not.
     let mut i = 0;
     while i + 1 < out.len() {
-        if matches!(
-            (out[i].as_str(), out[i + 1].as_str()),
-            ("at", "most") | ("at", "least") | ("up", "to")
-        ) {
+        if !hyphened[i + 1]
+            && matches!(
+                (out[i].as_str(), out[i + 1].as_str()),
+                ("at", "most") | ("at", "least") | ("up", "to")
+            )
+        {
             let joined = format!("{}_{}", out[i], out[i + 1]);
             out.splice(i..i + 2, [joined]);
+            hyphened.remove(i + 1);
         }
         i += 1;
     }
@@ -260,8 +283,9 @@ fn minus(a: &[String], b: &[String]) -> Vec<String> {
 }
 
 /// The numbers a text states (limits, defaults, sizes), sorted; list markers ("1. ", "2) ") at
-/// the start of a line are numbering, not numbers, and tokens with letters ("base64", "v2") are
-/// names.
+/// the start of a line are numbering, not numbers, tokens with letters ("base64", "v2") are
+/// names, and a number inside double quotes or backticks is a value in an example
+/// (`{"orderId": "1234"}`).
 fn numbers(text: &str) -> Vec<String> {
     let mut n: Vec<String> = Vec::new();
     for line in text.lines() {
@@ -275,7 +299,7 @@ fn numbers(text: &str) -> Vec<String> {
             })
             .map_or(0, |(head, _)| head.len() + 1);
         n.extend(
-            t[marker..]
+            unquoted(&t[marker..])
                 .split(|c: char| !(c.is_alphanumeric() || c == '.' || c == ','))
                 .map(|w| w.trim_matches(['.', ',']))
                 .filter(|w| {
@@ -289,6 +313,26 @@ fn numbers(text: &str) -> Vec<String> {
     }
     n.sort();
     n
+}
+
+/// `line` with what stands inside double quotes or backticks blanked; an unclosed quote blanks
+/// nothing.
+fn unquoted(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(start) = rest.find(['"', '`', '\u{201c}']) {
+        let open = rest[start..].chars().next().expect("a quote");
+        let close = if open == '\u{201c}' { '\u{201d}' } else { open };
+        let inner = start + open.len_utf8();
+        let Some(len) = rest[inner..].find(close) else {
+            break;
+        };
+        out.push_str(&rest[..start]);
+        out.push(' ');
+        rest = &rest[inner + len + close.len_utf8()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 fn quoted(w: &str) -> String {
@@ -532,6 +576,18 @@ mod tests {
             rules("Read a file.", "Read a directory."),
             ["scope-changed"]
         );
+        assert_eq!(
+            rules(
+                "Go back to the previous page in the history",
+                "Go forward to the next page in the history"
+            ),
+            ["scope-changed"]
+        );
+        // A limit outside quotes still shifts.
+        assert_eq!(
+            rules("Read lines.", "Read lines, 1234 at most."),
+            ["limit-changed", "restriction-added"]
+        );
         // Numbering and names with digits are not limits; "1,000" is "1000".
         assert!(
             rules(
@@ -584,6 +640,41 @@ mod tests {
             assert_eq!(rules(old, new), Vec::<&str>::new(), "{new}");
             assert_eq!(rules(new, old), Vec::<&str>::new(), "{old}");
         }
+        // A hyphenated compound is one word: "up-to-date" is not the limit "up to".
+        assert!(
+            rules(
+                "Ideal for gathering current information.",
+                "Ideal for collecting up-to-date information."
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            rules("Read the file.", "Read the file, up to 10 MB."),
+            ["limit-changed", "restriction-added"]
+        );
+        // A restriction said in other words is still one restriction.
+        assert!(
+            rules(
+                "Lists a directory. Only works within allowed directories.",
+                "Lists a directory. Restricted to allowed directories."
+            )
+            .is_empty()
+        );
+        assert_eq!(
+            rules(
+                "Lists a directory.",
+                "Lists a directory. Restricted to allowed directories."
+            ),
+            ["restriction-added"]
+        );
+        // A number inside quotes is a value in an example, not a limit.
+        assert!(
+            rules(
+                "Publish an event.",
+                "Publish an event. Example: publish {\"orderId\": \"1234\"} as data."
+            )
+            .is_empty()
+        );
         // The same words outside a condition, or "required" as the requirement, still shift.
         assert_eq!(
             rules("List every app.", "List every app, with no details."),

@@ -211,9 +211,9 @@ fn poisoning_nobody_here_wrote_is_flagged_and_real_definitions_stay_clean() {
 
 /// The hand-written edits (batches each written and labelled before any was measured; Azure's
 /// left to the full run). These pin what the gate does on edits nobody templated, so a change
-/// that misses more of them, or fails more harmless ones, fails here. The first two batches are
-/// seen (rules were changed on them); the third is the unseen check (2 of 17 harmless caught
-/// here; 3 of 34 and 24 of 34 meaning changes in the full run: issue 42's 60% holds there, its
+/// that misses more of them, or fails more harmless ones, fails here. The first four batches are
+/// seen (rules were changed on them); the fifth is the unseen check (1 of 15 harmless caught
+/// here; 2 of 34 and 25 of 34 meaning changes in the full run: issue 42's 60% holds there, its
 /// 5% does not): the bounds record the gap, they do not bless it.
 #[test]
 fn hand_written_edits_are_judged_as_labelled() {
@@ -222,7 +222,9 @@ fn hand_written_edits_are_judged_as_labelled() {
     for (batch, hits, n, alarms, m) in [
         ("first", 18, 21, 3, 20),
         ("second", 12, 23, 1, 23),
-        ("third", 11, 17, 2, 17),
+        ("third", 11, 17, 0, 17),
+        ("fourth", 11, 15, 3, 15),
+        ("fifth", 10, 15, 1, 15),
     ] {
         at_least(s, &format!("hand {batch} recall"), hits, n);
         at_most(s, &format!("hand {batch} false alarms"), alarms);

@@ -106,10 +106,10 @@ fn the_shifts_flag_meaning_changes_and_rarely_harmless_edits() {
     assert!(k >= 257 && n == 293, "synthetic changing {k}/{n}");
     let (k, n) = total(&synthetic, "benign");
     assert!(k <= 1 && n == 528, "synthetic benign {k}/{n}");
-    // LLM paraphrases: at most 5 of 272 flagged (1.8%; 7 before conditions and "required"
-    // before a noun stopped counting).
+    // LLM paraphrases: at most 4 of 272 flagged (1.5%; 7 before conditions and "required"
+    // before a noun stopped counting, 5 before "restricted" counted and "up-to-date" stopped).
     let (k, n) = total(&paraphrases, "benign");
-    assert!(k <= 5 && n == 272, "paraphrases benign {k}/{n}");
+    assert!(k <= 4 && n == 272, "paraphrases benign {k}/{n}");
     // The real corpus changes, untouched: 13 of 24 meaning changes flagged (descriptions 8 of 15,
     // parameter descriptions 5 of 9), 4 of 23 harmless ones (1 of 8, 3 of 15).
     let (k, n) = total(&corpus, "changing");
