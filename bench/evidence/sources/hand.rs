@@ -95,9 +95,10 @@ pub const BATCHES: &[Batch] = &[
     },
 ];
 
-/// Written and not yet measured: the held-out check kept for the next change chosen on the last
-/// batch. Only parsed (its labels and kinds checked), never judged, until it joins `BATCHES`.
-pub const RESERVE: &str = "hand_edits.sixth.toml";
+/// Written and not yet measured, in the order they will be: the first is the held-out check kept
+/// for the next change chosen on the last batch, the next for the change after. Only parsed
+/// (labels and kinds checked), never judged, until each joins `BATCHES`.
+pub const RESERVES: &[&str] = &["hand_edits.sixth.toml", "hand_edits.seventh.toml"];
 
 pub fn file(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -280,12 +281,15 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
         rates.push((b.recall, rate(&mine, "changing")));
         rates.push((b.false_alarms, rate(&mine, "preserving")));
     }
-    let reserve = read(RESERVE)?.len();
+    let mut reserves = Vec::new();
+    for r in RESERVES {
+        reserves.push(format!("`bench/evidence/{r}` ({} edits)", read(r)?.len()));
+    }
     md.push_str(&format!(
-        "\nOne more batch, `bench/evidence/{RESERVE}` ({reserve} edits, written the same way by a \
-         writer who had seen neither the rules nor the other batches), is kept **unmeasured**: \
-         the held-out check for the next change chosen on the last batch, whose misses are \
-         read below.\n\n"
+        "\nKept **unmeasured**, written the same way by writers who had seen neither the rules \
+         nor the other batches: {}. The first is the held-out check for the next change chosen \
+         on the last batch (whose misses are read below), each next one for the change after.\n\n",
+        reserves.join(", ")
     ));
     md.push_str(
         "Every edit, with the verdict and what decided it:\n\n\
