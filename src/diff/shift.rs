@@ -150,10 +150,19 @@ const SCOPES: &[(&str, &str)] = &[
 ];
 
 /// Lowercase words, contractions split ("doesn't" → "does", "not"; "cannot" → "can", "not").
+/// "at most", "at least", "up to" are one restriction word each (not "most" as in "most
+/// recent"); a hyphenated compound ("up-to-date") is not.
 fn words(text: &str) -> Vec<String> {
-    let mut out = Vec::new();
-    // Whether each word of `out` was joined to the one before by a hyphen.
-    let mut hyphened = Vec::new();
+    let mut out: Vec<String> = Vec::new();
+    // `hyphen`: joined to the word before by a hyphen.
+    let mut push = |w: &str, hyphen: bool| match (out.last().map(String::as_str), w) {
+        (Some("at"), "most" | "least") | (Some("up"), "to") if !hyphen => {
+            let last = out.last_mut().expect("a word before");
+            last.push('_');
+            last.push_str(w);
+        }
+        _ => out.push(w.to_string()),
+    };
     let lower = text.to_lowercase().replace(['\u{2019}', '\u{2018}'], "'");
     let mut rest = lower.as_str();
     while !rest.is_empty() {
@@ -171,7 +180,8 @@ fn words(text: &str) -> Vec<String> {
             continue;
         }
         if w == "cannot" {
-            out.extend(["can".to_string(), "not".to_string()]);
+            push("can", hyphen);
+            push("not", false);
         } else if let Some(stem) = w.strip_suffix("n't") {
             let stem = match stem {
                 "ca" => "can",
@@ -179,28 +189,11 @@ fn words(text: &str) -> Vec<String> {
                 "sha" => "shall",
                 s => s,
             };
-            out.extend([stem.to_string(), "not".to_string()]);
+            push(stem, hyphen);
+            push("not", false);
         } else {
-            out.push(w.to_string());
+            push(w, hyphen);
         }
-        hyphened.push(hyphen);
-        hyphened.resize(out.len(), false);
-    }
-    // "at most", "at least", "up to" are one restriction, not "most" (as in "most recent"); a
-    // hyphenated compound ("up-to-date") is not.
-    let mut i = 0;
-    while i + 1 < out.len() {
-        if !hyphened[i + 1]
-            && matches!(
-                (out[i].as_str(), out[i + 1].as_str()),
-                ("at", "most") | ("at", "least") | ("up", "to")
-            )
-        {
-            let joined = format!("{}_{}", out[i], out[i + 1]);
-            out.splice(i..i + 2, [joined]);
-            hyphened.remove(i + 1);
-        }
-        i += 1;
     }
     out
 }

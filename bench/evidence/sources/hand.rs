@@ -50,13 +50,8 @@ pub struct Batch {
     pub false_alarms: &'static str,
 }
 
-/// Each batch is the held-out check of the change chosen on the one before it, then seen: the
-/// first batch's two false alarms from meaning-shift rules changed those rules (2026-12-07); the
-/// second, written by a writer who had not read the rules, checked that change, and one more
-/// was then chosen on its false alarms (a second tried and dropped); the third, written before
-/// those, checked them, and two more were chosen on its false alarms; the fourth, written
-/// before those, checked them, and two more were chosen on its false alarms and misses (a third
-/// tried and dropped); the fifth, written before those, checks them.
+/// Each batch is the held-out check of the change chosen on the one before it, and seen once a
+/// change is chosen on it: `seen` says so, bench/evidence/preamble.md says which change.
 pub const BATCHES: &[Batch] = &[
     Batch {
         name: "first",
