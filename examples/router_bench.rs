@@ -100,7 +100,11 @@ fn variants() -> Vec<(&'static str, Options)> {
         ),
         ("`hybrid2`: + small-talk none (+0.05)", h2),
         (
-            "**shipped (`hybrid3`): + prohibitions repel (0.5), punctuation-free views, whole text 0.3 (sentences sorted) + best sentence 0.7**",
+            "`hybrid3`: + prohibitions repel (0.5), punctuation-free views, whole text 0.3 (sentences sorted) + best sentence 0.7",
+            Options::hybrid3(),
+        ),
+        (
+            "**shipped (`hybrid4`): + usage examples not read**",
             Options::default(),
         ),
     ]

@@ -2,7 +2,7 @@
 //!
 //!   cargo run --release --example evidence -- --driftgate BIN --external DIR --corpus DIR \
 //!       [--bfcl DIR] [--atr DIR] [--cisco DIR] [--subschema PYTHON] [--out docs/evidence.md] [--limit N] [--only SOURCE]
-//!       [--cache DIR]
+//!       [--cache DIR] [--keep]
 //!
 //! `bench/evidence/run` fetches what comes from the registries (BFCL), builds the release binary
 //! and calls this. Writes the tables to `--out` and one JSONL per source beside it
@@ -30,6 +30,8 @@ struct Args {
     commit: String,
     /// Embeddings memoised here across runs.
     cache: Option<PathBuf>,
+    /// Leave the scratch directory (every side and suite written) for re-running one case.
+    keep: bool,
 }
 
 fn args() -> Result<Args> {
@@ -46,6 +48,7 @@ fn args() -> Result<Args> {
         only: None,
         commit: String::from("unknown"),
         cache: None,
+        keep: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(flag) = it.next() {
@@ -63,6 +66,7 @@ fn args() -> Result<Args> {
             "--commit" => a.commit = value()?,
             "--only" => a.only = Some(value()?),
             "--cache" => a.cache = Some(value()?.into()),
+            "--keep" => a.keep = true,
             other => bail!("unknown flag {other}"),
         }
     }
@@ -120,7 +124,11 @@ fn main() -> Result<()> {
         }
         std::fs::write(raw.join(format!("{}.jsonl", s.id)), text)?;
     }
-    std::fs::remove_dir_all(&work).ok();
+    if a.keep {
+        eprintln!("evidence: kept {}", work.display());
+    } else {
+        std::fs::remove_dir_all(&work).ok();
+    }
     eprintln!(
         "evidence: wrote {} and {}/ in {:.0}s",
         a.out.display(),

@@ -252,8 +252,9 @@ pub struct RouterArgs {
     /// of when the prompt reads more like small talk than like any tool (the default).
     #[arg(long)]
     pub none_threshold: Option<f32>,
-    /// Semantic router: which shipped option set [default: hybrid3]; hybrid2 is more accurate
-    /// on very large tool sets and feels fewer description edits (docs/router.md).
+    /// Semantic router: which shipped option set [default: hybrid4]; hybrid3 also reads usage
+    /// examples, hybrid2 is more accurate on very large tool sets and feels fewer description
+    /// edits (docs/router.md).
     #[arg(long, value_name = "VARIANT")]
     pub semantic_variant: Option<crate::app::config::SemanticVariant>,
     /// USD per million input tokens: with --price-output, the report estimates the run's cost.

@@ -13,6 +13,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::text::cues::NEGATIONS;
+use crate::text::examples;
 use crate::text::terms::{STOPWORDS, stem};
 use crate::text::tokens::{name_tokens, sentences};
 use crate::text::verbs::{VERB_PAIRS, same_action};
@@ -377,14 +378,17 @@ fn leading_stem(name: &str) -> Option<String> {
 /// sibling rules). Empty when the edit reads as meaning-preserving.
 pub fn shifts(old: &str, new: &str, tool: &str, set: &Siblings) -> Vec<Shift> {
     let (ow, nw) = (words(old), words(new));
-    let (oq, nq) = (cue_words(old), cue_words(new));
+    // Negations, restrictions and limits are read outside usage examples: "For example, pass
+    // only the service" illustrates a call, it does not restrict the tool.
+    let (ox, nx) = (examples::without(old), examples::without(new));
+    let (oq, nq) = (cue_words(&ox), cue_words(&nx));
     let mut out = Vec::new();
     let mut push = |rule, detail: String| out.push(Shift { rule, detail });
     let (neg_old, neg_new) = (count(&oq, NEGATIONS), count(&nq, NEGATIONS));
     if neg_new > neg_old {
-        push(ShiftRule::NegationAdded, negation_detail(new, old));
+        push(ShiftRule::NegationAdded, negation_detail(&nx, &ox));
     } else if neg_new < neg_old {
-        push(ShiftRule::NegationRemoved, negation_detail(old, new));
+        push(ShiftRule::NegationRemoved, negation_detail(&ox, &nx));
     }
     let (oc, nc) = (content(&ow), content(&nw));
     let removed = minus(&oc, &nc);
@@ -410,7 +414,7 @@ pub fn shifts(old: &str, new: &str, tool: &str, set: &Siblings) -> Vec<Shift> {
     if let Some(d) = pair_of(&mut SCOPES.iter().copied()) {
         push(ShiftRule::ScopeChanged, d);
     }
-    let (on, nn) = (numbers(old), numbers(new));
+    let (on, nn) = (numbers(&ox), numbers(&nx));
     if on != nn {
         push(
             ShiftRule::LimitChanged,
@@ -667,6 +671,24 @@ mod tests {
                 "Publish an event. Example: publish {\"orderId\": \"1234\"} as data."
             )
             .is_empty()
+        );
+        // Nor is a restriction or a negation inside a usage example: it illustrates a call.
+        assert!(
+            rules(
+                "Gets the details of knowledge sources.",
+                "Gets the details of knowledge sources. For example, pass only the service to \
+                 see every source in it (e.g. never more than 10)."
+            )
+            .is_empty()
+        );
+        // Outside the example the same words still shift.
+        assert_eq!(
+            rules(
+                "Gets the details of knowledge sources.",
+                "Gets the details of knowledge sources, only in the service. For example, pass \
+                 the service."
+            ),
+            ["restriction-added"]
         );
         // The same words outside a condition, or "required" as the requirement, still shift.
         assert_eq!(

@@ -84,11 +84,16 @@ pub struct Options {
     /// a sentence does not change what a tool does, and with `whole_weight` the whole view
     /// counts on its own.
     pub sorted: bool,
+    /// Views read the description's usage examples ("For example, …", "(e.g. …)"). Off, an
+    /// example's file names and values do not pull other tools' prompts: an added example moved
+    /// other tools' cases in four of the five hand-written batches (`text::examples`; the whole
+    /// text of a router without name words is the tool's routing text, examples and all).
+    pub examples: bool,
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options::hybrid3()
+        Options::hybrid4()
     }
 }
 
@@ -96,19 +101,22 @@ impl Default for Options {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Variant {
-    /// The one before: more accurate on Azure's 180 tools, feels fewer meaning changes.
+    /// Two before: more accurate on Azure's 180 tools, feels fewer meaning changes.
     Hybrid2,
-    /// The default (docs/router.md).
+    /// The one before: reads usage examples as it reads the rest.
     Hybrid3,
+    /// The default (docs/router.md).
+    Hybrid4,
 }
 
 impl Variant {
-    pub const ALL: [Variant; 2] = [Variant::Hybrid2, Variant::Hybrid3];
+    pub const ALL: [Variant; 3] = [Variant::Hybrid2, Variant::Hybrid3, Variant::Hybrid4];
 
     pub fn name(self) -> &'static str {
         match self {
             Variant::Hybrid2 => "hybrid2",
             Variant::Hybrid3 => "hybrid3",
+            Variant::Hybrid4 => "hybrid4",
         }
     }
 
@@ -116,6 +124,7 @@ impl Variant {
         match self {
             Variant::Hybrid2 => Options::hybrid2(),
             Variant::Hybrid3 => Options::hybrid3(),
+            Variant::Hybrid4 => Options::hybrid4(),
         }
     }
 }
@@ -144,12 +153,13 @@ impl Options {
             repel: 0.0,
             plain: false,
             sorted: false,
+            examples: true,
         }
     }
 
-    /// The shipped router: hybrid2 with prohibitions that repel, punctuation-free views, and
-    /// the whole text (sentences in a fixed order) weighed 0.3 beside the best sentence; chosen
-    /// on the tune half of the edit benchmark for what it feels (docs/router.md).
+    /// hybrid2 with prohibitions that repel, punctuation-free views, and the whole text
+    /// (sentences in a fixed order) weighed 0.3 beside the best sentence; chosen on the tune half
+    /// of the edit benchmark for what it feels (docs/router.md).
     pub fn hybrid3() -> Self {
         Options {
             repel: 0.5,
@@ -157,6 +167,15 @@ impl Options {
             whole_weight: 0.3,
             sorted: true,
             ..Options::hybrid2()
+        }
+    }
+
+    /// The shipped router: hybrid3 reading descriptions without their usage examples; chosen
+    /// on the first five hand-written batches' false alarms (docs/router.md).
+    pub fn hybrid4() -> Self {
+        Options {
+            examples: false,
+            ..Options::hybrid3()
         }
     }
 
@@ -177,6 +196,9 @@ impl Options {
         }
         if *self == Options::hybrid3() {
             return "hybrid3".into();
+        }
+        if *self == Options::hybrid4() {
+            return "hybrid4".into();
         }
         let mut label = format!(
             "{}{}bm25={}:none={none}",
@@ -200,7 +222,9 @@ impl Options {
         if self.sorted {
             label.push_str(":sorted");
         }
-
+        if !self.examples {
+            label.push_str(":no-examples");
+        }
         label
     }
 }
@@ -337,19 +361,19 @@ impl Router for SemanticRouter {
     async fn prepare(&self, requests: &[&RouteRequest]) {
         let mut texts: Vec<String> = Vec::new();
         for r in requests {
-            texts.extend(self.plan(r).texts);
+            texts.extend(plan(&self.options, r).texts);
         }
         // A failure comes back when the request is routed, and is reported there.
         let _ = self.ensure(&texts).await;
     }
 
     fn texts(&self, req: &RouteRequest) -> Option<Vec<String>> {
-        Some(self.plan(req).texts)
+        Some(plan(&self.options, req).texts)
     }
 
     async fn route(&self, req: &RouteRequest) -> Result<RouteResponse, Failure> {
         let started = Instant::now();
-        let plan = self.plan(req);
+        let plan = plan(&self.options, req);
         let cos = self.cosines(&plan.texts).await?;
         let n = req.tools.len();
         let (mut whole, mut best_sentence, mut repelled) = (
@@ -458,72 +482,74 @@ struct Plan {
     lexical_docs: Vec<String>,
 }
 
-impl SemanticRouter {
-    fn plan(&self, req: &RouteRequest) -> Plan {
-        let query = req
-            .messages
-            .iter()
-            .rev()
-            .find(|m| m.role == "user")
-            .map(|m| m.content.clone())
-            .unwrap_or_default();
-        let o = &self.options;
-        let mut texts = vec![query.clone()];
-        let mut views = Vec::new();
-        let mut lexical_docs = Vec::new();
-        for (k, t) in req.tools.iter().enumerate() {
-            let whole = match (o.name_words, o.sorted) {
-                (true, true) => {
-                    let mut parts = sentences(t.description_text());
-                    parts.sort_unstable();
-                    word_text_with(t, &parts.join(" "))
-                }
-                (true, false) => word_text(t),
-                (false, _) => t.routing_text(),
-            };
-            let whole = if o.plain { plain(&whole) } else { whole };
-            if o.sentences {
-                let name = words(&t.name);
-                let mut parts: Vec<&str> = sentences(t.description_text());
-                if o.plain {
-                    parts = parts.into_iter().flat_map(|s| s.split("; ")).collect();
-                }
-                for s in parts {
-                    let s = if o.plain { plain(s) } else { s.to_string() };
-                    match crate::text::cues::prohibition(&s).filter(|_| o.repel > 0.0) {
-                        Some(rest) => {
-                            texts.push(rest.to_string());
-                            views.push(View::Repel(k));
-                        }
-                        None if o.named_sentences => {
-                            texts.push(format!("{name}: {s}"));
-                            views.push(View::Sentence(k));
-                        }
-                        None => {
-                            texts.push(s);
-                            views.push(View::Sentence(k));
-                        }
+/// What `req` embeds and scores under options `o`.
+fn plan(o: &Options, req: &RouteRequest) -> Plan {
+    let query = req
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == "user")
+        .map(|m| m.content.clone())
+        .unwrap_or_default();
+    let mut texts = vec![query.clone()];
+    let mut views = Vec::new();
+    let mut lexical_docs = Vec::new();
+    for (k, t) in req.tools.iter().enumerate() {
+        let description = match o.examples {
+            true => t.description_text().to_string(),
+            false => crate::text::examples::without(t.description_text()),
+        };
+        let whole = match (o.name_words, o.sorted) {
+            (true, true) => {
+                let mut parts = sentences(&description);
+                parts.sort_unstable();
+                word_text_with(t, &parts.join(" "))
+            }
+            (true, false) => word_text_with(t, &description),
+            (false, _) => t.routing_text(),
+        };
+        let whole = if o.plain { plain(&whole) } else { whole };
+        if o.sentences {
+            let name = words(&t.name);
+            let mut parts: Vec<&str> = sentences(&description);
+            if o.plain {
+                parts = parts.into_iter().flat_map(|s| s.split("; ")).collect();
+            }
+            for s in parts {
+                let s = if o.plain { plain(s) } else { s.to_string() };
+                match crate::text::cues::prohibition(&s).filter(|_| o.repel > 0.0) {
+                    Some(rest) => {
+                        texts.push(rest.to_string());
+                        views.push(View::Repel(k));
+                    }
+                    None if o.named_sentences => {
+                        texts.push(format!("{name}: {s}"));
+                        views.push(View::Sentence(k));
+                    }
+                    None => {
+                        texts.push(s);
+                        views.push(View::Sentence(k));
                     }
                 }
             }
-            texts.push(whole);
-            views.push(View::Whole(k));
-            if o.lexical > 0.0 {
-                lexical_docs.push(word_text(t));
-            }
         }
-        if matches!(o.none, NoneRule::SmallTalk { .. }) && req.tool_choice != ToolChoice::Required {
-            for line in SMALL_TALK {
-                texts.push(line.to_string());
-                views.push(View::Talk);
-            }
+        texts.push(whole);
+        views.push(View::Whole(k));
+        if o.lexical > 0.0 {
+            lexical_docs.push(word_text_with(t, &description));
         }
-        Plan {
-            query,
-            texts,
-            views,
-            lexical_docs,
+    }
+    if matches!(o.none, NoneRule::SmallTalk { .. }) && req.tool_choice != ToolChoice::Required {
+        for line in SMALL_TALK {
+            texts.push(line.to_string());
+            views.push(View::Talk);
         }
+    }
+    Plan {
+        query,
+        texts,
+        views,
+        lexical_docs,
     }
 }
 
@@ -549,12 +575,8 @@ fn words(name: &str) -> String {
     crate::text::tokens::name_tokens(name).join(" ")
 }
 
-/// The tool as words: name words (title): description, then its parameters' name words.
-fn word_text(t: &Tool) -> String {
-    word_text_with(t, t.description_text())
-}
-
-/// [`word_text`] with `description` in place of the tool's.
+/// The tool as words: name words (title): `description` (the tool's, as the router reads it),
+/// then its parameters' name words.
 fn word_text_with(t: &Tool, description: &str) -> String {
     let mut s = words(&t.name);
     if let Some(title) = &t.title {
@@ -705,6 +727,33 @@ mod tests {
     }
 
     #[test]
+    fn an_added_usage_example_is_not_read_by_the_shipped_router() {
+        let tool = |description: &str| {
+            let v = serde_json::json!({"name": "edit_file", "description": description,
+                "inputSchema": {"type": "object", "properties": {"path": {"type": "string"}}}});
+            Tool::from_value(&v, "t", "").unwrap()
+        };
+        let base = "Make line-based edits to a text file. Returns a git-style diff.";
+        let head = "Make line-based edits to a text file. For example, an edit can replace the \
+                    line 'debug = false' with 'debug = true' in config.ini. Returns a git-style \
+                    diff.";
+        let texts = |o: &Options, d: &str| {
+            let p = plan(
+                o,
+                &RouteRequest::single(&[], "change config.ini", vec![tool(d)]),
+            );
+            (p.texts, p.lexical_docs)
+        };
+        let shipped = Options::default();
+        assert_eq!(texts(&shipped, head), texts(&shipped, base));
+        // The option set before read it: a sentence view of its own, and in the whole text.
+        let before = Options::hybrid3();
+        let (with, _) = texts(&before, head);
+        assert!(with.iter().any(|t| t.contains("config.ini")), "{with:?}");
+        assert_ne!(texts(&before, head), texts(&before, base));
+    }
+
+    #[test]
     fn labels_name_each_option_and_keep_the_first_routers_id() {
         assert_eq!(Options::first().label(), "none<0.25");
         // The short names stand for exactly these options.
@@ -718,20 +767,27 @@ mod tests {
             repel: 0.0,
             plain: false,
             sorted: false,
+            examples: true,
         };
         assert_eq!(Options::hybrid2(), hybrid2);
         assert_eq!(Options::hybrid2().label(), "hybrid2");
+        let hybrid3 = Options {
+            repel: 0.5,
+            plain: true,
+            whole_weight: 0.3,
+            sorted: true,
+            ..hybrid2
+        };
+        assert_eq!(Options::hybrid3(), hybrid3);
+        assert_eq!(Options::hybrid3().label(), "hybrid3");
         assert_eq!(
             Options::default(),
             Options {
-                repel: 0.5,
-                plain: true,
-                whole_weight: 0.3,
-                sorted: true,
-                ..hybrid2
+                examples: false,
+                ..hybrid3
             }
         );
-        assert_eq!(Options::default().label(), "hybrid3");
+        assert_eq!(Options::default().label(), "hybrid4");
         let talk_wider = Options {
             none: NoneRule::SmallTalk { margin: 0.1 },
             ..Options::hybrid2()
@@ -746,7 +802,7 @@ mod tests {
         };
         assert_eq!(
             threshold.label(),
-            "words:sentences:bm25=0.15:none=<0.3:whole=0.3:repel=0.5:plain:sorted"
+            "words:sentences:bm25=0.15:none=<0.3:whole=0.3:repel=0.5:plain:sorted:no-examples"
         );
         let grid = Options {
             named_sentences: false,

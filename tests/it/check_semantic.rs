@@ -980,7 +980,7 @@ fn an_endorsement_sentence_fails_the_calendar_check_and_says_why() {
 }
 
 /// `--semantic-variant hybrid2` (or `[router] semantic_variant` in the config) routes with the
-/// earlier option set: its own model id, so its own cache entries — a hybrid3 run's answers in
+/// earlier option set: its own model id, so its own cache entries — a hybrid4 run's answers in
 /// the same cache answer none of its requests — and the calendar's regression still fails.
 #[test]
 fn the_semantic_variant_is_chosen_by_flag_or_config_and_cached_apart() {
@@ -989,7 +989,7 @@ fn the_semantic_variant_is_chosen_by_flag_or_config_and_cached_apart() {
     let (run, r3) = check_json(cache.path(), &calendar);
     assert_eq!(run.code, 1, "{}", run.dump());
     let model = |r: &Value| r["router"]["model"].as_str().unwrap().to_string();
-    assert!(model(&r3).ends_with("@hybrid3"), "{}", model(&r3));
+    assert!(model(&r3).ends_with("@hybrid4"), "{}", model(&r3));
 
     let flag: Vec<&str> = calendar
         .iter()
@@ -1002,7 +1002,7 @@ fn the_semantic_variant_is_chosen_by_flag_or_config_and_cached_apart() {
     assert_eq!(
         stat(&r2, "base", "cache_hits"),
         0,
-        "keyed apart from hybrid3"
+        "keyed apart from hybrid4"
     );
     assert_eq!(stat(&r2, "base", "requests_sent"), 36);
     assert!(
@@ -1041,7 +1041,7 @@ fn the_semantic_variant_is_chosen_by_flag_or_config_and_cached_apart() {
             .contains("driftgate.toml: invalid TOML at line 2")
             && run
                 .stderr
-                .contains("`hybrid9`, expected `hybrid2` or `hybrid3`"),
+                .contains("`hybrid9`, expected one of `hybrid2`, `hybrid3`, `hybrid4`"),
         "{}",
         run.dump()
     );

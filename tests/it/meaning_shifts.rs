@@ -111,9 +111,10 @@ fn the_shifts_flag_meaning_changes_and_rarely_harmless_edits() {
     let (k, n) = total(&paraphrases, "benign");
     assert!(k <= 4 && n == 272, "paraphrases benign {k}/{n}");
     // The real corpus changes, untouched: 13 of 24 meaning changes flagged (descriptions 8 of 15,
-    // parameter descriptions 5 of 9), 4 of 23 harmless ones (1 of 8, 3 of 15).
+    // parameter descriptions 5 of 9), 2 of 23 harmless ones (1 of 8, 1 of 15; 3 of 15 before
+    // restrictions and negations inside usage examples stopped counting).
     let (k, n) = total(&corpus, "changing");
     assert!(k >= 13 && n == 24, "corpus changing {k}/{n}");
     let (k, n) = total(&corpus, "benign");
-    assert!(k <= 4 && n == 23, "corpus benign {k}/{n}");
+    assert!(k <= 2 && n == 23, "corpus benign {k}/{n}");
 }

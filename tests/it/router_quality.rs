@@ -61,7 +61,7 @@ fn the_shipped_router_holds_its_accuracy_on_every_shipped_suite() {
                 let r = run.json();
                 assert_eq!(r["router"]["kind"], "semantic");
                 assert!(
-                    r["router"]["model"].as_str().unwrap().ends_with("@hybrid3"),
+                    r["router"]["model"].as_str().unwrap().ends_with("@hybrid4"),
                     "{}",
                     r["router"]["model"]
                 );

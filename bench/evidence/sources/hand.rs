@@ -56,14 +56,14 @@ pub const BATCHES: &[Batch] = &[
     Batch {
         name: "first",
         file: "hand_edits.toml",
-        seen: "seen: two meaning-shift rules were changed on its false alarms",
+        seen: "seen: two meaning-shift rules and the router's example rule were chosen on its false alarms",
         recall: "hand first recall",
         false_alarms: "hand first false alarms",
     },
     Batch {
         name: "second",
         file: "hand_edits.second.toml",
-        seen: "seen: one more was changed on its false alarms",
+        seen: "seen: one more rule, and the router's example rule, were chosen on its false alarms",
         recall: "hand second recall",
         false_alarms: "hand second false alarms",
     },
@@ -77,23 +77,30 @@ pub const BATCHES: &[Batch] = &[
     Batch {
         name: "fourth",
         file: "hand_edits.fourth.toml",
-        seen: "seen: two more were changed on its false alarms and misses",
+        seen: "seen: two more rules and the router's example rule were chosen on its false alarms and misses",
         recall: "hand fourth recall",
         false_alarms: "hand fourth false alarms",
     },
     Batch {
         name: "fifth",
         file: "hand_edits.fifth.toml",
-        seen: "unseen: nothing chosen on it",
+        seen: "seen: the router's example rule was chosen on its false alarm",
         recall: "hand fifth recall",
         false_alarms: "hand fifth false alarms",
+    },
+    Batch {
+        name: "sixth",
+        file: "hand_edits.sixth.toml",
+        seen: "unseen: nothing chosen on it",
+        recall: "hand sixth recall",
+        false_alarms: "hand sixth false alarms",
     },
 ];
 
 /// Written and not yet measured, in the order they will be: the first is the held-out check kept
 /// for the next change chosen on the last batch, the next for the change after. Only parsed
 /// (labels and kinds checked), never judged, until each joins `BATCHES`.
-pub const RESERVES: &[&str] = &["hand_edits.sixth.toml", "hand_edits.seventh.toml"];
+pub const RESERVES: &[&str] = &["hand_edits.seventh.toml"];
 
 pub fn file(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
