@@ -148,7 +148,7 @@ fn held_out_meaning_changes_fail_the_gate_and_harmless_edits_pass() {
     let (ctx, _w) = ctx(Some(1));
     let s = &sources::edits::sections(&ctx).unwrap()[0];
     at_least(s, "held-out-recall", HELD_OUT_RECALL.0, HELD_OUT_RECALL.1);
-    // The full run: 4 of 117 held-out harmless edits fail (docs/evidence.md); the slice has one.
+    // The full run: 5 of 117 held-out harmless edits fail (docs/evidence.md); the slice has one.
     at_most(s, "held-out-false-alarms", 1);
     at_most(s, "tune-false-alarms", 3);
 }
@@ -188,7 +188,9 @@ fn public_prompts_route_at_least_as_well_and_every_misroute_is_judged() {
     at_least(s, "filesystem-last", 63, 80);
     at_least(s, "search", 71, 80);
     let az = &sources::azure::sections(&ctx).unwrap()[0];
-    at_least(az, "accuracy", 67, 80);
+    // 67 with hybrid3: not reading usage examples costs one prompt here (two of 438 in the full
+    // run: "Deploy a GPT4o instance" matched the deploy tool's "(e.g. GPT4o …)"; docs/router.md).
+    at_least(az, "accuracy", 66, 80);
     // Every misrouted prompt carries a judgement (bench/evidence/judgements.toml).
     at_most(s, "filesystem-unjudged", 0);
     at_most(s, "search-unjudged", 0);
