@@ -495,9 +495,9 @@ fn plan(o: &Options, req: &RouteRequest) -> Plan {
     let mut views = Vec::new();
     let mut lexical_docs = Vec::new();
     for (k, t) in req.tools.iter().enumerate() {
-        let description = match o.examples {
-            true => t.description_text().to_string(),
-            false => crate::text::examples::without(t.description_text()),
+        let description: std::borrow::Cow<str> = match o.examples {
+            true => t.description_text().into(),
+            false => crate::text::examples::without(t.description_text()).into(),
         };
         let whole = match (o.name_words, o.sorted) {
             (true, true) => {
