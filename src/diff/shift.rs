@@ -109,7 +109,58 @@ const RESTRICTIONS: &[&str] = &[
     "requires",
     "exclusively",
     "solely",
+    "mandatory",
+    "compulsory",
+    "obligatory",
 ];
+
+/// Restriction words that also name a thing when a noun follows ("required paths", "mandatory
+/// fields"): only the requirement ("the name is required") counts.
+const NAMING: &[&str] = &["required", "mandatory", "compulsory", "obligatory"];
+
+/// Scope words said two ways: "all keys" → "every key" or "in one operation" → "in a single
+/// call" keeps the scope ("all" and "one" are stopwords, so only their other forms are paired).
+const SAME_SCOPE: &[&[&str]] = &[&["every", "all"], &["single", "one"]];
+
+/// The scope `word` in any of its forms among `words` (stemmed): "one" for "single".
+fn said(words: &[String], word: &str) -> bool {
+    let forms = SAME_SCOPE
+        .iter()
+        .find(|f| f.contains(&word))
+        .copied()
+        .unwrap_or(std::slice::from_ref(&word));
+    words.iter().any(|w| forms.contains(&stem(w).as_str()))
+}
+
+/// Nouns that make a number word count calls, not objects: "in one operation", "in a single
+/// call", "one by one".
+const CALLS: &[&str] = &[
+    "call",
+    "calls",
+    "operation",
+    "request",
+    "step",
+    "pass",
+    "go",
+    "batch",
+    "by",
+];
+
+/// `words` without a scope word that counts calls.
+fn objects(words: &[String]) -> Vec<String> {
+    let scope = |w: &str| SCOPES.iter().any(|(a, b)| *a == w || *b == w);
+    words
+        .iter()
+        .enumerate()
+        .filter(|(i, w)| {
+            !(scope(w)
+                && words
+                    .get(i + 1)
+                    .is_some_and(|n| CALLS.contains(&n.as_str())))
+        })
+        .map(|(_, w)| w.clone())
+        .collect()
+}
 
 /// Scope counterparts: replacing one by the other changes what the tool acts on. Independent of
 /// the benchmark's generator table (`stress::edits::SCOPE`) where it can be; the overlap is said
@@ -206,31 +257,82 @@ const CONDITIONS: &[&str] = &[
     "if", "when", "whenever", "where", "wherever", "unless", "whether",
 ];
 
-/// The words the negation and restriction rules count, clause by clause: a negation at most four
-/// words after a word that opens a condition is left out (so is one after a sentence-opening
-/// "with": "With no name it lists every app"), and so is "required" before a noun ("required
-/// paths" names a thing; "the name is required" is the requirement).
+/// What a negation right before one of these negates is a failure: "without error", "does not
+/// fail" say the call succeeds, they exclude no use.
+const FAILURES: &[&str] = &["error", "errors", "fail", "fails", "failing", "failure"];
+
+/// Words that name another tool in a redirect ("use a different tool", "use another command").
+const OTHER: &[&str] = &["different", "another", "other", "separate"];
+const TOOL: &[&str] = &["tool", "command", "function", "operation"];
+
+/// The words the negation and restriction rules count, clause by clause. Left out: a negation in
+/// a clause a condition word opens ("if no name is given", "when the file does not exist") or
+/// that a sentence-opening "with" opens ("With no name it lists every app") — it states a
+/// default, not a prohibition; a negation of a failure ("without error"); a naming word before a
+/// noun ("required paths" names a thing; "the name is required" is the requirement). Added: a
+/// "not" before a redirect to another tool ("To fetch one key, use a different tool" excludes a
+/// use as "Not for fetching one key" does).
 fn cue_words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
-    for sentence in sentences(text) {
+    for sentence in sentences(&unwrapped(text)) {
         for (c, clause) in sentence.split([',', ';', ':', '(', ')']).enumerate() {
             let w = words(clause);
             let opens = |j: usize| {
                 CONDITIONS.contains(&w[j].as_str()) || (c == 0 && j == 0 && w[j] == "with")
             };
+            // Words after a negation, articles skipped.
+            let object = |i: usize| {
+                w[i + 1..]
+                    .iter()
+                    .find(|n| !matches!(n.as_str(), "a" | "an" | "any" | "to"))
+            };
             for (i, x) in w.iter().enumerate() {
-                let conditional =
-                    NEGATIONS.contains(&x.as_str()) && (i.saturating_sub(4)..i).any(opens);
-                let naming = x == "required"
+                let negation = NEGATIONS.contains(&x.as_str());
+                let conditional = negation && (0..i).any(opens);
+                let failure = negation && object(i).is_some_and(|n| FAILURES.contains(&n.as_str()));
+                let naming = NAMING.contains(&x.as_str())
                     && w.get(i + 1)
                         .is_some_and(|n| !STOPWORDS.contains(&n.as_str()));
-                if !(conditional || naming) {
+                if x == "use" && redirect(&w[i + 1..]) {
+                    out.push("not".to_string());
+                }
+                if !(conditional || failure || naming) {
                     out.push(x.clone());
                 }
             }
         }
     }
     out
+}
+
+/// `text` with hard-wrapped lines joined: a line break inside a sentence (the next line opens in
+/// lowercase, the line before ends in no stop) is a space, so "If a specific index name\r\nis not
+/// provided" is one clause.
+fn unwrapped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut lines = text.split('\n').peekable();
+    while let Some(line) = lines.next() {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        out.push_str(line);
+        if let Some(next) = lines.peek() {
+            let ends =
+                line.trim_end().ends_with(['.', '!', '?', ':', ';']) || line.trim().is_empty();
+            let opens_low = next.trim_start().starts_with(|c: char| c.is_lowercase());
+            out.push(if !ends && opens_low { ' ' } else { '\n' });
+        }
+    }
+    out
+}
+
+/// "a different tool", "another command", "the other tool" (after "use"): a redirect.
+fn redirect(after: &[String]) -> bool {
+    let w: Vec<&str> = after
+        .iter()
+        .map(String::as_str)
+        .filter(|w| !matches!(*w, "a" | "an" | "the"))
+        .take(2)
+        .collect();
+    matches!(w.as_slice(), [o, t] if OTHER.contains(o) && TOOL.contains(t))
 }
 
 /// Content stems: stopwords, negations and numbers out.
@@ -393,25 +495,29 @@ pub fn shifts(old: &str, new: &str, tool: &str, set: &Siblings) -> Vec<Shift> {
     let (oc, nc) = (content(&ow), content(&nw));
     let removed = minus(&oc, &nc);
     let added = minus(&nc, &oc);
-    let pair_of = |table: &mut dyn Iterator<Item = (&'static str, &'static str)>| {
-        let pairs: Vec<(&str, &str)> = table.collect();
-        removed.iter().find_map(|r| {
-            added.iter().find_map(|a| {
-                pairs
-                    .iter()
-                    .any(|(p, q)| (r == p && a == q) || (r == q && a == p))
-                    .then(|| format!("{} → {}", quoted(r), quoted(a)))
-            })
-        })
-    };
-    let verb = pair_of(&mut VERB_PAIRS.iter().map(|p| (p.a, p.b))).or_else(|| {
+    // A verb swapped in its noun or gerund form too ("installation" → "uninstallation").
+    let forms: Vec<(String, String)> = VERB_PAIRS
+        .iter()
+        .flat_map(|p| nominal(p.a).into_iter().zip(nominal(p.b)))
+        .collect();
+    let pairs: Vec<(&str, &str)> = forms.iter().map(|(a, b)| (&a[..], &b[..])).collect();
+    let verb = counterpart(&removed, &added, &pairs, &|_, _| false).or_else(|| {
         sibling_verb(tool, set, &removed, &added, &oc)
             .map(|(r, a)| format!("{} → {} (`{}`'s verb)", quoted(&r), quoted(&a.0), a.1))
     });
     if let Some(d) = verb {
         push(ShiftRule::VerbSwapped, d);
     }
-    if let Some(d) = pair_of(&mut SCOPES.iter().copied()) {
+    // Scope is read on objects ("in a single call" counts calls). A pair whose old scope is still
+    // said and whose new one was already said ("all keys … not a single key" → "every key … one
+    // key") swapped forms, not scope.
+    let (os, ns) = (objects(&ow), objects(&nw));
+    let (rs, adds) = (
+        minus(&content(&os), &content(&ns)),
+        minus(&content(&ns), &content(&os)),
+    );
+    let swapped = |r: &str, a: &str| said(&ns, r) && said(&os, a);
+    if let Some(d) = scope_pair(&rs, &adds, &swapped) {
         push(ShiftRule::ScopeChanged, d);
     }
     let (on, nn) = (numbers(&ox), numbers(&nx));
@@ -446,6 +552,44 @@ pub fn shifts(old: &str, new: &str, tool: &str, set: &Siblings) -> Vec<Shift> {
         push(ShiftRule::SiblingText, format!("reads like `{s}`"));
     }
     out
+}
+
+/// The first removed word whose counterpart in `pairs` was added, unless `skip` says the pair is
+/// no change: `"old" → "new"`.
+fn counterpart(
+    removed: &[String],
+    added: &[String],
+    pairs: &[(&str, &str)],
+    skip: &dyn Fn(&str, &str) -> bool,
+) -> Option<String> {
+    removed.iter().find_map(|r| {
+        added.iter().find_map(|a| {
+            (pairs
+                .iter()
+                .any(|(p, q)| (r == p && a == q) || (r == q && a == p))
+                && !skip(r, a))
+            .then(|| format!("{} → {}", quoted(r), quoted(a)))
+        })
+    })
+}
+
+/// A verb and the nouns and gerund made from it, in the same order for every verb: "install",
+/// "installation", "installing"; "activate", "activation", "activating".
+fn nominal(verb: &str) -> [String; 3] {
+    let bare = verb.strip_suffix('e').unwrap_or(verb);
+    let noun = match verb.strip_suffix("ate") {
+        Some(root) => format!("{root}ation"),
+        None => format!("{bare}ation"),
+    };
+    [verb.to_string(), noun, format!("{bare}ing")]
+}
+
+fn scope_pair(
+    removed: &[String],
+    added: &[String],
+    skip: &dyn Fn(&str, &str) -> bool,
+) -> Option<String> {
+    counterpart(removed, added, SCOPES, skip)
 }
 
 /// The first word of `of` that `more` has more of than `less`, quoted with its neighbour.
@@ -637,6 +781,70 @@ mod tests {
             assert_eq!(rules(old, new), Vec::<&str>::new(), "{new}");
             assert_eq!(rules(new, old), Vec::<&str>::new(), "{old}");
         }
+        // Said in other words, none of these changes what the tool is for: a requirement named
+        // by a synonym, a default stated in a condition however long (and across a hard-wrapped
+        // line), a success said as "without error", an exclusion said as a redirect, scope words
+        // in their other form, a count of calls.
+        for (old, new) in [
+            (
+                "Resource group is required.",
+                "Resource group is mandatory.",
+            ),
+            (
+                "Get index details. If a specific index name is not provided, the command returns every index.",
+                "Get index details. When no index name is given, details for every index are returned.",
+            ),
+            (
+                "Get index details. If a specific index name\r\nis not provided, the command returns every index.",
+                "Get index details. When no index name\r\nis given, details for every index are returned.",
+            ),
+            (
+                "Create a directory. If it already exists, the call succeeds silently.",
+                "Create a directory. If it already exists, it completes silently without error.",
+            ),
+            (
+                "List all keys in a vault. Not for fetching a single key.",
+                "Enumerates every key in a vault. To fetch one specific key, use a different tool.",
+            ),
+            (
+                "Create multiple nested directories in one operation.",
+                "Create any missing nested directories in a single call.",
+            ),
+        ] {
+            assert_eq!(rules(old, new), Vec::<&str>::new(), "{new}");
+            assert_eq!(rules(new, old), Vec::<&str>::new(), "{old}");
+        }
+        // The same words where they do change it.
+        assert_eq!(
+            rules(
+                "List every key.",
+                "List every key. The vault name is mandatory."
+            ),
+            ["restriction-added"]
+        );
+        assert!(rules("List keys.", "List keys with mandatory tags.").is_empty());
+        assert_eq!(
+            rules(
+                "List every key.",
+                "List every key. To fetch one key, use another tool."
+            ),
+            ["negation-added"]
+        );
+        assert_eq!(
+            rules("Upload one or multiple files", "Upload a single file"),
+            ["scope-changed"]
+        );
+        assert_eq!(
+            rules("Upload a single file", "Upload one or multiple files"),
+            ["scope-changed"]
+        );
+        assert_eq!(
+            rules(
+                "Gives installation instructions for the CLI.",
+                "Gives uninstallation instructions for the CLI."
+            ),
+            ["verb-swapped"]
+        );
         // A hyphenated compound is one word: "up-to-date" is not the limit "up to".
         assert!(
             rules(
