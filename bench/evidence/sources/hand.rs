@@ -91,16 +91,23 @@ pub const BATCHES: &[Batch] = &[
     Batch {
         name: "sixth",
         file: "hand_edits.sixth.toml",
-        seen: "unseen: nothing chosen on it",
+        seen: "seen: four rule changes were chosen on its false alarms",
         recall: "hand sixth recall",
         false_alarms: "hand sixth false alarms",
+    },
+    Batch {
+        name: "seventh",
+        file: "hand_edits.seventh.toml",
+        seen: "unseen: nothing chosen on it",
+        recall: "hand seventh recall",
+        false_alarms: "hand seventh false alarms",
     },
 ];
 
 /// Written and not yet measured, in the order they will be: the first is the held-out check kept
 /// for the next change chosen on the last batch, the next for the change after. Only parsed
 /// (labels and kinds checked), never judged, until each joins `BATCHES`.
-pub const RESERVES: &[&str] = &["hand_edits.seventh.toml"];
+pub const RESERVES: &[&str] = &["hand_edits.eighth.toml"];
 
 pub fn file(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
