@@ -146,14 +146,16 @@ const CALLS: &[&str] = &[
     "by",
 ];
 
-/// `words` without a scope word that counts calls.
+/// The scope words that count.
+const COUNTS: &[&str] = &["one", "single", "multiple", "many"];
+
+/// `words` without a count word that counts calls (not "pull request": "pull" counts nothing).
 fn objects(words: &[String]) -> Vec<String> {
-    let scope = |w: &str| SCOPES.iter().any(|(a, b)| *a == w || *b == w);
     words
         .iter()
         .enumerate()
         .filter(|(i, w)| {
-            !(scope(w)
+            !(COUNTS.contains(&w.as_str())
                 && words
                     .get(i + 1)
                     .is_some_and(|n| CALLS.contains(&n.as_str())))
@@ -836,6 +838,14 @@ mod tests {
         );
         assert_eq!(
             rules("Upload a single file", "Upload one or multiple files"),
+            ["scope-changed"]
+        );
+        // A count of calls is a count word before a call noun, not any scope word before one.
+        assert_eq!(
+            rules(
+                "Add a comment to an existing issue",
+                "Add a comment to an existing pull request"
+            ),
             ["scope-changed"]
         );
         assert_eq!(
