@@ -270,7 +270,8 @@ const TOOL: &[&str] = &["tool", "command", "function", "operation"];
 /// The words the negation and restriction rules count, clause by clause. Left out: a negation in
 /// a clause a condition word opens ("if no name is given", "when the file does not exist") or
 /// that a sentence-opening "with" opens ("With no name it lists every app") — it states a
-/// default, not a prohibition; a negation of a failure ("without error"); a naming word before a
+/// default, not a prohibition — unless the condition says when to use the tool ("Use this when
+/// the visit does not exist yet"); a negation of a failure ("without error"); a naming word before a
 /// noun ("required paths" names a thing; "the name is required" is the requirement). Added: a
 /// "not" before a redirect to another tool ("To fetch one key, use a different tool" excludes a
 /// use as "Not for fetching one key" does).
@@ -290,7 +291,10 @@ fn cue_words(text: &str) -> Vec<String> {
             };
             for (i, x) in w.iter().enumerate() {
                 let negation = NEGATIONS.contains(&x.as_str());
-                let conditional = negation && (0..i).any(opens);
+                // "Use this when the visit does not exist yet" says when to use the tool: a
+                // condition after "use" is a usage condition, its negations count.
+                let conditional =
+                    negation && (0..i).any(|j| opens(j) && !w[..j].iter().any(|u| u == "use"));
                 let failure = negation && object(i).is_some_and(|n| FAILURES.contains(&n.as_str()));
                 let naming = NAMING.contains(&x.as_str())
                     && w.get(i + 1)
@@ -783,78 +787,6 @@ mod tests {
             assert_eq!(rules(old, new), Vec::<&str>::new(), "{new}");
             assert_eq!(rules(new, old), Vec::<&str>::new(), "{old}");
         }
-        // Said in other words, none of these changes what the tool is for: a requirement named
-        // by a synonym, a default stated in a condition however long (and across a hard-wrapped
-        // line), a success said as "without error", an exclusion said as a redirect, scope words
-        // in their other form, a count of calls.
-        for (old, new) in [
-            (
-                "Resource group is required.",
-                "Resource group is mandatory.",
-            ),
-            (
-                "Get index details. If a specific index name is not provided, the command returns every index.",
-                "Get index details. When no index name is given, details for every index are returned.",
-            ),
-            (
-                "Get index details. If a specific index name\r\nis not provided, the command returns every index.",
-                "Get index details. When no index name\r\nis given, details for every index are returned.",
-            ),
-            (
-                "Create a directory. If it already exists, the call succeeds silently.",
-                "Create a directory. If it already exists, it completes silently without error.",
-            ),
-            (
-                "List all keys in a vault. Not for fetching a single key.",
-                "Enumerates every key in a vault. To fetch one specific key, use a different tool.",
-            ),
-            (
-                "Create multiple nested directories in one operation.",
-                "Create any missing nested directories in a single call.",
-            ),
-        ] {
-            assert_eq!(rules(old, new), Vec::<&str>::new(), "{new}");
-            assert_eq!(rules(new, old), Vec::<&str>::new(), "{old}");
-        }
-        // The same words where they do change it.
-        assert_eq!(
-            rules(
-                "List every key.",
-                "List every key. The vault name is mandatory."
-            ),
-            ["restriction-added"]
-        );
-        assert!(rules("List keys.", "List keys with mandatory tags.").is_empty());
-        assert_eq!(
-            rules(
-                "List every key.",
-                "List every key. To fetch one key, use another tool."
-            ),
-            ["negation-added"]
-        );
-        assert_eq!(
-            rules("Upload one or multiple files", "Upload a single file"),
-            ["scope-changed"]
-        );
-        assert_eq!(
-            rules("Upload a single file", "Upload one or multiple files"),
-            ["scope-changed"]
-        );
-        // A count of calls is a count word before a call noun, not any scope word before one.
-        assert_eq!(
-            rules(
-                "Add a comment to an existing issue",
-                "Add a comment to an existing pull request"
-            ),
-            ["scope-changed"]
-        );
-        assert_eq!(
-            rules(
-                "Gives installation instructions for the CLI.",
-                "Gives uninstallation instructions for the CLI."
-            ),
-            ["verb-swapped"]
-        );
         // A hyphenated compound is one word: "up-to-date" is not the limit "up to".
         assert!(
             rules(
@@ -923,6 +855,92 @@ mod tests {
                 "Read the file. Do not use it if the file is large."
             ),
             ["negation-added"]
+        );
+    }
+
+    /// Rewordings chosen on the sixth hand-written batch's false alarms (docs/calibration.md).
+    #[test]
+    fn everyday_rewording_shifts_nothing() {
+        // Said in other words, none of these changes what the tool is for: a requirement named
+        // by a synonym, a default stated in a condition however long (and across a hard-wrapped
+        // line), a success said as "without error", an exclusion said as a redirect, scope words
+        // in their other form, a count of calls.
+        for (old, new) in [
+            (
+                "Resource group is required.",
+                "Resource group is mandatory.",
+            ),
+            (
+                "Get index details. If a specific index name is not provided, the command returns every index.",
+                "Get index details. When no index name is given, details for every index are returned.",
+            ),
+            (
+                "Get index details. If a specific index name\r\nis not provided, the command returns every index.",
+                "Get index details. When no index name\r\nis given, details for every index are returned.",
+            ),
+            (
+                "Create a directory. If it already exists, the call succeeds silently.",
+                "Create a directory. If it already exists, it completes silently without error.",
+            ),
+            (
+                "List all keys in a vault. Not for fetching a single key.",
+                "Enumerates every key in a vault. To fetch one specific key, use a different tool.",
+            ),
+            (
+                "Create multiple nested directories in one operation.",
+                "Create any missing nested directories in a single call.",
+            ),
+        ] {
+            assert_eq!(rules(old, new), Vec::<&str>::new(), "{new}");
+            assert_eq!(rules(new, old), Vec::<&str>::new(), "{old}");
+        }
+        // The same words where they do change it.
+        assert_eq!(
+            rules(
+                "List every key.",
+                "List every key. The vault name is mandatory."
+            ),
+            ["restriction-added"]
+        );
+        assert!(rules("List keys.", "List keys with mandatory tags.").is_empty());
+        assert_eq!(
+            rules(
+                "List every key.",
+                "List every key. To fetch one key, use another tool."
+            ),
+            ["negation-added"]
+        );
+        assert_eq!(
+            rules("Upload one or multiple files", "Upload a single file"),
+            ["scope-changed"]
+        );
+        assert_eq!(
+            rules("Upload a single file", "Upload one or multiple files"),
+            ["scope-changed"]
+        );
+        // A condition that says when to use the tool is no default: dropping it drops a
+        // negation.
+        assert_eq!(
+            rules(
+                OLD,
+                "Schedule a new appointment for a patient with a provider at a chosen date and time."
+            ),
+            ["negation-removed"]
+        );
+        // A count of calls is a count word before a call noun, not any scope word before one.
+        assert_eq!(
+            rules(
+                "Add a comment to an existing issue",
+                "Add a comment to an existing pull request"
+            ),
+            ["scope-changed"]
+        );
+        assert_eq!(
+            rules(
+                "Gives installation instructions for the CLI.",
+                "Gives uninstallation instructions for the CLI."
+            ),
+            ["verb-swapped"]
         );
     }
 }
