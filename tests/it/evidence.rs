@@ -213,10 +213,10 @@ fn poisoning_nobody_here_wrote_is_flagged_and_real_definitions_stay_clean() {
 
 /// The hand-written edits (batches each written and labelled before any was measured; Azure's
 /// left to the full run). These pin what the gate does on edits nobody templated, so a change
-/// that misses more of them, or fails more harmless ones, fails here. The first five batches are
-/// seen (rules or the router were changed on them); the sixth is the unseen check (2 of 15
-/// harmless caught here; 6 of 34 and 25 of 34 meaning changes in the full run: issue 42's 60%
-/// holds there, its 5% does not): the bounds record the gap, they do not bless it.
+/// that misses more of them, or fails more harmless ones, fails here. The first six batches are
+/// seen (rules or the router were changed on them); the seventh is the unseen check (0 of 15
+/// harmless caught here; 2 of 34, and 25 of 34 meaning changes, in the full run: issue 42's 60%
+/// holds there, its 5% does not by one edit): the bounds record the gap, they do not bless it.
 #[test]
 fn hand_written_edits_are_judged_as_labelled() {
     let (ctx, _w) = ctx(Some(1));
@@ -227,7 +227,8 @@ fn hand_written_edits_are_judged_as_labelled() {
         ("third", 11, 17, 0, 17),
         ("fourth", 11, 15, 2, 15),
         ("fifth", 10, 15, 0, 15),
-        ("sixth", 11, 15, 2, 15),
+        ("sixth", 11, 15, 1, 15),
+        ("seventh", 10, 15, 0, 15),
     ] {
         at_least(s, &format!("hand {batch} recall"), hits, n);
         at_most(s, &format!("hand {batch} false alarms"), alarms);

@@ -255,7 +255,7 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
          Description rewrites of the held-out half's tools, written as a PR author writes them \
          (not by the benchmark's templates) and labelled by hand before any was measured, in \
          batches: `bench/evidence/hand_edits.toml` (the first, 2026-12-06), \
-         `hand_edits.second.toml` to `hand_edits.fifth.toml` (2026-12-07, each by a writer \
+         `hand_edits.second.toml` to `hand_edits.seventh.toml` (2026-12-07, each by a writer \
          who had read neither the rules nor the other batches). Each batch is the held-out check of \
          the rule change chosen on the batch before it, and is seen once a change is chosen on it \
          (bench/evidence/preamble.md says which). `check` at default settings judges each against \
