@@ -272,14 +272,20 @@ const TOOL: &[&str] = &["tool", "command", "function", "operation"];
 /// that a sentence-opening "with" opens ("With no name it lists every app") — it states a
 /// default, not a prohibition — unless the condition says when to use the tool ("Use this when
 /// the visit does not exist yet"); a negation of a failure ("without error"); a naming word before a
-/// noun ("required paths" names a thing; "the name is required" is the requirement). Added: a
+/// noun ("required paths" names a thing; "the name is required" is the requirement), unless it
+/// heads a list ("Required parameters: --vault" says what is required, as "Required:" does). Added: a
 /// "not" before a redirect to another tool ("To fetch one key, use a different tool" excludes a
 /// use as "Not for fetching one key" does).
 fn cue_words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     for sentence in sentences(&unwrapped(text)) {
-        for (c, clause) in sentence.split([',', ';', ':', '(', ')']).enumerate() {
+        for (c, clause) in sentence
+            .split_inclusive([',', ';', ':', '(', ')'])
+            .enumerate()
+        {
             let w = words(clause);
+            // "Required parameters: --vault …" heads a list of what is required.
+            let heading = clause.ends_with(':');
             let opens = |j: usize| {
                 CONDITIONS.contains(&w[j].as_str()) || (c == 0 && j == 0 && w[j] == "with")
             };
@@ -297,6 +303,7 @@ fn cue_words(text: &str) -> Vec<String> {
                     negation && (0..i).any(|j| opens(j) && !w[..j].iter().any(|u| u == "use"));
                 let failure = negation && object(i).is_some_and(|n| FAILURES.contains(&n.as_str()));
                 let naming = NAMING.contains(&x.as_str())
+                    && !heading
                     && w.get(i + 1)
                         .is_some_and(|n| !STOPWORDS.contains(&n.as_str()));
                 if x == "use" && redirect(&w[i + 1..]) {
@@ -385,11 +392,12 @@ fn minus(a: &[String], b: &[String]) -> Vec<String> {
 }
 
 /// The numbers a text states (limits, defaults, sizes), sorted; list markers ("1. ", "2) ") at
-/// the start of a line are numbering, not numbers, tokens with letters ("base64", "v2") are
-/// names, and a number inside double quotes or backticks is a value in an example
-/// (`{"orderId": "1234"}`).
+/// the start of a line are numbering, not numbers, and so are markers of a list run inline
+/// ("Use as follows: 1. Ask … 2. Track …"); tokens with letters ("base64", "v2") are names, and a
+/// number inside double quotes or backticks is a value in an example (`{"orderId": "1234"}`).
 fn numbers(text: &str) -> Vec<String> {
     let mut n: Vec<String> = Vec::new();
+    let text = &inline_markers_blanked(text);
     for line in text.lines() {
         let t = line.trim_start();
         let marker = t
@@ -415,6 +423,43 @@ fn numbers(text: &str) -> Vec<String> {
     }
     n.sort();
     n
+}
+
+/// `text` with an inline list's markers blanked: "N. " or "N) " before a capital, after the
+/// end of a sentence or clause ("follows: 1. Ask", "at a time). 2. Track"), when the markers
+/// count from 1 to 2 at least. A lone "Maximum: 100. Default: 10." has no run: its numbers stay.
+fn inline_markers_blanked(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut found: Vec<(usize, usize, &str)> = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let digits = b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+        if digits == 0 {
+            i += 1;
+            continue;
+        }
+        let end = i + digits;
+        let before = text[..i].trim_end_matches([' ', '\t']);
+        let opens = i > 0
+            && before.len() < i
+            && before.ends_with(['.', ':', ';', '!', '?', ')'])
+            && !before.ends_with(|c: char| c.is_ascii_digit());
+        let marker = matches!(b.get(end), Some(b'.' | b')'))
+            && b.get(end + 1) == Some(&b' ')
+            && b.get(end + 2).is_some_and(u8::is_ascii_uppercase);
+        if opens && marker {
+            found.push((i, end + 1, &text[i..end]));
+        }
+        i = end;
+    }
+    let run = ["1", "2"].iter().all(|m| found.iter().any(|f| f.2 == *m));
+    let mut out = text.to_string();
+    if run {
+        for (start, end, _) in found.iter().rev() {
+            out.replace_range(start..end, &" ".repeat(end - start));
+        }
+    }
+    out
 }
 
 /// `line` with what stands inside double quotes or backticks blanked; an unclosed quote blanks
@@ -941,6 +986,48 @@ mod tests {
                 "Gives uninstallation instructions for the CLI."
             ),
             ["verb-swapped"]
+        );
+    }
+
+    /// Rewordings chosen on the seventh hand-written batch's false alarms (docs/calibration.md).
+    #[test]
+    fn list_headings_and_renumbering_shift_nothing() {
+        for (old, new) in [
+            (
+                "Get a secret. Required: --vault <vault>, --secret <secret>. Optional: --tenant.",
+                "Get a secret. Required parameters: --vault <vault>, --secret <secret>. Optional parameter: --tenant.",
+            ),
+            (
+                "Design an architecture. Use as follows: 1. Ask about goals. 2. Track confidence until it reaches 0.7. 4. Present the design. 4. Follow the framework.",
+                "Design an architecture. Use as follows: 1. Ask about goals. 2. Track confidence until it reaches 0.7. 4. Present the design. 5. Follow the framework.",
+            ),
+        ] {
+            assert_eq!(rules(old, new), Vec::<&str>::new(), "{new}");
+            assert_eq!(rules(new, old), Vec::<&str>::new(), "{old}");
+        }
+        // A requirement named, not headed, is still no requirement; one dropped still counts.
+        assert!(rules("List keys.", "List keys with required tags.").is_empty());
+        assert_eq!(
+            rules(
+                "Get a secret from a vault. Required parameters: --vault.",
+                "Get a secret from a vault. Optional parameters: --vault."
+            ),
+            ["restriction-removed"]
+        );
+        // Numbers that no list run numbers are still limits, and so is a limit inside a list.
+        assert_eq!(
+            rules(
+                "List logs. Maximum: 100. Default: 10.",
+                "List logs. Maximum: 50. Default: 10."
+            ),
+            ["limit-changed"]
+        );
+        assert_eq!(
+            rules(
+                "Use as follows: 1. Ask. 2. Fetch at most 50. Show them.",
+                "Use as follows: 1. Ask. 2. Fetch at most 20. Show them."
+            ),
+            ["limit-changed"]
         );
     }
 }
