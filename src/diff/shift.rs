@@ -568,7 +568,7 @@ pub fn shifts(old: &str, new: &str, tool: &str, set: &Siblings) -> Vec<Shift> {
         minus(&content(&ns), &content(&os)),
     );
     let swapped = |r: &str, a: &str| said(&ns, r) && said(&os, a);
-    if let Some(d) = scope_pair(&rs, &adds, &swapped) {
+    if let Some(d) = counterpart(&rs, &adds, SCOPES, &swapped) {
         push(ShiftRule::ScopeChanged, d);
     }
     let (on, nn) = (numbers(&ox), numbers(&nx));
@@ -633,14 +633,6 @@ fn nominal(verb: &str) -> [String; 3] {
         None => format!("{bare}ation"),
     };
     [verb.to_string(), noun, format!("{bare}ing")]
-}
-
-fn scope_pair(
-    removed: &[String],
-    added: &[String],
-    skip: &dyn Fn(&str, &str) -> bool,
-) -> Option<String> {
-    counterpart(removed, added, SCOPES, skip)
 }
 
 /// The first word of `of` that `more` has more of than `less`, quoted with its neighbour.

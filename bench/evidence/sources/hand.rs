@@ -109,12 +109,19 @@ pub const BATCHES: &[Batch] = &[
         recall: "hand eighth recall",
         false_alarms: "hand eighth false alarms",
     },
+    Batch {
+        name: "ninth",
+        file: "hand_edits.ninth.toml",
+        seen: "unseen: nothing chosen on it",
+        recall: "hand ninth recall",
+        false_alarms: "hand ninth false alarms",
+    },
 ];
 
 /// Written and not yet measured, in the order they will be: the first is the held-out check kept
 /// for the next change chosen on the last batch, the next for the change after. Only parsed
 /// (labels and kinds checked), never judged, until each joins `BATCHES`.
-pub const RESERVES: &[&str] = &["hand_edits.ninth.toml"];
+pub const RESERVES: &[&str] = &["hand_edits.tenth.toml"];
 
 pub fn file(name: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -262,7 +269,7 @@ pub fn sections(ctx: &Ctx) -> Result<Vec<Section>> {
          Description rewrites of the held-out half's tools, written as a PR author writes them \
          (not by the benchmark's templates) and labelled by hand before any was measured, in \
          batches: `bench/evidence/hand_edits.toml` (the first, 2026-12-06), \
-         `hand_edits.second.toml` to `hand_edits.eighth.toml` (2026-12-07, each by a writer \
+         `hand_edits.second.toml` to `hand_edits.ninth.toml` (2026-12-07, each by a writer \
          who had read neither the rules nor the other batches). Each batch is the held-out check of \
          the rule change chosen on the batch before it, and is seen once a change is chosen on it \
          (bench/evidence/preamble.md says which). `check` at default settings judges each against \
