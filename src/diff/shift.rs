@@ -728,6 +728,14 @@ mod tests {
         .collect()
     }
 
+    /// Each pair, read old → new and new → old, shifts nothing.
+    fn shift_nothing_either_way(pairs: &[(&str, &str)]) {
+        for (old, new) in pairs {
+            assert_eq!(rules(old, new), Vec::<&str>::new(), "{new}");
+            assert_eq!(rules(new, old), Vec::<&str>::new(), "{old}");
+        }
+    }
+
     const OLD: &str = "Schedule a new appointment for a patient with a provider at a chosen date and time. Use this when the patient wants a visit that does not exist yet.";
 
     #[test]
@@ -799,7 +807,7 @@ mod tests {
         assert!(rules("It does not exist.", "It doesn't exist.").is_empty());
         // A negation that opens a condition states a default, not a prohibition; "required"
         // before a noun names a thing, not a requirement.
-        for (old, new) in [
+        shift_nothing_either_way(&[
             (
                 "Get the app's details, or every app in the subscription.",
                 "Get the app's details. If no name is given, it lists every app in the subscription.",
@@ -820,10 +828,7 @@ mod tests {
                 "Creates the group, or updates it if it already exists.",
                 "Creates or updates the group, depending on whether or not it already exists.",
             ),
-        ] {
-            assert_eq!(rules(old, new), Vec::<&str>::new(), "{new}");
-            assert_eq!(rules(new, old), Vec::<&str>::new(), "{old}");
-        }
+        ]);
         // A hyphenated compound is one word: "up-to-date" is not the limit "up to".
         assert!(
             rules(
@@ -902,7 +907,7 @@ mod tests {
         // by a synonym, a default stated in a condition however long (and across a hard-wrapped
         // line), a success said as "without error", an exclusion said as a redirect, scope words
         // in their other form, a count of calls.
-        for (old, new) in [
+        shift_nothing_either_way(&[
             (
                 "Resource group is required.",
                 "Resource group is mandatory.",
@@ -927,10 +932,7 @@ mod tests {
                 "Create multiple nested directories in one operation.",
                 "Create any missing nested directories in a single call.",
             ),
-        ] {
-            assert_eq!(rules(old, new), Vec::<&str>::new(), "{new}");
-            assert_eq!(rules(new, old), Vec::<&str>::new(), "{old}");
-        }
+        ]);
         // The same words where they do change it.
         assert_eq!(
             rules(
@@ -984,7 +986,7 @@ mod tests {
     /// Rewordings chosen on the seventh hand-written batch's false alarms (docs/calibration.md).
     #[test]
     fn list_headings_and_renumbering_shift_nothing() {
-        for (old, new) in [
+        shift_nothing_either_way(&[
             (
                 "Get a secret. Required: --vault <vault>, --secret <secret>. Optional: --tenant.",
                 "Get a secret. Required parameters: --vault <vault>, --secret <secret>. Optional parameter: --tenant.",
@@ -993,10 +995,7 @@ mod tests {
                 "Design an architecture. Use as follows: 1. Ask about goals. 2. Track confidence until it reaches 0.7. 4. Present the design. 4. Follow the framework.",
                 "Design an architecture. Use as follows: 1. Ask about goals. 2. Track confidence until it reaches 0.7. 4. Present the design. 5. Follow the framework.",
             ),
-        ] {
-            assert_eq!(rules(old, new), Vec::<&str>::new(), "{new}");
-            assert_eq!(rules(new, old), Vec::<&str>::new(), "{old}");
-        }
+        ]);
         // A requirement named, not headed, is still no requirement; one dropped still counts.
         assert!(rules("List keys.", "List keys with required tags.").is_empty());
         assert_eq!(
